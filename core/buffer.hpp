@@ -1,0 +1,221 @@
+#pragma once
+/// Byte buffers and the serialization adapter: every value that crosses a node boundary or a
+/// message queue goes through Codec<T>. Trivially copyable types are copied with memcpy (the
+/// fast path); std::string and vectors of trivially copyable types are length-prefixed copies;
+/// anything else goes through Boost.Serialization's binary archive.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include "core/error.hpp"
+
+namespace antler {
+
+/// A growable byte buffer that does not zero what it grows into.
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer& o) { append(o.data(), o.size()); }
+  ByteBuffer& operator=(const ByteBuffer& o) {
+    if (this != &o) {
+      clear();
+      append(o.data(), o.size());
+    }
+    return *this;
+  }
+  ByteBuffer(ByteBuffer&& o) noexcept : data_(std::move(o.data_)), size_(o.size_), cap_(o.cap_) {
+    o.size_ = o.cap_ = 0;
+  }
+  ByteBuffer& operator=(ByteBuffer&& o) noexcept {
+    data_ = std::move(o.data_);
+    size_ = o.size_;
+    cap_ = o.cap_;
+    o.size_ = o.cap_ = 0;
+    return *this;
+  }
+
+  /// Pointer to the first byte.
+  char* data() { return data_.get(); }
+  const char* data() const { return data_.get(); }
+  /// Bytes in use.
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Forget the contents, keep the capacity.
+  void clear() { size_ = 0; }
+  /// Makes room for n more bytes and returns where they start; size grows by n.
+  char* grow(std::size_t n) {
+    if (size_ + n > cap_) reserve(std::max(size_ + n, cap_ * 2 + 256));
+    char* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  /// Sets the size (growing without initialising).
+  void resize(std::size_t n) {
+    if (n > cap_) reserve(n);
+    size_ = n;
+  }
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    std::unique_ptr<char[]> d(new char[n]);
+    if (size_) std::memcpy(d.get(), data_.get(), size_);
+    data_ = std::move(d);
+    cap_ = n;
+  }
+  void append(const void* p, std::size_t n) {
+    if (n) std::memcpy(grow(n), p, n);
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0;
+  std::size_t cap_ = 0;
+};
+
+/// Reads values back from bytes; every read is bounds-checked (a corrupted buffer is a
+/// CommError, never a read past the end).
+class Reader {
+ public:
+  Reader(const char* begin, std::size_t n) : p_(begin), end_(begin + n) {}
+  explicit Reader(const ByteBuffer& b) : Reader(b.data(), b.size()) {}
+  /// Takes n raw bytes.
+  const char* take(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n)
+      throw CommError("corrupted buffer: wanted " + std::to_string(n) + " bytes, " +
+                      std::to_string(end_ - p_) + " left");
+    const char* q = p_;
+    p_ += n;
+    return q;
+  }
+  std::size_t left() const { return static_cast<std::size_t>(end_ - p_); }
+  const char* position() const { return p_; }
+  template <class T>
+  T get();
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+/// Appends values to a ByteBuffer.
+class Writer {
+ public:
+  explicit Writer(ByteBuffer& b) : b_(b) {}
+  template <class T>
+  Writer& put(const T& v);
+  ByteBuffer& buffer() { return b_; }
+
+ private:
+  ByteBuffer& b_;
+};
+
+namespace detail {
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+}  // namespace detail
+
+/// How a value of type T is written to and read from bytes.
+template <class T, class Enable = void>
+struct Codec {
+  // Generic path: Boost.Serialization binary archive, length-prefixed.
+  static void write(Writer& w, const T& v) {
+    std::ostringstream os(std::ios::binary);
+    {
+      boost::archive::binary_oarchive ar(os, boost::archive::no_header);
+      ar << v;
+    }
+    const std::string s = os.str();
+    w.put<std::uint64_t>(s.size());
+    w.buffer().append(s.data(), s.size());
+  }
+  static T read(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    const char* p = r.take(n);
+    std::istringstream is(std::string(p, n), std::ios::binary);
+    T v{};
+    try {
+      boost::archive::binary_iarchive ar(is, boost::archive::no_header);
+      ar >> v;
+    } catch (const std::exception& e) {
+      throw CommError(std::string("corrupted buffer: cannot deserialize value: ") + e.what());
+    }
+    return v;
+  }
+};
+
+template <class T>
+struct Codec<T, std::enable_if_t<std::is_trivially_copyable_v<T>>> {
+  static void write(Writer& w, const T& v) { std::memcpy(w.buffer().grow(sizeof(T)), &v, sizeof(T)); }
+  static T read(Reader& r) {
+    T v;
+    std::memcpy(&v, r.take(sizeof(T)), sizeof(T));
+    return v;
+  }
+};
+
+template <>
+struct Codec<std::string> {
+  static void write(Writer& w, const std::string& v) {
+    w.put<std::uint64_t>(v.size());
+    w.buffer().append(v.data(), v.size());
+  }
+  static std::string read(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    const char* p = r.take(n);
+    return std::string(p, n);
+  }
+};
+
+template <class E>
+struct Codec<std::vector<E>, std::enable_if_t<std::is_trivially_copyable_v<E>>> {
+  static void write(Writer& w, const std::vector<E>& v) {
+    w.put<std::uint64_t>(v.size());
+    w.buffer().append(v.data(), v.size() * sizeof(E));
+  }
+  static std::vector<E> read(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    if (n > r.left() / (sizeof(E) ? sizeof(E) : 1))
+      throw CommError("corrupted buffer: vector of " + std::to_string(n) + " entries");
+    std::vector<E> v(n);
+    if (n) std::memcpy(v.data(), r.take(n * sizeof(E)), n * sizeof(E));
+    return v;
+  }
+};
+
+template <>
+struct Codec<std::vector<std::string>> {
+  static void write(Writer& w, const std::vector<std::string>& v) {
+    w.put<std::uint64_t>(v.size());
+    for (auto& s : v) Codec<std::string>::write(w, s);
+  }
+  static std::vector<std::string> read(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    if (n > r.left() / 8) throw CommError("corrupted buffer: list of " + std::to_string(n) + " strings");
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) v.push_back(Codec<std::string>::read(r));
+    return v;
+  }
+};
+
+template <class T>
+T Reader::get() {
+  return Codec<T>::read(*this);
+}
+template <class T>
+Writer& Writer::put(const T& v) {
+  Codec<T>::write(*this, v);
+  return *this;
+}
+
+}  // namespace antler

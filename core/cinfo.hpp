@@ -1,0 +1,110 @@
+#pragma once
+/// Cinfo: a class's name, base class, fields (Finfos) and how to make its data arrays; and the
+/// registry of all classes. Classes are normally declared with ClassBuilder (class_builder.hpp).
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/finfo.hpp"
+
+namespace antler {
+
+/// Makes and destroys arrays of a class's objects.
+class Dinfo {
+ public:
+  virtual ~Dinfo() = default;
+  /// Bytes per object.
+  virtual std::size_t size() const = 0;
+  /// n default-constructed objects (nullptr for n == 0).
+  virtual char* allocate(Index n) const = 0;
+  /// Destroys an array made by allocate.
+  virtual void destroy(char* p, Index n) const = 0;
+};
+
+/// Dinfo of a default-constructible C++ class T.
+template <class T>
+class DinfoT final : public Dinfo {
+ public:
+  std::size_t size() const override { return sizeof(T); }
+  char* allocate(Index n) const override {
+    if (n == 0) return nullptr;
+    T* p = static_cast<T*>(::operator new(sizeof(T) * n, std::align_val_t(alignof(T))));
+    Index i = 0;
+    try {
+      for (; i < n; ++i) new (p + i) T();
+    } catch (...) {
+      for (Index j = 0; j < i; ++j) p[j].~T();
+      ::operator delete(p, std::align_val_t(alignof(T)));
+      throw;
+    }
+    return reinterpret_cast<char*>(p);
+  }
+  void destroy(char* raw, Index n) const override {
+    if (!raw) return;
+    T* p = reinterpret_cast<T*>(raw);
+    for (Index i = 0; i < n; ++i) p[i].~T();
+    ::operator delete(p, std::align_val_t(alignof(T)));
+  }
+};
+
+/// Class information: the fields of a class and how to make its objects.
+class Cinfo {
+ public:
+  Cinfo(std::string name, std::string doc, const Cinfo* base, std::unique_ptr<Dinfo> dinfo);
+  Cinfo(const Cinfo&) = delete;
+  Cinfo& operator=(const Cinfo&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& doc() const { return doc_; }
+  /// The base class (nullptr only for Neutral).
+  const Cinfo* base() const { return base_; }
+  const Dinfo& dinfo() const { return *dinfo_; }
+
+  /// Every field, inherited ones first, in declaration order.
+  const std::vector<const Finfo*>& finfos() const { return finfos_; }
+  /// The field with this name (own or inherited), or nullptr.
+  const Finfo* findFinfo(std::string_view name) const;
+  /// Names of every field.
+  std::vector<std::string> fieldNames() const;
+  /// Names of the fields of one kind.
+  std::vector<std::string> fieldNames(FinfoKind kind) const;
+  /// True if this class is `className` or derives from it.
+  bool isA(std::string_view className) const;
+  /// SrcFinfos by bind index.
+  const std::vector<const SrcFinfoBase*>& srcFinfos() const { return srcs_; }
+  /// The proc functions, or nullptr if the class cannot be scheduled.
+  const ProcFinfoBase* proc() const { return proc_; }
+  /// Array fields that become child FieldElements.
+  const std::vector<const FieldElementFinfoBase*>& fieldElementFinfos() const { return fieldElements_; }
+
+  /// Adds a field (used by ClassBuilder). A clash with an existing name is an error.
+  void add(std::unique_ptr<Finfo> f);
+  /// Adds a SrcFinfo owned elsewhere (a static member of the class).
+  void addSrc(const SrcFinfoBase& s);
+
+  /// The registered class with this name, or nullptr.
+  static const Cinfo* find(std::string_view name);
+  /// The registered class with this name; ClassError naming the registered classes if none.
+  static const Cinfo* require(std::string_view name, std::string_view operation);
+  /// Names of every registered class, sorted.
+  static std::vector<std::string> classNames();
+  /// Registers c (done by ClassBuilder::build). A second class with the same name is an error.
+  static void registerClass(const Cinfo* c);
+
+ private:
+  void index(const Finfo* f);
+  std::string name_, doc_;
+  const Cinfo* base_;
+  std::unique_ptr<Dinfo> dinfo_;
+  std::vector<std::unique_ptr<Finfo>> own_;
+  std::vector<const Finfo*> finfos_;
+  std::map<std::string, const Finfo*, std::less<>> byName_;
+  std::vector<const SrcFinfoBase*> srcs_;
+  const ProcFinfoBase* proc_ = nullptr;
+  std::vector<const FieldElementFinfoBase*> fieldElements_;
+};
+
+}  // namespace antler

@@ -1,0 +1,170 @@
+#pragma once
+/// ClassBuilder: declare an element class with one line per field.
+///
+///   const Cinfo* Neuron::initCinfo() {
+///     static const Cinfo* c = ClassBuilder<Neuron>("Neuron", "a leaky neuron")
+///         .value("Vm", &Neuron::Vm_, "membrane potential")
+///         .readOnly("spikes", &Neuron::spikes_, "spikes so far")
+///         .dest<&Neuron::inject>("inject", "adds current")
+///         .src(Neuron::spikeOut)
+///         .proc<&Neuron::process, &Neuron::reinit>()
+///         .build();
+///     return c;
+///   }
+///
+/// Every value field X also gets the dest functions setX (one argument) and getX (the target a
+/// Reduce message reads), as in MOOSE. The class registers itself in build(); make sure build()
+/// runs at load time (e.g. `static const Cinfo* reg = Neuron::initCinfo();` in the .cpp).
+#include <cctype>
+#include <memory>
+
+#include "core/cinfo.hpp"
+#include "core/dest_finfo.hpp"
+#include "core/field_element_finfo.hpp"
+#include "core/neutral.hpp"
+#include "core/proc_finfo.hpp"
+#include "core/value_finfo.hpp"
+
+namespace antler {
+
+namespace detail {
+/// "Vm" -> "setVm", "thresh" -> "setThresh" (MOOSE's names for the value dests).
+inline std::string prefixed(const char* prefix, const std::string& name) {
+  std::string s = prefix + name;
+  const std::size_t i = std::char_traits<char>::length(prefix);
+  if (s.size() > i) s[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[i])));
+  return s;
+}
+}  // namespace detail
+
+/// Builds and registers the Cinfo of class T.
+template <class T>
+class ClassBuilder {
+ public:
+  /// A class named `name` deriving from `base` (Neutral by default).
+  ClassBuilder(std::string name, std::string doc, const Cinfo* base = Neutral::initCinfo())
+      : c_(std::make_unique<Cinfo>(std::move(name), std::move(doc), base, std::make_unique<DinfoT<T>>())) {}
+
+  /// A value field that is a plain data member.
+  template <class F>
+  ClassBuilder& value(std::string name, F T::*m, std::string doc = "") {
+    return addValue<F>(std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; },
+                       [m](T& o, const F& v) { o.*m = v; }, m);
+  }
+  /// A value field read and written by member functions.
+  template <class R, class A>
+  ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(A), std::string doc = "") {
+    using F = std::decay_t<R>;
+    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+                       [set](T& o, const F& v) { (o.*set)(v); }, nullptr);
+  }
+  /// A value field written by a member function that needs the object's Eref.
+  template <class R, class A>
+  ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(const Eref&, A),
+                      std::string doc = "") {
+    using F = std::decay_t<R>;
+    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+                       [set](const Eref& e, T& o, const F& v) { (o.*set)(e, v); }, nullptr);
+  }
+  /// A read-only field that is a plain data member.
+  template <class F>
+  ClassBuilder& readOnly(std::string name, F T::*m, std::string doc = "") {
+    return addValue<F>(std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; }, nullptr, m);
+  }
+  /// A read-only field computed by a member function.
+  template <class R>
+  ClassBuilder& readOnly(std::string name, R (T::*get)() const, std::string doc = "") {
+    using F = std::decay_t<R>;
+    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+                       nullptr, nullptr);
+  }
+  /// A read-only field computed by a callable `F(const Eref&, const T&)`.
+  template <class F, class G>
+  ClassBuilder& readOnlyFn(std::string name, G get, std::string doc = "") {
+    return addValue<F>(std::move(name), std::move(doc), std::move(get), nullptr, nullptr);
+  }
+  /// A lookup field: `F get(K) const` and (optionally) `void set(K, F)`.
+  template <class R, class KG, class KS, class A>
+  ClassBuilder& lookup(std::string name, R (T::*get)(KG) const, void (T::*set)(KS, A), std::string doc = "") {
+    using F = std::decay_t<R>;
+    using K = std::decay_t<KG>;
+    auto g = [get](const T& o, const K& k) -> F { return (o.*get)(k); };
+    auto s = [set](T& o, const K& k, const F& v) { (o.*set)(k, v); };
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), decltype(s)>>(std::move(name), std::move(doc), g, s));
+    return *this;
+  }
+  /// A read-only lookup field.
+  template <class R, class KG>
+  ClassBuilder& lookup(std::string name, R (T::*get)(KG) const, std::string doc = "") {
+    using F = std::decay_t<R>;
+    using K = std::decay_t<KG>;
+    auto g = [get](const T& o, const K& k) -> F { return (o.*get)(k); };
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), std::nullptr_t>>(std::move(name), std::move(doc), g, nullptr));
+    return *this;
+  }
+  /// A function messages can call: `void T::fn(A...)` or `void T::fn(const Eref&, A...)`.
+  template <auto Fn>
+  ClassBuilder& dest(std::string name, std::string doc = "") {
+    c_->add(std::make_unique<DestFinfoT<Fn>>(std::move(name), std::move(doc)));
+    return *this;
+  }
+  /// An outgoing message port (an inline static SrcFinfo<A...> member of T).
+  ClassBuilder& src(const SrcFinfoBase& s) {
+    c_->addSrc(s);
+    return *this;
+  }
+  /// The `proc` shared field: `void process(const Eref&, ProcPtr)` and `void reinit(...)`.
+  template <auto Process, auto Reinit>
+  ClassBuilder& proc(std::string doc = "process and reinit, called by the clock") {
+    c_->add(std::make_unique<ProcFinfoT<T, Process, Reinit>>("proc", std::move(doc)));
+    return *this;
+  }
+  /// An array field (std::vector<F> member) seen as a child FieldElement named `name`; F needs a
+  /// Cinfo (F::initCinfo()). If numName is given, a value field with that name reads and sets the
+  /// array's size on each object (e.g. numSynapses).
+  template <class F>
+  ClassBuilder& fieldElement(std::string name, std::vector<F> T::*m, std::string doc = "",
+                             std::string numName = "") {
+    c_->add(std::make_unique<FieldElementFinfoT<T, F>>(name, std::move(doc), F::initCinfo(), m));
+    if (!numName.empty())
+      addValue<unsigned>(std::move(numName), "number of " + name + " entries",
+                         [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
+                         [m](T& o, const unsigned& n) { (o.*m).resize(n); }, nullptr);
+    return *this;
+  }
+  /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).
+  ClassBuilder& add(std::unique_ptr<Finfo> f) {
+    c_->add(std::move(f));
+    return *this;
+  }
+  /// Registers the class and returns its Cinfo (which lives for the rest of the program).
+  const Cinfo* build() {
+    const Cinfo* c = c_.release();
+    Cinfo::registerClass(c);
+    return c;
+  }
+
+ private:
+  template <class F, class G, class S>
+  ClassBuilder& addValue(std::string name, std::string doc, G get, S set, F T::*m) {
+    using VF = ValueFinfoT<T, F, G, S>;
+    auto vf = std::make_unique<VF>(name, std::move(doc), std::move(get), std::move(set), m);
+    const VF* raw = vf.get();
+    c_->add(std::move(vf));
+    if constexpr (!VF::kReadOnly) {
+      auto setter = [raw](const Eref& e, T&, const F& v) {
+        raw->write(e.element(), e.dataIndex(), e.fieldIndex(), v);
+      };
+      c_->add(std::make_unique<LambdaDestFinfo<T, decltype(setter), F>>(
+          detail::prefixed("set", name), "sets " + name, setter));
+    }
+    auto getter = [](const Eref&, T&) {};
+    c_->add(std::make_unique<LambdaDestFinfo<T, decltype(getter)>>(
+        detail::prefixed("get", name), "reads " + name + " (target of Reduce messages)", getter, raw));
+    return *this;
+  }
+
+  std::unique_ptr<Cinfo> c_;
+};
+
+}  // namespace antler

@@ -1,0 +1,149 @@
+#pragma once
+/// Typed DestFinfo: a member function of T that messages and the Shell call. Made by
+/// ClassBuilder::dest<&T::fn>(name, doc); the function may take (A...) or (const Eref&, A...).
+#include <tuple>
+#include <type_traits>
+
+#include "core/buffer.hpp"
+#include "core/eref.hpp"
+#include "core/finfo.hpp"
+
+namespace antler {
+
+namespace detail {
+template <class Fn>
+struct member_fn;
+template <class T, class... A>
+struct member_fn<void (T::*)(A...)> {
+  using cls = T;
+  static constexpr bool with_eref = false;
+  using args = std::tuple<std::decay_t<A>...>;
+};
+template <class T, class... A>
+struct member_fn<void (T::*)(const Eref&, A...)> {
+  using cls = T;
+  static constexpr bool with_eref = true;
+  using args = std::tuple<std::decay_t<A>...>;
+};
+
+template <class Tuple>
+struct unpack;
+template <class... A>
+struct unpack<std::tuple<A...>> {
+  static std::tuple<A...> read(Reader& r) { return std::tuple<A...>{r.get<A>()...}; }
+  static const std::vector<const std::type_info*>& types() {
+    static const std::vector<const std::type_info*> t = type_infos<A...>();
+    return t;
+  }
+};
+}  // namespace detail
+
+/// The DestFinfo of member function Fn.
+template <auto Fn>
+class DestFinfoT final : public DestFinfoBase {
+  using traits = detail::member_fn<decltype(Fn)>;
+  using T = typename traits::cls;
+  using Args = typename traits::args;
+
+  static void invoke(const Element* e, Index d, Index f, T& obj, const Args& a) {
+    std::apply(
+        [&](const auto&... x) {
+          if constexpr (traits::with_eref)
+            (obj.*Fn)(Eref(e, d, f), x...);
+          else
+            (obj.*Fn)(x...);
+        },
+        a);
+  }
+  void checkField(const Element* dest, Target t) const {
+    if (t.field >= dest->numField(t.data))
+      throw IndexError(name() + ": no entry " + std::to_string(t.field) + " in " + dest->path() + "[" +
+                       std::to_string(t.data) + "], which has " + std::to_string(dest->numField(t.data)) +
+                       " entries");
+  }
+
+ public:
+  using DestFinfoBase::DestFinfoBase;
+  const std::vector<const std::type_info*>& argTypes() const override {
+    return detail::unpack<Args>::types();
+  }
+  void call(const Element* e, Index d, Index f, Reader& r) const override {
+    const Args a = detail::unpack<Args>::read(r);
+    invoke(e, d, f, *reinterpret_cast<T*>(e->data(d, f)), a);
+  }
+  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
+                   std::size_t n) const override {
+    Reader r(args, argBytes);
+    const Args a = detail::unpack<Args>::read(r);
+    if (!dest->isField()) {
+      auto* de = static_cast<const DataElement*>(dest);
+      for (std::size_t i = 0; i < n; ++i)
+        invoke(dest, t[i].data, 0, *reinterpret_cast<T*>(de->localData(t[i].data)), a);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        checkField(dest, t[i]);
+        invoke(dest, t[i].data, t[i].field, *reinterpret_cast<T*>(dest->data(t[i].data, t[i].field)), a);
+      }
+    }
+  }
+  void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
+                 Index hi) const override {
+    Reader r(args, argBytes);
+    const Args a = detail::unpack<Args>::read(r);
+    if (!dest->isField()) {
+      auto* de = static_cast<const DataElement*>(dest);
+      for (Index d = lo; d < hi; ++d) invoke(dest, d, 0, *reinterpret_cast<T*>(de->localData(d)), a);
+    } else {
+      for (Index d = lo; d < hi; ++d) {
+        const Index nf = dest->numField(d);
+        for (Index f = 0; f < nf; ++f) invoke(dest, d, f, *reinterpret_cast<T*>(dest->data(d, f)), a);
+      }
+    }
+  }
+};
+
+/// A DestFinfo made from a callable `void(const Eref&, T&, const A&...)` (used for setX).
+template <class T, class Fn, class... A>
+class LambdaDestFinfo final : public DestFinfoBase {
+ public:
+  LambdaDestFinfo(std::string name, std::string doc, Fn fn, const ValueFinfoBase* getterOf = nullptr)
+      : DestFinfoBase(std::move(name), std::move(doc)), fn_(std::move(fn)), getterOf_(getterOf) {}
+  const std::vector<const std::type_info*>& argTypes() const override {
+    return detail::unpack<std::tuple<A...>>::types();
+  }
+  const ValueFinfoBase* getterOf() const override { return getterOf_; }
+  void call(const Element* e, Index d, Index f, Reader& r) const override {
+    const auto a = detail::unpack<std::tuple<A...>>::read(r);
+    apply(e, d, f, a);
+  }
+  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
+                   std::size_t n) const override {
+    Reader r(args, argBytes);
+    const auto a = detail::unpack<std::tuple<A...>>::read(r);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (t[i].field >= dest->numField(t[i].data))
+        throw IndexError(name() + ": no entry " + std::to_string(t[i].field) + " in " + dest->path() +
+                         "[" + std::to_string(t[i].data) + "]");
+      apply(dest, t[i].data, t[i].field, a);
+    }
+  }
+  void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
+                 Index hi) const override {
+    Reader r(args, argBytes);
+    const auto a = detail::unpack<std::tuple<A...>>::read(r);
+    for (Index d = lo; d < hi; ++d) {
+      const Index nf = dest->numField(d);
+      for (Index f = 0; f < nf; ++f) apply(dest, d, f, a);
+    }
+  }
+
+ private:
+  void apply(const Element* e, Index d, Index f, const std::tuple<A...>& a) const {
+    T& obj = *reinterpret_cast<T*>(e->data(d, f));
+    std::apply([&](const A&... x) { fn_(Eref(e, d, f), obj, x...); }, a);
+  }
+  Fn fn_;
+  const ValueFinfoBase* getterOf_;
+};
+
+}  // namespace antler

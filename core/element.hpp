@@ -1,0 +1,184 @@
+#pragma once
+/// Elements: named arrays of objects of one class, in a tree of paths.
+///
+/// Every node holds the whole tree (names, classes, sizes, messages): only object data is
+/// distributed. A DataElement owns its objects; its N entries are block-distributed over the
+/// nodes (a global one holds all N on every node). A FieldElement owns nothing: it views an array
+/// field inside each object of its parent DataElement (e.g. each IntFire's synapses), so it is
+/// distributed exactly as its parent is.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cinfo.hpp"
+#include "core/error.hpp"
+#include "core/id.hpp"
+#include "core/layout.hpp"
+#include "core/neutral.hpp"
+
+namespace antler {
+
+class Msg;  // msg/ layer; core only stores pointers
+
+/// One outgoing connection of a SrcFinfo: a message and the function it calls.
+struct Conn {
+  const Msg* msg = nullptr;
+  const DestFinfoBase* func = nullptr;
+};
+
+/// Base of the Element kinds.
+class Element {
+ public:
+  Element(Id id, std::string name, const Cinfo* cinfo, Id parent);
+  virtual ~Element();
+  Element(const Element&) = delete;
+  Element& operator=(const Element&) = delete;
+
+  Id id() const { return id_; }
+  const std::string& name() const { return name_; }
+  const Cinfo* cinfo() const { return cinfo_; }
+  Id parent() const { return parent_; }
+  const std::vector<Id>& children() const { return children_; }
+  /// Full path of the Element, e.g. "/model/neurons".
+  std::string path() const;
+  /// The child with this name, or nullptr.
+  Element* child(const std::string& name) const;
+
+  /// True for a FieldElement.
+  virtual bool isField() const { return false; }
+  /// True if every node holds every entry.
+  virtual bool isGlobal() const = 0;
+  /// Number of data entries over all nodes (for a FieldElement, its parent's).
+  Index numData() const { return numData_; }
+  /// First data index held on this node.
+  Index localBegin() const { return localBegin_; }
+  /// One past the last data index held on this node.
+  Index localEnd() const { return localEnd_; }
+  Index numLocal() const { return localEnd_ - localBegin_; }
+  /// True if data index d is held on this node.
+  bool isLocal(Index d) const { return d >= localBegin_ && d < localEnd_; }
+  /// The node that owns data index d (for a global element, this node).
+  int owner(Index d) const;
+  /// Object pointer for a local (d, f); d must be local and f in range.
+  virtual char* data(Index d, Index f) const = 0;
+  /// Entries of the field array at local data index d (1 for a DataElement).
+  virtual Index numField(Index d) const = 0;
+
+  /// Outgoing connections by SrcFinfo bind index (empty vector if none).
+  const std::vector<Conn>& conns(unsigned bindIndex) const {
+    static const std::vector<Conn> none;
+    return bindIndex < conns_.size() ? conns_[bindIndex] : none;
+  }
+  /// True if the SrcFinfo with this bind index has any connection: send() returns early if not.
+  bool hasConns(unsigned bindIndex) const {
+    return bindIndex < conns_.size() && !conns_[bindIndex].empty();
+  }
+  void addConn(unsigned bindIndex, Conn c);
+  void dropConnsTo(const Msg* m);
+  /// Ids of the messages that touch this Element (as source or destination).
+  std::vector<std::uint32_t>& msgIds() { return msgIds_; }
+
+  // Tree maintenance (used by the element table).
+  void addChild(Id c) { children_.push_back(c); }
+  void removeChild(Id c);
+
+ protected:
+  void setRange(Index n, Index b, Index e) {
+    numData_ = n;
+    localBegin_ = b;
+    localEnd_ = e;
+  }
+
+ private:
+  Id id_;
+  std::string name_;
+  const Cinfo* cinfo_;
+  Id parent_;
+  std::vector<Id> children_;
+  Index numData_ = 0, localBegin_ = 0, localEnd_ = 0;
+  std::vector<std::vector<Conn>> conns_;
+  std::vector<std::uint32_t> msgIds_;
+};
+
+/// An Element that owns N objects of its class, block-distributed over the nodes (or all of them
+/// on every node when global).
+class DataElement final : public Element {
+ public:
+  DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent, Index n, bool global);
+  ~DataElement() override;
+  bool isGlobal() const override { return global_; }
+  char* data(Index d, Index) const override { return localData(d); }
+  Index numField(Index) const override { return 1; }
+  /// Object pointer of local data index d (no checks: the hot path).
+  char* localData(Index d) const { return base_ + static_cast<std::size_t>(d - localBegin()) * size_; }
+  /// Start of the local objects' array.
+  char* base() const { return base_; }
+  /// Bytes per object.
+  std::size_t objectSize() const { return size_; }
+
+ private:
+  bool global_;
+  std::size_t size_;
+  char* base_ = nullptr;
+};
+
+/// An Element that views an array field inside each object of its parent DataElement.
+class FieldElement final : public Element {
+ public:
+  FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElement* parent,
+               const FieldElementFinfoBase* finfo);
+  bool isField() const override { return true; }
+  bool isGlobal() const override { return parentData_->isGlobal(); }
+  char* data(Index d, Index f) const override;
+  Index numField(Index d) const override;
+  /// Sets the number of entries of the local parent d.
+  void setNumField(Index d, Index n) const;
+  /// Largest number of entries of any parent on any node, as last set by a sync.
+  Index fieldDimension() const { return fieldDimension_; }
+  void setFieldDimension(Index n) { fieldDimension_ = n; }
+  const FieldElementFinfoBase* finfo() const { return finfo_; }
+  DataElement* parentData() const { return parentData_; }
+
+ private:
+  DataElement* parentData_;
+  const FieldElementFinfoBase* finfo_;
+  Index fieldDimension_ = 0;
+};
+
+/// The process-wide table of Elements, indexed by Id. Ids are never reused, so a stale Id
+/// resolves to nullptr rather than to another Element.
+class ElementTable {
+ public:
+  static ElementTable& instance();
+  Element* get(Id id) const { return id.value < elements_.size() ? elements_[id.value].get() : nullptr; }
+  /// Next Id that create() will hand out.
+  Id nextId() const { return Id(static_cast<std::uint32_t>(elements_.size())); }
+  /// Takes ownership of e (whose id must be nextId()) and links it to its parent.
+  Element* insert(std::unique_ptr<Element> e);
+  /// Deletes e and its whole subtree (children first).
+  void erase(Id id);
+  /// Deletes everything but the root.
+  void clear();
+  /// All live Elements, in Id order.
+  std::vector<Element*> all() const;
+
+ private:
+  ElementTable();
+  std::vector<std::unique_ptr<Element>> elements_;
+};
+
+/// The object of (e, d, f) cast to T.
+template <class T>
+T* object(const Element* e, Index d, Index f = 0) {
+  return reinterpret_cast<T*>(e->data(d, f));
+}
+
+}  // namespace antler
+
+namespace antler {
+/// [begin, end) of the data indices of e's local entries that thread t of T handles.
+inline std::pair<Index, Index> thread_slice(const Element* e, unsigned t, unsigned T) {
+  auto [b, end] = block_range(e->numLocal(), static_cast<int>(T), static_cast<int>(t));
+  return {e->localBegin() + b, e->localBegin() + end};
+}
+}  // namespace antler

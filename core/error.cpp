@@ -1,0 +1,48 @@
+#include "core/error.hpp"
+
+namespace antler {
+
+const char* to_string(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::value: return "value error";
+    case ErrorKind::path: return "path error";
+    case ErrorKind::field: return "field error";
+    case ErrorKind::type: return "type error";
+    case ErrorKind::index: return "index error";
+    case ErrorKind::class_: return "class error";
+    case ErrorKind::msg: return "message error";
+    case ErrorKind::state: return "state error";
+    case ErrorKind::comm: return "communication error";
+  }
+  return "error";
+}
+
+void throw_error(ErrorKind kind, const std::string& what) {
+  switch (kind) {
+    case ErrorKind::value: throw ValueError(what);
+    case ErrorKind::path: throw PathError(what);
+    case ErrorKind::field: throw FieldError(what);
+    case ErrorKind::type: throw TypeError(what);
+    case ErrorKind::index: throw IndexError(what);
+    case ErrorKind::class_: throw ClassError(what);
+    case ErrorKind::msg: throw MsgError(what);
+    case ErrorKind::state: throw StateError(what);
+    case ErrorKind::comm: throw CommError(what);
+  }
+  throw CommError(what);
+}
+
+std::string join_names(const std::vector<std::string>& names, std::size_t limit) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i == limit) {
+      out += ", ...";
+      break;
+    }
+    if (i) out += ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace antler

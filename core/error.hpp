@@ -1,0 +1,87 @@
+#pragma once
+/// Errors. Two roots, as in Arbor: antler::Error for bad user input (it names the operation,
+/// the offending thing and the valid choices), antler::InternalError for bugs in antler itself.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace antler {
+
+/// What kind of user error; the Python layer maps each to a built-in exception type.
+enum class ErrorKind : std::uint8_t {
+  value = 0,   ///< a bad value or argument (ValueError)
+  path = 1,    ///< an unknown path or a name clash (ValueError)
+  field = 2,   ///< an unknown field (AttributeError)
+  type = 3,    ///< a wrong type (TypeError)
+  index = 4,   ///< an index out of range (IndexError)
+  class_ = 5,  ///< an unknown class (ValueError)
+  msg = 6,     ///< an unknown or ill-formed message (ValueError)
+  state = 7,   ///< a command not allowed now, e.g. while the clock runs (RuntimeError)
+  comm = 8,    ///< corrupted buffer or disagreement between nodes (RuntimeError)
+};
+
+/// Name of an error kind, for messages.
+const char* to_string(ErrorKind k);
+
+/// Root of every error caused by user input.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  /// The kind of the error.
+  ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+/// An unknown path, or a name already taken.
+struct PathError : Error {
+  explicit PathError(const std::string& w) : Error(ErrorKind::path, w) {}
+};
+/// An unknown field of a class.
+struct FieldError : Error {
+  explicit FieldError(const std::string& w) : Error(ErrorKind::field, w) {}
+};
+/// A value of the wrong type.
+struct TypeError : Error {
+  explicit TypeError(const std::string& w) : Error(ErrorKind::type, w) {}
+};
+/// An index out of range.
+struct IndexError : Error {
+  explicit IndexError(const std::string& w) : Error(ErrorKind::index, w) {}
+};
+/// An unknown class.
+struct ClassError : Error {
+  explicit ClassError(const std::string& w) : Error(ErrorKind::class_, w) {}
+};
+/// An unknown message kind or an ill-formed message.
+struct MsgError : Error {
+  explicit MsgError(const std::string& w) : Error(ErrorKind::msg, w) {}
+};
+/// A bad value.
+struct ValueError : Error {
+  explicit ValueError(const std::string& w) : Error(ErrorKind::value, w) {}
+};
+/// A command that is not allowed in the current state.
+struct StateError : Error {
+  explicit StateError(const std::string& w) : Error(ErrorKind::state, w) {}
+};
+/// A corrupted buffer or a disagreement between nodes.
+struct CommError : Error {
+  explicit CommError(const std::string& w) : Error(ErrorKind::comm, w) {}
+};
+
+/// A bug in antler: an invariant that does not hold.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& w) : std::logic_error("antler internal error: " + w) {}
+};
+
+/// Throws the Error subclass that matches kind (used to re-raise errors from other nodes).
+[[noreturn]] void throw_error(ErrorKind kind, const std::string& what);
+
+/// "a, b, c" (at most `limit` names, then ", ...").
+std::string join_names(const std::vector<std::string>& names, std::size_t limit = 40);
+
+}  // namespace antler

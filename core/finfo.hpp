@@ -1,0 +1,152 @@
+#pragma once
+/// Finfo: one declared field of a class. This header holds the type-erased bases of every kind;
+/// the typed implementations live in value_finfo.hpp, dest_finfo.hpp, proc_finfo.hpp and
+/// field_element_finfo.hpp, and are made for you by ClassBuilder.
+#include <cstddef>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "core/fwd.hpp"
+#include "core/type_name.hpp"
+
+namespace antler {
+
+/// The kinds of field a class can declare.
+enum class FinfoKind : std::uint8_t {
+  value,          ///< get + set
+  readOnlyValue,  ///< get only
+  lookupValue,    ///< get/set with a key
+  dest,           ///< a function messages (and the Shell) can call
+  src,            ///< an outgoing message port
+  shared,         ///< a bundle of functions (e.g. proc = process + reinit)
+  fieldElement,   ///< an array field viewed as a child Element
+  reduce,         ///< a reduction requested by this object
+};
+
+/// "value", "dest", ...
+const char* to_string(FinfoKind k);
+
+/// Base of all Finfos.
+class Finfo {
+ public:
+  Finfo(std::string name, std::string doc, FinfoKind kind)
+      : name_(std::move(name)), doc_(std::move(doc)), kind_(kind) {}
+  virtual ~Finfo() = default;
+  const std::string& name() const { return name_; }
+  const std::string& doc() const { return doc_; }
+  FinfoKind kind() const { return kind_; }
+  /// Readable type: the value type, or the argument list of a function.
+  virtual std::string type() const = 0;
+
+ private:
+  std::string name_, doc_;
+  FinfoKind kind_;
+};
+
+/// A ValueFinfo or ReadOnlyValueFinfo: a typed field read (and written) on one object.
+class ValueFinfoBase : public Finfo {
+ public:
+  using Finfo::Finfo;
+  bool readOnly() const { return kind() == FinfoKind::readOnlyValue; }
+  /// The C++ type of the value.
+  virtual const std::type_info& valueType() const = 0;
+  std::string type() const override { return type_name(valueType()); }
+  /// Appends the value of local object (d, f) of e.
+  virtual void get(const Element* e, Index d, Index f, Writer& w) const = 0;
+  /// Sets the value of local object (d, f) of e from r.
+  virtual void set(const Element* e, Index d, Index f, Reader& r) const = 0;
+  /// Reads one value from r and drops it.
+  virtual void skip(Reader& r) const = 0;
+  /// True if the field is a plain data member: then *offset is its byte offset in the object,
+  /// measured on the object at `sample` (so the reduce loop can read it as a strided load).
+  virtual bool memberOffset(const char* sample, std::ptrdiff_t* offset) const = 0;
+};
+
+/// A field read and written with a key (e.g. a table entry by index).
+class LookupValueFinfoBase : public Finfo {
+ public:
+  LookupValueFinfoBase(std::string name, std::string doc)
+      : Finfo(std::move(name), std::move(doc), FinfoKind::lookupValue) {}
+  virtual const std::type_info& keyType() const = 0;
+  virtual const std::type_info& valueType() const = 0;
+  std::string type() const override { return type_name(keyType()) + "->" + type_name(valueType()); }
+  virtual void get(const Element* e, Index d, Index f, Reader& key, Writer& w) const = 0;
+  virtual void set(const Element* e, Index d, Index f, Reader& key, Reader& value) const = 0;
+  virtual bool hasSetter() const = 0;
+};
+
+/// A function that messages and the Shell can call.
+///
+/// Arguments arrive packed by Codec (memcpy for trivially copyable types). callTargets and
+/// callRange are what message delivery uses: one virtual call per batch of targets, the loop over
+/// targets inlined in the typed implementation.
+class DestFinfoBase : public Finfo {
+ public:
+  DestFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::dest) {}
+  /// The argument types, in order.
+  virtual const std::vector<const std::type_info*>& argTypes() const = 0;
+  std::string type() const override { return type_list_name(argTypes()); }
+  /// Calls the function on one local object with arguments read from r.
+  virtual void call(const Element* e, Index d, Index f, Reader& r) const = 0;
+  /// Calls the function with the same packed arguments on each local target of dest.
+  virtual void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
+                           std::size_t n) const = 0;
+  /// Calls the function on every local entry with data index in [lo, hi) (all field entries of
+  /// those parents when dest is a FieldElement).
+  virtual void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
+                         Index hi) const = 0;
+  /// For the "getX" function that every value field provides: that field; else nullptr.
+  virtual const ValueFinfoBase* getterOf() const { return nullptr; }
+};
+
+/// An outgoing message port. Declare one as an inline static member of your class (see
+/// msg/src_finfo.hpp) and add it to the class with ClassBuilder::src.
+class SrcFinfoBase : public Finfo {
+ public:
+  SrcFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::src) {}
+  virtual const std::vector<const std::type_info*>& argTypes() const = 0;
+  std::string type() const override { return type_list_name(argTypes()); }
+  /// Bytes of one packed argument list if fixed (all trivially copyable), else -1.
+  virtual std::ptrdiff_t fixedArgBytes() const = 0;
+  /// Index of this port's connection list in every Element of the class.
+  unsigned bindIndex() const { return bindIndex_; }
+  /// Assigned once, by the first class that adds the port (derived classes inherit it).
+  void setBindIndex(unsigned i) const { bindIndex_ = i; }
+  bool hasBindIndex() const { return bindIndex_ != ~0u; }
+
+ private:
+  mutable unsigned bindIndex_ = ~0u;
+};
+
+/// The clock's entry points into a class: process and reinit over a contiguous slice.
+class ProcFinfoBase : public Finfo {
+ public:
+  ProcFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::shared) {}
+  std::string type() const override { return "process,reinit"; }
+  /// Runs process on local data entries [lo, hi) of e.
+  virtual void process(const Element* e, Index lo, Index hi, const ProcInfo& p) const = 0;
+  /// Runs reinit on local data entries [lo, hi) of e.
+  virtual void reinit(const Element* e, Index lo, Index hi, const ProcInfo& p) const = 0;
+};
+
+/// An array field of each object, seen as a child FieldElement (e.g. IntFire's synapse).
+class FieldElementFinfoBase : public Finfo {
+ public:
+  FieldElementFinfoBase(std::string name, std::string doc, const Cinfo* fieldCinfo)
+      : Finfo(std::move(name), std::move(doc), FinfoKind::fieldElement), fieldCinfo_(fieldCinfo) {}
+  /// Class of the entries.
+  const Cinfo* fieldCinfo() const { return fieldCinfo_; }
+  std::string type() const override;
+  /// Entries held by the parent object.
+  virtual Index getNum(const char* parent) const = 0;
+  /// Resizes the parent object's array.
+  virtual void setNum(char* parent, Index n) const = 0;
+  /// Entry i of the parent object's array (i < getNum).
+  virtual char* lookup(char* parent, Index i) const = 0;
+
+ private:
+  const Cinfo* fieldCinfo_;
+};
+
+}  // namespace antler

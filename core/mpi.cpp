@@ -1,0 +1,81 @@
+#include "core/mpi.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include "core/error.hpp"
+#include "core/layout.hpp"
+
+namespace antler::mpi {
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw CommError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+bool active() {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  return init && !fin;
+}
+
+Guard::Guard(int* argc, char*** argv) {
+  if (!active()) {
+    int provided = 0;
+    ANTLER_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    owns_ = true;
+    if (provided < MPI_THREAD_FUNNELED) {
+      MPI_Finalize();
+      throw CommError("MPI_Init_thread: this MPI provides thread level " + std::to_string(provided) +
+                      ", antler needs MPI_THREAD_FUNNELED");
+    }
+    // Errors come back as return codes, which check() turns into exceptions.
+    ANTLER_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  }
+  ANTLER_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  node_layout() = NodeLayout{rank_, size_};
+}
+
+Guard::~Guard() {
+  // MPI_Finalize is collective: calling it while an exception unwinds on one rank would hang
+  // the others, so then we leave it to the process exit (mpirun reports the failure).
+  if (owns_ && std::uncaught_exceptions() == 0 && active()) MPI_Finalize();
+}
+
+void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts, std::vector<char>& out) {
+  int size = 1;
+  ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  std::vector<unsigned long long> all(static_cast<std::size_t>(size));
+  unsigned long long mine = n;
+  ANTLER_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                           MPI_COMM_WORLD));
+  std::vector<int> cnt(static_cast<std::size_t>(size)), disp(static_cast<std::size_t>(size));
+  std::size_t total = 0;
+  counts.assign(static_cast<std::size_t>(size), 0);
+  for (int r = 0; r < size; ++r) {
+    if (all[r] > static_cast<unsigned long long>(INT32_MAX) || total > static_cast<std::size_t>(INT32_MAX))
+      throw CommError("allgatherv: more than 2 GiB in one exchange");
+    counts[r] = all[r];
+    cnt[r] = static_cast<int>(all[r]);
+    disp[r] = static_cast<int>(total);
+    total += all[r];
+  }
+  out.resize(total);
+  if (total == 0) return;
+  ANTLER_MPI(MPI_Allgatherv(data, static_cast<int>(n), MPI_BYTE, out.data(), cnt.data(), disp.data(), MPI_BYTE,
+                            MPI_COMM_WORLD));
+}
+
+void abort(const std::string& why) {
+  std::fprintf(stderr, "antler: fatal error on rank %d: %s\n", node_layout().node, why.c_str());
+  std::fflush(stderr);
+  if (active()) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+}  // namespace antler::mpi

@@ -1,0 +1,226 @@
+#include "msg/msg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "core/random.hpp"
+
+namespace antler {
+
+const char* to_string(MsgKind k) {
+  switch (k) {
+    case MsgKind::single: return "Single";
+    case MsgKind::oneToOne: return "OneToOne";
+    case MsgKind::oneToAll: return "OneToAll";
+    case MsgKind::diagonal: return "Diagonal";
+    case MsgKind::sparse: return "Sparse";
+    case MsgKind::reduce: return "Reduce";
+  }
+  return "?";
+}
+
+MsgKind parse_msg_kind(std::string_view name, std::string_view op) {
+  for (auto k : {MsgKind::single, MsgKind::oneToOne, MsgKind::oneToAll, MsgKind::diagonal, MsgKind::sparse,
+                 MsgKind::reduce})
+    if (name == to_string(k)) return k;
+  throw MsgError(std::string(op) + ": unknown message kind '" + std::string(name) +
+                 "' (kinds: Single, OneToOne, OneToAll, Diagonal, Sparse, Reduce)");
+}
+
+Msg::Msg(std::uint32_t id, MsgKind kind, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+    : id_(id), kind_(kind), src_(src), dest_(dest), srcFinfo_(sf), destFinfo_(df) {}
+
+void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args, std::size_t argBytes, Index lo,
+                  Index hi) const {
+  switch (kind_) {
+    case MsgKind::single: {
+      auto* m = static_cast<const SingleMsg*>(this);
+      const Target from = m->from(), to = m->to();
+      if (from.data == d && (!src_->isField() || from.field == f) && to.data >= lo && to.data < hi)
+        func->callTargets(dest_, args, argBytes, &to, 1);
+      return;
+    }
+    case MsgKind::oneToOne: {
+      if (d >= lo && d < hi) {
+        const Target t{d, (src_->isField() && dest_->isField()) ? f : 0};
+        func->callTargets(dest_, args, argBytes, &t, 1);
+      }
+      return;
+    }
+    case MsgKind::diagonal: {
+      const long j = static_cast<long>(d) + static_cast<const DiagonalMsg*>(this)->stride();
+      if (j >= static_cast<long>(lo) && j < static_cast<long>(hi)) {
+        const Target t{static_cast<Index>(j), 0};
+        func->callTargets(dest_, args, argBytes, &t, 1);
+      }
+      return;
+    }
+    case MsgKind::oneToAll:
+      if (lo < hi) func->callRange(dest_, args, argBytes, lo, hi);
+      return;
+    case MsgKind::sparse: {
+      auto [b, e] = static_cast<const SparseMsg*>(this)->row(d);
+      // Rows are sorted by data index: skip to this thread's slice, stop past it.
+      const Target* first = std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
+      const Target* last = first;
+      while (last != e && last->data < hi) ++last;
+      if (last != first) func->callTargets(dest_, args, argBytes, first, static_cast<std::size_t>(last - first));
+      return;
+    }
+    case MsgKind::reduce:
+      return;  // reductions do not travel as queued sends
+  }
+}
+
+std::vector<Target> Msg::targets(Index d, Index f) const {
+  std::vector<Target> out;
+  const Index n = dest_->numData();
+  switch (kind_) {
+    case MsgKind::single: {
+      auto* m = static_cast<const SingleMsg*>(this);
+      if (m->from().data == d && (!src_->isField() || m->from().field == f)) out.push_back(m->to());
+      break;
+    }
+    case MsgKind::oneToOne:
+      if (d < n) out.push_back({d, (src_->isField() && dest_->isField()) ? f : 0});
+      break;
+    case MsgKind::diagonal: {
+      const long j = static_cast<long>(d) + static_cast<const DiagonalMsg*>(this)->stride();
+      if (j >= 0 && j < static_cast<long>(n)) out.push_back({static_cast<Index>(j), 0});
+      break;
+    }
+    case MsgKind::oneToAll:
+      for (Index i = 0; i < n; ++i) out.push_back({i, 0});
+      break;
+    case MsgKind::sparse: {
+      auto* m = static_cast<const SparseMsg*>(this);
+      if (d < m->numRows()) {
+        auto [b, e] = m->row(d);
+        out.assign(b, e);
+      }
+      break;
+    }
+    case MsgKind::reduce:
+      break;
+  }
+  return out;
+}
+
+SparseMsg::SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+    : Msg(id, MsgKind::sparse, src, dest, sf, df), rowStart_(src->numData() + 1, 0) {}
+
+void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
+  if (!(p >= 0.0 && p <= 1.0))
+    throw ValueError("setRandomConnectivity: probability " + std::to_string(p) + " is not in [0, 1]");
+  const Index nsrc = src()->numData(), ndest = dest()->numData();
+  std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
+  std::vector<Target> ent;
+  if (p > 0.0) ent.reserve(static_cast<std::size_t>(p * nsrc * static_cast<double>(ndest) * 1.05) + 16);
+  // Each row draws from its own stream keyed by (seed, row), so the matrix does not depend on the
+  // node count. Gaps between connections are geometric: O(entries), not O(rows x columns).
+  const double logq = p < 1.0 ? std::log1p(-p) : 0.0;
+  for (Index i = 0; i < nsrc; ++i) {
+    if (p > 0.0) {
+      Rng rng(seed, i);
+      double j = -1;
+      for (;;) {
+        if (p >= 1.0)
+          j += 1;
+        else
+          j += 1 + std::floor(std::log(rng.uniformPositive()) / logq);
+        if (j >= ndest) break;
+        ent.push_back({static_cast<Index>(j), 0});
+      }
+    }
+    rs[i + 1] = ent.size();
+  }
+  rowStart_ = std::move(rs);
+  entries_ = std::move(ent);
+  assignFields();
+}
+
+void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Index>& destIdx) {
+  if (srcIdx.size() != destIdx.size())
+    throw ValueError("pairFill: " + std::to_string(srcIdx.size()) + " source indices but " +
+                     std::to_string(destIdx.size()) + " destination indices (they must pair up)");
+  const Index nsrc = src()->numData(), ndest = dest()->numData();
+  for (std::size_t k = 0; k < srcIdx.size(); ++k) {
+    if (srcIdx[k] >= nsrc)
+      throw IndexError("pairFill: source index " + std::to_string(srcIdx[k]) + " out of range for " +
+                       src()->path() + ", which has " + std::to_string(nsrc) + " entries");
+    if (destIdx[k] >= ndest)
+      throw IndexError("pairFill: destination index " + std::to_string(destIdx[k]) + " out of range for " +
+                       dest()->path() + ", which has " + std::to_string(ndest) + " entries");
+  }
+  std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
+  for (Index s : srcIdx) ++rs[s + 1];
+  std::partial_sum(rs.begin(), rs.end(), rs.begin());
+  std::vector<Target> ent(srcIdx.size());
+  std::vector<std::uint64_t> fill(rs.begin(), rs.end() - 1);
+  for (std::size_t k = 0; k < srcIdx.size(); ++k) ent[fill[srcIdx[k]]++] = {destIdx[k], 0};
+  for (Index i = 0; i < nsrc; ++i)
+    std::stable_sort(ent.begin() + static_cast<long>(rs[i]), ent.begin() + static_cast<long>(rs[i + 1]),
+                     [](const Target& a, const Target& b) { return a.data < b.data; });
+  rowStart_ = std::move(rs);
+  entries_ = std::move(ent);
+  assignFields();
+}
+
+void SparseMsg::assignFields() {
+  if (!dest()->isField()) return;
+  // Field index of an entry = how many entries reached the same destination parent before it,
+  // in row order; then each local parent's array is sized to its count.
+  std::vector<Index> count(dest()->numData(), 0);
+  for (auto& t : entries_) t.field = count[t.data]++;
+  auto* fe = static_cast<FieldElement*>(dest());
+  for (Index d = fe->localBegin(); d < fe->localEnd(); ++d) fe->setNumField(d, count[d]);
+  Index mx = 0;
+  for (Index c : count) mx = std::max(mx, c);
+  fe->setFieldDimension(mx);
+}
+
+MsgTable& MsgTable::instance() {
+  static MsgTable t;
+  return t;
+}
+
+Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo, const DestFinfoBase* func) {
+  if (m->id() != nextId()) throw InternalError("message inserted out of id order");
+  Msg* raw = m.get();
+  msgs_.push_back(std::move(m));
+  if (srcFinfo) raw->src()->addConn(srcFinfo->bindIndex(), Conn{raw, func});
+  raw->src()->msgIds().push_back(raw->id());
+  if (raw->dest() != raw->src()) raw->dest()->msgIds().push_back(raw->id());
+  return raw;
+}
+
+void MsgTable::erase(std::uint32_t id) {
+  Msg* m = get(id);
+  if (!m) return;
+  m->src()->dropConnsTo(m);
+  std::erase(m->src()->msgIds(), id);
+  std::erase(m->dest()->msgIds(), id);
+  msgs_[id].reset();
+}
+
+void MsgTable::eraseTouching(Element* e) {
+  for (Id c : e->children())
+    if (Element* k = c.element()) eraseTouching(k);
+  const std::vector<std::uint32_t> ids = e->msgIds();
+  for (auto id : ids) erase(id);
+}
+
+void MsgTable::clear() {
+  for (std::uint32_t i = 0; i < msgs_.size(); ++i) erase(i);
+}
+
+std::vector<Msg*> MsgTable::all() const {
+  std::vector<Msg*> out;
+  for (auto& m : msgs_)
+    if (m) out.push_back(m.get());
+  return out;
+}
+
+}  // namespace antler

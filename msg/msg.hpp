@@ -1,0 +1,147 @@
+#pragma once
+/// Msg: a typed connection from a SrcFinfo on one Element to a DestFinfo on another, and the
+/// index mapping that says which destination entries a send from source entry (d, f) reaches.
+/// Message metadata is replicated on every node; each node delivers only to its own entries.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/element.hpp"
+#include "core/finfo.hpp"
+
+namespace antler {
+
+/// The message kinds.
+enum class MsgKind : std::uint8_t { single, oneToOne, oneToAll, diagonal, sparse, reduce };
+
+/// "Single", "OneToOne", ... (the names scripts use).
+const char* to_string(MsgKind k);
+/// Parses a kind name; MsgError listing the valid names if unknown.
+MsgKind parse_msg_kind(std::string_view name, std::string_view operation);
+
+/// Base of all messages. The mapping is a closed set of kinds, dispatched by a switch in
+/// deliver() so that the per-target call needs no virtual call beyond the destination function.
+class Msg {
+ public:
+  Msg(std::uint32_t id, MsgKind kind, Element* src, Element* dest, const Finfo* srcFinfo,
+      const Finfo* destFinfo);
+  virtual ~Msg() = default;
+  std::uint32_t id() const { return id_; }
+  MsgKind kind() const { return kind_; }
+  Element* src() const { return src_; }
+  Element* dest() const { return dest_; }
+  const Finfo* srcFinfo() const { return srcFinfo_; }
+  const Finfo* destFinfo() const { return destFinfo_; }
+
+  /// Calls `func` on every target of a send from source entry (d, f) whose data index lies in
+  /// [lo, hi) (a thread's slice of the destination's local entries).
+  void deliver(const DestFinfoBase* func, Index d, Index f, const char* args, std::size_t argBytes, Index lo,
+               Index hi) const;
+
+  /// Every target of source entry (d, f), on any node (for introspection and tests).
+  std::vector<Target> targets(Index d, Index f) const;
+
+ private:
+  std::uint32_t id_;
+  MsgKind kind_;
+  Element* src_;
+  Element* dest_;
+  const Finfo* srcFinfo_;
+  const Finfo* destFinfo_;
+};
+
+/// One source entry to one destination entry.
+class SingleMsg final : public Msg {
+ public:
+  SingleMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df, Target from, Target to)
+      : Msg(id, MsgKind::single, src, dest, sf, df), from_(from), to_(to) {}
+  Target from() const { return from_; }
+  Target to() const { return to_; }
+
+ private:
+  Target from_, to_;
+};
+
+/// Source data entry i to destination data entry i (field i too when both are field elements).
+class OneToOneMsg final : public Msg {
+ public:
+  OneToOneMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+      : Msg(id, MsgKind::oneToOne, src, dest, sf, df) {}
+};
+
+/// Every source entry to every destination entry.
+class OneToAllMsg final : public Msg {
+ public:
+  OneToAllMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+      : Msg(id, MsgKind::oneToAll, src, dest, sf, df) {}
+};
+
+/// Source data entry i to destination data entry i + stride (when that exists).
+class DiagonalMsg final : public Msg {
+ public:
+  DiagonalMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df, long stride)
+      : Msg(id, MsgKind::diagonal, src, dest, sf, df), stride_(stride) {}
+  long stride() const { return stride_; }
+  void setStride(long s) { stride_ = s; }
+
+ private:
+  long stride_;
+};
+
+/// A sparse matrix in CSR form: row = source data index, entries = (destination data index,
+/// destination field index), each row sorted by data index (so a thread finds its slice by
+/// binary search). When the destination is a FieldElement, filling the matrix assigns each entry
+/// the next free field index of its destination parent and sizes the parents' arrays to match.
+class SparseMsg final : public Msg {
+ public:
+  SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df);
+  /// Each (source, destination) pair connected independently with this probability; the same
+  /// matrix for a given seed whatever the node count. Replaces any previous entries.
+  void setRandomConnectivity(double probability, std::uint64_t seed);
+  /// Connects srcIndices[k] to destIndices[k] for every k. Replaces any previous entries.
+  void pairFill(const std::vector<Index>& srcIndices, const std::vector<Index>& destIndices);
+  /// Number of entries.
+  std::size_t numEntries() const { return entries_.size(); }
+  /// Entries of row d.
+  std::pair<const Target*, const Target*> row(Index d) const {
+    return {entries_.data() + rowStart_[d], entries_.data() + rowStart_[d + 1]};
+  }
+  std::size_t numRows() const { return rowStart_.size() - 1; }
+
+ private:
+  void assignFields();
+  std::vector<std::uint64_t> rowStart_;
+  std::vector<Target> entries_;
+};
+
+/// Owns every message, indexed by message id (ids are never reused).
+class MsgTable {
+ public:
+  static MsgTable& instance();
+  /// The message with this id, or nullptr.
+  Msg* get(std::uint32_t id) const { return id < msgs_.size() ? msgs_[id].get() : nullptr; }
+  std::uint32_t nextId() const { return static_cast<std::uint32_t>(msgs_.size()); }
+  /// Takes ownership and links the message into its source's connection list.
+  Msg* insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo, const DestFinfoBase* func);
+  /// Removes one message and unlinks it.
+  void erase(std::uint32_t id);
+  /// Removes every message that touches e or any element of its subtree.
+  void eraseTouching(Element* e);
+  /// Removes every message.
+  void clear();
+  /// Live messages, in id order.
+  std::vector<Msg*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<Msg>> msgs_;
+};
+
+/// Checks and creates a message `kind` from (src, srcField) to (dest, destField): the fields
+/// must exist and be a SrcFinfo and a DestFinfo with the same argument types, indices must be in
+/// range. Every failure is an Error naming the thing and the valid choices; nothing changes then.
+Msg* connect(std::string_view kind, const ObjId& src, std::string_view srcField, const ObjId& dest,
+             std::string_view destField);
+
+}  // namespace antler

@@ -1,0 +1,92 @@
+#pragma once
+/// The post office: per-thread outgoing queues, their exchange between nodes and their delivery.
+///
+/// Two kinds of queue per thread:
+///  * the process queue, filled by sends during the process phase, one segment per Element the
+///    tick processes. Slices are contiguous, so concatenating segment j of thread 0, 1, ... on
+///    node 0, 1, ... gives the sends of Element j in order of source global index: the serial
+///    order, whatever the split.
+///  * the deferred queue, filled by sends made anywhere else (inside dest functions during
+///    delivery, in reinit, from Shell calls). Its records are stably sorted by (source Element,
+///    data index, field index) before delivery: each object's own sends keep their order, and
+///    the result again does not depend on the split. Deferred sends are delivered at the next
+///    delivery phase, before that phase's process-queue sends.
+///
+/// Only the master thread calls exchange() (MPI_THREAD_FUNNELED); every thread then calls
+/// deliver(t), which delivers to the targets in thread t's slice of each destination.
+#include <omp.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "msg/outbox.hpp"
+
+namespace antler {
+
+/// Flags every node contributes to an exchange; the union comes back.
+enum ExchangeFlags : std::uint32_t {
+  kFlagError = 1,  ///< a thread of this node raised an exception this step
+  kFlagStop = 2,   ///< a process function asked the clock to stop
+};
+
+class PostOffice {
+ public:
+  static PostOffice& instance();
+
+  /// Sets the number of per-thread queues (only while no run is in progress).
+  void setNumThreads(unsigned n);
+  unsigned numThreads() const { return static_cast<unsigned>(process_.size()); }
+
+  /// The queue a send from the calling thread goes to.
+  Outbox& outbox() {
+    const unsigned t = static_cast<unsigned>(omp_get_thread_num());
+    if (inProcess_ && t < process_.size()) return process_[t];
+    return deferredOut_[t < deferredOut_.size() ? t : 0];
+  }
+  /// The process queue of thread t (the clock marks segment ends in it).
+  Outbox& processOutbox(unsigned t) { return process_[t]; }
+
+  /// Master thread, before the process phase: sends now go to the process queues.
+  void beginProcess() { inProcess_ = true; }
+  /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers and flags with the
+  /// other nodes and builds the delivery plan. Returns the union of every node's flags.
+  std::uint32_t exchange(std::uint32_t flags);
+  /// Every thread, after exchange: delivers to the targets in thread t's slices.
+  void deliver(unsigned t) const;
+  /// Master thread, after every thread delivered: empties the delivered queues.
+  void finishDelivery();
+  /// True if sends are waiting to be delivered.
+  bool pending() const;
+  /// Drops every queued send (after a failed run, or when the model is cleared).
+  void clear();
+
+ private:
+  PostOffice();
+  struct Span {
+    const char* begin;
+    const char* end;
+  };
+  struct Record {
+    std::uint32_t src, bind;
+    Index d, f;
+    const char* args;
+    std::uint32_t argBytes;
+  };
+  void plan(const std::vector<Span>& deferred, const std::vector<std::vector<Span>>& segments);
+  void deliverSpan(Span s, unsigned t) const;
+
+  std::vector<Outbox> process_, deferredIn_, deferredOut_;
+  bool inProcess_ = false;
+  // The delivery plan built by exchange().
+  std::vector<Record> deferredPlan_;
+  std::vector<Span> spans_;
+  std::vector<char> gathered_;
+  ByteBuffer packed_;
+};
+
+/// Visits every record of a span: f(src Element*, bind, d, f, args, argBytes). Checks the bytes
+/// against the source class (CommError on a corrupted or foreign buffer).
+template <class Fn>
+void for_each_batch(const char* begin, const char* end, Fn&& fn);
+
+}  // namespace antler

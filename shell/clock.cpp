@@ -1,0 +1,256 @@
+// The scheduler loop.
+//
+// A run is one OpenMP parallel region. Every thread walks the same sequence of rounds: for each
+// step of the base dt, one round per tick that is due at that step, in tick order. A round is:
+//
+//   Process   Each thread calls process on its contiguous slice of every Element of the tick, in
+//             the tick's order, marking a segment end in its process queue after each Element.
+//             Sends go to that queue; nothing is delivered yet, so no thread ever touches an
+//             object outside its own slice.
+//   Barrier 1 The master thread (the only one that calls MPI) exchanges queues and flags with the
+//             other nodes and builds the delivery plan: deferred sends sorted by source, then for
+//             each Element segment, node by node, thread by thread — the serial order.
+//   Deliver   Each thread walks the whole plan and calls destination functions only on targets in
+//             its own slice of each destination, so again no two threads touch one object.
+//   Barrier 2 The master clears the delivered queues and runs the Barrier 3 hook: the reduce
+//             layer folds the per-thread partials, makes one collective for every node's partials
+//             and calls the digests.
+//   Barrier 3 Everyone reads the flags the master published: an error anywhere (any thread, any
+//             node) ends the run on every node at the same round; a stop request ends it at the
+//             end of the step.
+//
+// Flags are exchanged in collectives every node makes in the same order, so a failure on one node
+// ends the run everywhere instead of leaving the others waiting in a collective.
+#include "shell/clock.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+#include <exception>
+
+#include "core/element.hpp"
+#include "core/error.hpp"
+#include "core/proc_info.hpp"
+#include "msg/post_office.hpp"
+
+namespace antler {
+
+Clock& Clock::instance() {
+  static Clock c;
+  return c;
+}
+
+Clock::Clock() { numThreads_ = static_cast<unsigned>(std::max(1, omp_get_max_threads())); }
+
+void Clock::setTickDt(unsigned tick, double dt) {
+  if (tick >= kNumTicks)
+    throw IndexError("setClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
+                     std::to_string(kNumTicks - 1) + ")");
+  if (!(dt > 0) || !std::isfinite(dt))
+    throw ValueError("setClock: dt must be a positive finite number, got " + std::to_string(dt));
+  if (running_) throw StateError("setClock: the clock is running");
+  dt_[tick] = dt;
+}
+
+void Clock::addElement(unsigned tick, Id e) {
+  if (tick >= kNumTicks)
+    throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
+                     std::to_string(kNumTicks - 1) + ")");
+  for (Id x : elements_[tick])
+    if (x == e) return;
+  elements_[tick].push_back(e);
+}
+
+void Clock::dropElement(Id e) {
+  for (auto& v : elements_) std::erase(v, e);
+}
+
+void Clock::clear() {
+  dt_.fill(0);
+  for (auto& v : elements_) v.clear();
+  currentTime_ = 0;
+  step_ = 0;
+}
+
+double Clock::baseDt() const {
+  double b = 0;
+  for (unsigned k = 0; k < kNumTicks; ++k)
+    if (dt_[k] > 0 && !elements_[k].empty() && (b == 0 || dt_[k] < b)) b = dt_[k];
+  return b;
+}
+
+void Clock::setNumThreads(unsigned n) {
+  if (n == 0) throw ValueError("setNumThreads: need at least 1 thread");
+  if (running_) throw StateError("setNumThreads: the clock is running");
+  numThreads_ = n;
+}
+
+void Clock::reinit() {
+  if (running_) throw StateError("reinit: the clock is running");
+  currentTime_ = 0;
+  step_ = 0;
+  // Sends still queued from the previous run belong to it: reinit starts afresh without them.
+  PostOffice::instance().clear();
+  runSteps(1, true);
+  currentTime_ = 0;
+  step_ = 0;
+}
+
+void Clock::start(double runtime) {
+  if (running_) throw StateError("start: the clock is already running");
+  if (!(runtime >= 0) || !std::isfinite(runtime))
+    throw ValueError("start: runtime must be a non-negative finite number, got " + std::to_string(runtime));
+  const double base = baseDt();
+  if (base == 0) {
+    // Nothing scheduled: time still advances, as in MOOSE, but there is nothing to run.
+    currentTime_ += runtime;
+    return;
+  }
+  const auto n = static_cast<std::uint64_t>(std::llround(runtime / base));
+  runSteps(n, false);
+}
+
+void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
+  if (nsteps == 0) return;
+  struct Sched {
+    const Element* e;
+    const ProcFinfoBase* proc;
+  };
+  const double base = baseDt();
+  std::array<std::vector<Sched>, kNumTicks> sched;
+  std::array<std::uint64_t, kNumTicks> stride{};
+  for (unsigned k = 0; k < kNumTicks; ++k) {
+    if (dt_[k] <= 0) continue;
+    for (Id id : elements_[k]) {
+      const Element* e = id.element();
+      if (!e) continue;
+      sched[k].push_back({e, e->cinfo()->proc()});
+    }
+    stride[k] = base > 0 ? std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dt_[k] / base))) : 1;
+  }
+
+  auto& po = PostOffice::instance();
+  const unsigned T = numThreads_;
+  if (po.numThreads() != T) po.setNumThreads(T);
+  const NodeLayout layout = node_layout();
+
+  std::vector<std::exception_ptr> errors(T);
+  std::atomic<std::uint32_t> nodeFlags{0};
+  std::uint32_t published = 0;  // written by the master between barriers, read by all after
+  bool stopAll = false;
+  const std::uint64_t step0 = step_;
+
+  running_ = true;
+  stopRequested_.store(false);
+  po.beginProcess();
+  omp_set_dynamic(0);
+
+#pragma omp parallel num_threads(T)
+  {
+    const auto t = static_cast<unsigned>(omp_get_thread_num());
+    bool done = false;
+    for (std::uint64_t s = 0; s < nsteps && !done; ++s) {
+      const std::uint64_t step = step0 + s;
+      for (unsigned k = 0; k < kNumTicks && !done; ++k) {
+        if (sched[k].empty()) continue;
+        if (!reinit && (step + 1) % stride[k] != 0) continue;
+
+        // ---- Process ----
+        ProcInfo p;
+        p.dt = dt_[k];
+        p.currTime = reinit ? 0.0 : static_cast<double>(step + 1) * base;
+        p.tick = k;
+        p.threadIndex = t;
+        p.numThreads = T;
+        p.node = layout.node;
+        p.numNodes = layout.numNodes;
+        Outbox& ob = po.processOutbox(t);
+        std::size_t marked = 0;
+        if (!errors[t]) {
+          try {
+            for (const Sched& sc : sched[k]) {
+              auto [lo, hi] = thread_slice(sc.e, t, T);
+              if (lo < hi) {
+                if (reinit)
+                  sc.proc->reinit(sc.e, lo, hi, p);
+                else
+                  sc.proc->process(sc.e, lo, hi, p);
+              }
+              ob.mark();
+              ++marked;
+            }
+          } catch (...) {
+            errors[t] = std::current_exception();
+            nodeFlags.fetch_or(kFlagError);
+          }
+        }
+        for (; marked < sched[k].size(); ++marked) ob.mark();
+
+#pragma omp barrier  // ---- Barrier 1: exchange ----
+#pragma omp master
+        {
+          std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
+          try {
+            published = po.exchange(f);
+          } catch (...) {
+            if (!errors[0]) errors[0] = std::current_exception();
+            nodeFlags.fetch_or(kFlagError);
+            published = f | kFlagError;
+          }
+          if (published & kFlagStop) stopAll = true;
+        }
+#pragma omp barrier
+        if (published & kFlagError) {
+          done = true;
+          break;
+        }
+
+        // ---- Deliver ----
+        if (!errors[t]) {
+          try {
+            po.deliver(t);
+          } catch (...) {
+            errors[t] = std::current_exception();
+            nodeFlags.fetch_or(kFlagError);
+          }
+        }
+
+#pragma omp barrier  // ---- Barrier 2: clear queues, reduce ----
+#pragma omp master
+        {
+          po.finishDelivery();
+          std::uint32_t f = nodeFlags.load();
+          if (barrier3_) {
+            try {
+              f = barrier3_(f, k);
+            } catch (...) {
+              if (!errors[0]) errors[0] = std::current_exception();
+              nodeFlags.fetch_or(kFlagError);
+              f |= kFlagError;
+            }
+          }
+          published = f;
+          po.beginProcess();
+        }
+#pragma omp barrier  // ---- Barrier 3 ----
+        if (published & kFlagError) done = true;
+      }
+#pragma omp master
+      {
+        if (!reinit) {
+          step_ = step + 1;
+          currentTime_ = static_cast<double>(step_) * base;
+        }
+      }
+      if (stopAll) done = true;  // every thread read stopAll after the same barrier
+    }
+  }
+  running_ = false;
+  for (auto& e : errors)
+    if (e) {
+      po.clear();
+      std::rethrow_exception(e);
+    }
+}
+
+}  // namespace antler

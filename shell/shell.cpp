@@ -1,0 +1,783 @@
+#include "shell/shell.hpp"
+
+#include <cstring>
+#include <map>
+
+#include "core/element.hpp"
+#include "core/error.hpp"
+#include "core/layout.hpp"
+#include "core/mpi.hpp"
+#include "core/path.hpp"
+#include "core/value_finfo.hpp"
+#include "msg/msg.hpp"
+#include "msg/post_office.hpp"
+#include "shell/clock.hpp"
+
+namespace antler {
+
+namespace {
+
+std::map<std::string, Shell::Handler>& extensions() {
+  static std::map<std::string, Shell::Handler> m;
+  return m;
+}
+
+// ---- argument helpers shared by the handlers ----
+
+Element* require_element(const ObjId& o, const char* op) {
+  Element* e = o.element();
+  if (!e) throw PathError(std::string(op) + ": element " + std::to_string(o.id.value) + " does not exist");
+  return e;
+}
+
+void check_data_index(const Element* e, Index d, const char* op) {
+  if (d >= e->numData())
+    throw IndexError(std::string(op) + ": index " + std::to_string(d) + " out of range for " + e->path() +
+                     ", which has " + std::to_string(e->numData()) + " entries");
+}
+
+/// Checks (d, f) on the owner: for a FieldElement, f must be below the parent's entry count.
+void check_field_index(const Element* e, Index d, Index f, const char* op) {
+  if (e->isField() && f >= e->numField(d))
+    throw IndexError(std::string(op) + ": index " + std::to_string(f) + " out of range for " + e->name() +
+                     " of " + e->parent().path() + "[" + std::to_string(d) + "], which has " +
+                     std::to_string(e->numField(d)) + " entries");
+}
+
+std::vector<std::string> value_fields(const Cinfo* c) {
+  auto v = c->fieldNames(FinfoKind::value);
+  auto r = c->fieldNames(FinfoKind::readOnlyValue);
+  v.insert(v.end(), r.begin(), r.end());
+  return v;
+}
+
+const ValueFinfoBase* require_value(const Element* e, std::string_view field, const char* op, bool writable) {
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || (f->kind() != FinfoKind::value && f->kind() != FinfoKind::readOnlyValue))
+    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a field of " + e->cinfo()->name() +
+                     " (fields: " + join_names(value_fields(e->cinfo())) + ")");
+  auto* vf = static_cast<const ValueFinfoBase*>(f);
+  if (writable && vf->readOnly())
+    throw FieldError(std::string(op) + ": field '" + std::string(field) + "' of " + e->cinfo()->name() +
+                     " is read-only");
+  return vf;
+}
+
+void check_type(const std::type_info& want, const std::string& gotMangled, const std::string& gotName,
+                const char* op, const std::string& what) {
+  if (gotMangled != want.name())
+    throw TypeError(std::string(op) + ": " + what + " has type " + type_name(want) + ", not " + gotName);
+}
+
+struct TypeTag {
+  std::string mangled, name;
+};
+void put_type(Writer& w, const std::type_info& t) { w.put<std::string>(t.name()).put<std::string>(type_name(t)); }
+TypeTag get_type(Reader& r) {
+  TypeTag t;
+  t.mangled = r.get<std::string>();
+  t.name = r.get<std::string>();
+  return t;
+}
+
+/// Visits every local entry (d, f) of e: all data entries, or all field entries of local parents.
+template <class Fn>
+void for_each_local(const Element* e, Fn&& fn) {
+  for (Index d = e->localBegin(); d < e->localEnd(); ++d) {
+    const Index nf = e->isField() ? e->numField(d) : 1;
+    for (Index f = 0; f < nf; ++f) fn(d, f);
+  }
+}
+
+// ---- handlers: each runs on every node ----
+
+void do_create(Reader& r, Writer& w) {
+  const auto cls = r.get<std::string>();
+  const auto path = r.get<std::string>();
+  const auto n = r.get<Index>();
+  const auto global = r.get<bool>();
+  const Cinfo* c = Cinfo::require(cls, "create");
+  auto [parentPath, name] = split_new_path(path, "create");
+  Element* pe = resolve_path(parentPath, "create").element();
+  if (pe->isField())
+    throw PathError("create: cannot create '" + name + "' under the field element " + pe->path());
+  if (Element* old = pe->child(name))
+    throw PathError("create: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
+  if (n == 0xFFFFFFFFu) throw ValueError("create: too many entries");
+  auto& t = ElementTable::instance();
+  auto* de = static_cast<DataElement*>(
+      t.insert(std::make_unique<DataElement>(t.nextId(), name, c, pe->id(), n, global)));
+  for (const FieldElementFinfoBase* ff : c->fieldElementFinfos())
+    t.insert(std::make_unique<FieldElement>(t.nextId(), ff->name(), ff->fieldCinfo(), de, ff));
+  w.put<ObjId>(ObjId(de->id()));
+}
+
+void do_destroy(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  Element* e = require_element(o, "delete");
+  if (o.id == Id::root()) throw ValueError("delete: cannot delete the root element '/'");
+  if (e->isField())
+    throw ValueError("delete: " + e->path() + " is a field element, part of its parent " + e->parent().path() +
+                     "; delete the parent instead");
+  // Unschedule the whole subtree, drop every message touching it, then the elements.
+  std::vector<Element*> stack{e};
+  while (!stack.empty()) {
+    Element* x = stack.back();
+    stack.pop_back();
+    Clock::instance().dropElement(x->id());
+    for (Id c : x->children())
+      if (Element* k = c.element()) stack.push_back(k);
+  }
+  MsgTable::instance().eraseTouching(e);
+  ElementTable::instance().erase(o.id);
+}
+
+using ReduceConnector = Msg* (*)(const ObjId&, std::string_view, const ObjId&, std::string_view);
+ReduceConnector& reduce_connector() {
+  static ReduceConnector c = nullptr;
+  return c;
+}
+
+void do_add_msg(Reader& r, Writer& w) {
+  const auto kind = r.get<std::string>();
+  const auto src = r.get<ObjId>();
+  const auto sf = r.get<std::string>();
+  const auto dest = r.get<ObjId>();
+  const auto df = r.get<std::string>();
+  require_element(src, "addMsg");
+  require_element(dest, "addMsg");
+  Msg* m = nullptr;
+  if (parse_msg_kind(kind, "addMsg") == MsgKind::reduce) {
+    if (!reduce_connector()) throw MsgError("addMsg: Reduce messages need the reduce layer, which is not linked");
+    m = reduce_connector()(src, sf, dest, df);
+  } else {
+    m = connect(kind, src, sf, dest, df);
+  }
+  w.put<std::uint32_t>(m->id());
+}
+
+Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
+  Msg* m = MsgTable::instance().get(id);
+  if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
+  if (m->kind() != kind)
+    throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " + to_string(m->kind()) +
+                   " message, not " + to_string(kind));
+  return m;
+}
+
+void do_random(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto p = r.get<double>();
+  const auto seed = r.get<std::uint64_t>();
+  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "setRandomConnectivity"))->setRandomConnectivity(p, seed);
+}
+
+void do_pair_fill(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto s = r.get<std::vector<Index>>();
+  const auto d = r.get<std::vector<Index>>();
+  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
+}
+
+void do_set_stride(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto s = r.get<long>();
+  static_cast<DiagonalMsg*>(require_msg(id, MsgKind::diagonal, "setStride"))->setStride(s);
+}
+
+void do_set(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "set");
+  auto* vf = require_value(e, field, "set", true);
+  check_type(vf->valueType(), t.mangled, t.name, "set", e->cinfo()->name() + "." + field);
+  check_data_index(e, o.dataIndex, "set");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "set");
+  vf->set(e, o.dataIndex, o.fieldIndex, r);
+}
+
+void do_get(Reader& r, Writer& w) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "get");
+  auto* vf = require_value(e, field, "get", false);
+  check_type(vf->valueType(), t.mangled, t.name, "get", e->cinfo()->name() + "." + field);
+  check_data_index(e, o.dataIndex, "get");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "get");
+  vf->get(e, o.dataIndex, o.fieldIndex, w);
+}
+
+void do_get_vec(Reader& r, Writer& w) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  const auto whole = r.get<bool>();
+  Element* e = require_element(o, "getVec");
+  auto* vf = require_value(e, field, "getVec", false);
+  check_type(vf->valueType(), t.mangled, t.name, "getVec", e->cinfo()->name() + "." + field);
+  if (whole || !e->isField()) {
+    for_each_local(e, [&](Index d, Index f) { vf->get(e, d, f, w); });
+  } else {
+    check_data_index(e, o.dataIndex, "getVec");
+    if (!e->isLocal(o.dataIndex)) return;
+    for (Index f = 0; f < e->numField(o.dataIndex); ++f) vf->get(e, o.dataIndex, f, w);
+  }
+}
+
+void do_set_vec(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  const auto whole = r.get<bool>();
+  const auto n = r.get<std::uint64_t>();
+  Element* e = require_element(o, "setVec");
+  auto* vf = require_value(e, field, "setVec", true);
+  check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
+  if (!e->isField()) {
+    if (n != e->numData())
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
+                       std::to_string(e->numData()) + " entries");
+    for (Index d = 0; d < e->numData(); ++d) {
+      if (e->isLocal(d))
+        vf->set(e, d, 0, r);
+      else
+        vf->skip(r);
+    }
+    return;
+  }
+  if (whole)
+    throw ValueError("setVec: a list of values for a whole field element is ambiguous; set one parent's entries "
+                     "(e.g. " + e->parent().path() + "[0]/" + e->name() + ") or one value for all");
+  check_data_index(e, o.dataIndex, "setVec");
+  if (!e->isLocal(o.dataIndex)) return;
+  if (n != e->numField(o.dataIndex))
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " + e->parent().path() + "[" +
+                     std::to_string(o.dataIndex) + "], which has " + std::to_string(e->numField(o.dataIndex)) +
+                     " entries");
+  for (Index f = 0; f < n; ++f) vf->set(e, o.dataIndex, f, r);
+}
+
+void do_set_all(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "setVec");
+  auto* vf = require_value(e, field, "setVec", true);
+  check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
+  const char* start = r.position();
+  const std::size_t left = r.left();
+  for_each_local(e, [&](Index d, Index f) {
+    Reader one(start, left);
+    vf->set(e, d, f, one);
+  });
+}
+
+const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field, const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::lookupValue)
+    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
+                     e->cinfo()->name() + " (lookup fields: " +
+                     join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")");
+  return static_cast<const LookupValueFinfoBase*>(f);
+}
+
+void do_lookup(Reader& r, Writer& w, bool set) {
+  const char* op = set ? "setLookup" : "getLookup";
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag kt = get_type(r);
+  const TypeTag vt = get_type(r);
+  Element* e = require_element(o, op);
+  auto* lf = require_lookup(e, field, op);
+  check_type(lf->keyType(), kt.mangled, kt.name, op, "the key of " + e->cinfo()->name() + "." + field);
+  check_type(lf->valueType(), vt.mangled, vt.name, op, e->cinfo()->name() + "." + field);
+  if (set && !lf->hasSetter()) throw FieldError(std::string(op) + ": " + field + " is read-only");
+  check_data_index(e, o.dataIndex, op);
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, op);
+  const auto key = r.get<std::string>();  // packed key bytes
+  Reader kr(key.data(), key.size());
+  if (set)
+    lf->set(e, o.dataIndex, o.fieldIndex, kr, r);
+  else
+    lf->get(e, o.dataIndex, o.fieldIndex, kr, w);
+}
+
+void do_call(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const auto n = r.get<std::uint32_t>();
+  std::vector<TypeTag> types;
+  for (std::uint32_t i = 0; i < n; ++i) types.push_back(get_type(r));
+  Element* e = require_element(o, "call");
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::dest)
+    throw FieldError("call: '" + field + "' is not a destination function of " + e->cinfo()->name() +
+                     " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
+  auto* df = static_cast<const DestFinfoBase*>(f);
+  const auto& want = df->argTypes();
+  bool ok = want.size() == types.size();
+  for (std::size_t i = 0; ok && i < want.size(); ++i) ok = types[i].mangled == want[i]->name();
+  if (!ok) {
+    std::string got;
+    for (std::size_t i = 0; i < types.size(); ++i) got += (i ? "," : "") + types[i].name;
+    throw TypeError("call: " + e->cinfo()->name() + "." + field + " takes (" +
+                    (want.empty() ? std::string() : type_list_name(want)) + "), not (" + got + ")");
+  }
+  check_data_index(e, o.dataIndex, "call");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "call");
+  df->call(e, o.dataIndex, o.fieldIndex, r);
+}
+
+void do_set_clock(Reader& r, Writer&) {
+  const auto tick = r.get<unsigned>();
+  const auto dt = r.get<double>();
+  Clock::instance().setTickDt(tick, dt);
+}
+
+void do_use_clock(Reader& r, Writer&) {
+  const auto tick = r.get<unsigned>();
+  const auto path = r.get<std::string>();
+  const auto field = r.get<std::string>();
+  if (tick >= Clock::kNumTicks)
+    throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
+                     std::to_string(Clock::kNumTicks - 1) + ")");
+  if (field != "process" && field != "proc")
+    throw FieldError("useClock: unknown scheduling field '" + field + "' (valid: process, proc)");
+  const auto found = wildcard_find(path);
+  if (found.empty()) throw PathError("useClock: no element matches '" + path + "'");
+  for (const ObjId& o : found) {
+    const Element* e = o.element();
+    if (e->isField() || !e->cinfo()->proc())
+      throw FieldError("useClock: " + e->path() + " (a " + e->cinfo()->name() +
+                       ") has no process function; only classes with a 'proc' field can be scheduled");
+  }
+  for (const ObjId& o : found) Clock::instance().addElement(tick, o.id);
+}
+
+void do_reinit(Reader&, Writer&) { Clock::instance().reinit(); }
+void do_start(Reader& r, Writer&) { Clock::instance().start(r.get<double>()); }
+void do_set_threads(Reader& r, Writer&) {
+  const auto n = r.get<unsigned>();
+  Clock::instance().setNumThreads(n);
+  PostOffice::instance().setNumThreads(n);
+}
+
+void do_clear(Reader&, Writer&) {
+  MsgTable::instance().clear();
+  ElementTable::instance().clear();
+  Clock::instance().clear();
+  PostOffice::instance().clear();
+}
+
+void do_extension(Reader& r, Writer& w) {
+  const auto name = r.get<std::string>();
+  auto it = extensions().find(name);
+  if (it == extensions().end()) throw InternalError("unknown extension command " + name);
+  it->second(r, w);
+}
+
+// ---- wire format helpers ----
+
+ByteBuffer command(Op op) {
+  ByteBuffer b;
+  Writer(b).put<std::uint32_t>(static_cast<std::uint32_t>(op));
+  return b;
+}
+
+struct Reply {
+  std::uint8_t status = 0;  // 0 ok, 1 antler::Error, 2 other
+  ErrorKind kind = ErrorKind::value;
+  std::string message;
+  ByteBuffer payload;
+};
+
+Reply parse_reply(const char* p, std::size_t n) {
+  Reader r(p, n);
+  Reply out;
+  out.status = r.get<std::uint8_t>();
+  out.kind = static_cast<ErrorKind>(r.get<std::uint8_t>());
+  out.message = r.get<std::string>();
+  out.payload.append(r.position(), r.left());
+  return out;
+}
+
+constexpr std::size_t kHead = 512;  // first broadcast carries small commands whole
+
+}  // namespace
+
+// The reduce layer installs its connector through this function (declared in reduce/).
+void set_reduce_connector(ReduceConnector c) { reduce_connector() = c; }
+
+Shell& Shell::instance() {
+  static Shell s;
+  return s;
+}
+
+int Shell::numNodes() const { return node_layout().numNodes; }
+int Shell::myNode() const { return node_layout().node; }
+
+void Shell::checkIdle(const char* op) const {
+  if (Clock::instance().running())
+    throw StateError(std::string(op) + ": not allowed while the clock is running (the Shell is not re-entrant)");
+}
+
+ByteBuffer Shell::execute(const ByteBuffer& cmd) {
+  ByteBuffer reply;
+  Writer w(reply);
+  ByteBuffer payload;
+  Writer pw(payload);
+  std::uint8_t status = 0;
+  ErrorKind kind = ErrorKind::value;
+  std::string message;
+  try {
+    Reader r(cmd);
+    const auto op = static_cast<Op>(r.get<std::uint32_t>());
+    switch (op) {
+      case Op::create: do_create(r, pw); break;
+      case Op::destroy: do_destroy(r, pw); break;
+      case Op::addMsg: do_add_msg(r, pw); break;
+      case Op::setRandomConnectivity: do_random(r, pw); break;
+      case Op::pairFill: do_pair_fill(r, pw); break;
+      case Op::setStride: do_set_stride(r, pw); break;
+      case Op::set: do_set(r, pw); break;
+      case Op::get: do_get(r, pw); break;
+      case Op::setVec: do_set_vec(r, pw); break;
+      case Op::getVec: do_get_vec(r, pw); break;
+      case Op::setAll: do_set_all(r, pw); break;
+      case Op::lookupGet: do_lookup(r, pw, false); break;
+      case Op::lookupSet: do_lookup(r, pw, true); break;
+      case Op::call: do_call(r, pw); break;
+      case Op::setClock: do_set_clock(r, pw); break;
+      case Op::useClock: do_use_clock(r, pw); break;
+      case Op::reinit: do_reinit(r, pw); break;
+      case Op::start: do_start(r, pw); break;
+      case Op::setNumThreads: do_set_threads(r, pw); break;
+      case Op::clearModel: do_clear(r, pw); break;
+      case Op::extension: do_extension(r, pw); break;
+      default: throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
+    }
+  } catch (const Error& e) {
+    status = 1;
+    kind = e.kind();
+    message = e.what();
+  } catch (const std::exception& e) {
+    status = 2;
+    message = e.what();
+  }
+  w.put<std::uint8_t>(status).put<std::uint8_t>(static_cast<std::uint8_t>(kind)).put<std::string>(message);
+  if (status == 0) reply.append(payload.data(), payload.size());
+  return reply;
+}
+
+std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
+  std::vector<Reply> replies;
+  if (numNodes() == 1) {
+    checkIdle("command");
+    const ByteBuffer rep = execute(cmd);
+    replies.push_back(parse_reply(rep.data(), rep.size()));
+  } else {
+    if (!isDriver()) throw StateError("Shell commands are issued by the driver (node 0) only");
+    checkIdle("command");
+    // Broadcast: a fixed head {u64 size, first bytes}, then the rest if the command is long.
+    std::vector<char> head(kHead, 0);
+    const std::uint64_t size = cmd.size();
+    std::memcpy(head.data(), &size, 8);
+    std::memcpy(head.data() + 8, cmd.data(), std::min<std::size_t>(size, kHead - 8));
+    ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
+    if (size > kHead - 8)
+      ANTLER_MPI(MPI_Bcast(const_cast<char*>(cmd.data()) + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE,
+                           0, MPI_COMM_WORLD));
+    const ByteBuffer rep = execute(cmd);
+    std::vector<std::size_t> counts;
+    std::vector<char> all;
+    // Replies come back to the driver only.
+    const int P = numNodes();
+    std::vector<unsigned long long> sizes(static_cast<std::size_t>(P));
+    unsigned long long mine = rep.size();
+    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
+    std::vector<int> cnt(static_cast<std::size_t>(P)), disp(static_cast<std::size_t>(P));
+    std::size_t total = 0;
+    for (int r = 0; r < P; ++r) {
+      cnt[r] = static_cast<int>(sizes[r]);
+      disp[r] = static_cast<int>(total);
+      total += sizes[r];
+    }
+    all.resize(total);
+    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, all.data(), cnt.data(), disp.data(),
+                           MPI_BYTE, 0, MPI_COMM_WORLD));
+    for (int r = 0; r < P; ++r) replies.push_back(parse_reply(all.data() + disp[r], sizes[r]));
+  }
+  for (std::size_t r = 0; r < replies.size(); ++r) {
+    const Reply& rep = replies[r];
+    if (rep.status == 0) continue;
+    std::string msg = rep.message;
+    // The same error on every node (a check on replicated metadata) reads as one error; an error
+    // that only one node saw names that node.
+    bool everywhere = true;
+    for (const Reply& o : replies) everywhere = everywhere && o.status == rep.status && o.message == rep.message;
+    if (!everywhere && numNodes() > 1) msg += " (on node " + std::to_string(r) + ")";
+    if (rep.status == 1) throw_error(rep.kind, msg);
+    throw InternalError(msg);
+  }
+  std::vector<ByteBuffer> out;
+  for (auto& rep : replies) out.push_back(std::move(rep.payload));
+  return out;
+}
+
+int Shell::serve() {
+  if (numNodes() == 1 || isDriver()) return 0;
+  std::vector<char> head(kHead);
+  for (;;) {
+    ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
+    std::uint64_t size = 0;
+    std::memcpy(&size, head.data(), 8);
+    ByteBuffer cmd;
+    cmd.resize(size);
+    std::memcpy(cmd.data(), head.data() + 8, std::min<std::size_t>(size, kHead - 8));
+    if (size > kHead - 8)
+      ANTLER_MPI(MPI_Bcast(cmd.data() + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE, 0, MPI_COMM_WORLD));
+    Reader r(cmd);
+    if (static_cast<Op>(r.get<std::uint32_t>()) == Op::quit) return r.get<int>();
+    const ByteBuffer rep = execute(cmd);
+    unsigned long long mine = rep.size();
+    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, nullptr, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
+    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, 0,
+                           MPI_COMM_WORLD));
+  }
+}
+
+void Shell::quitWorkers(int exitCode) {
+  if (numNodes() == 1 || !isDriver()) return;
+  ByteBuffer cmd = command(Op::quit);
+  Writer(cmd).put<int>(exitCode);
+  std::vector<char> head(kHead, 0);
+  const std::uint64_t size = cmd.size();
+  std::memcpy(head.data(), &size, 8);
+  std::memcpy(head.data() + 8, cmd.data(), size);
+  ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+// ---- commands ----
+
+ObjId Shell::create(std::string_view className, std::string_view path, Index n, bool global) {
+  ByteBuffer c = command(Op::create);
+  Writer(c).put<std::string>(std::string(className)).put<std::string>(std::string(path)).put<Index>(n).put<bool>(global);
+  auto rep = dispatch(c);
+  Reader r(rep[0]);
+  return r.get<ObjId>();
+}
+
+void Shell::destroy(std::string_view path) { destroy(resolve_path(path, "delete")); }
+
+void Shell::destroy(ObjId obj) {
+  ByteBuffer c = command(Op::destroy);
+  Writer(c).put<ObjId>(obj);
+  dispatch(c);
+}
+
+std::uint32_t Shell::addMsg(std::string_view kind, ObjId src, std::string_view srcField, ObjId dest,
+                            std::string_view destField) {
+  ByteBuffer c = command(Op::addMsg);
+  Writer(c)
+      .put<std::string>(std::string(kind))
+      .put<ObjId>(src)
+      .put<std::string>(std::string(srcField))
+      .put<ObjId>(dest)
+      .put<std::string>(std::string(destField));
+  auto rep = dispatch(c);
+  Reader r(rep[0]);
+  return r.get<std::uint32_t>();
+}
+
+std::uint32_t Shell::addMsg(std::string_view kind, std::string_view src, std::string_view srcField,
+                            std::string_view dest, std::string_view destField) {
+  return addMsg(kind, resolve_path(src, "addMsg"), srcField, resolve_path(dest, "addMsg"), destField);
+}
+
+void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed) {
+  ByteBuffer c = command(Op::setRandomConnectivity);
+  Writer(c).put<std::uint32_t>(msg).put<double>(probability).put<std::uint64_t>(seed);
+  dispatch(c);
+}
+
+void Shell::pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest) {
+  ByteBuffer c = command(Op::pairFill);
+  Writer(c).put<std::uint32_t>(msg).put(src).put(dest);
+  dispatch(c);
+}
+
+void Shell::setStride(std::uint32_t msg, long stride) {
+  ByteBuffer c = command(Op::setStride);
+  Writer(c).put<std::uint32_t>(msg).put<long>(stride);
+  dispatch(c);
+}
+
+const Msg* Shell::msg(std::uint32_t id) const { return MsgTable::instance().get(id); }
+
+void Shell::clearModel() { dispatch(command(Op::clearModel)); }
+
+ObjId Shell::find(std::string_view path) const { return resolve_path(path, "find"); }
+
+bool Shell::exists(std::string_view path) const {
+  try {
+    return find_path(path).element() != nullptr;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::vector<ObjId> Shell::children(std::string_view path) const {
+  std::vector<ObjId> out;
+  for (Id c : resolve_path(path, "children").element()->children()) out.emplace_back(c);
+  return out;
+}
+
+std::vector<ObjId> Shell::wildcardFind(std::string_view pattern) const { return wildcard_find(pattern); }
+
+std::vector<std::string> Shell::classNames() { return Cinfo::classNames(); }
+
+std::vector<Shell::FieldInfo> Shell::fieldInfo(std::string_view className) {
+  const Cinfo* c = Cinfo::require(className, "getFieldNames");
+  std::vector<FieldInfo> out;
+  for (const Finfo* f : c->finfos()) out.push_back({f->name(), to_string(f->kind()), f->type(), f->doc()});
+  return out;
+}
+
+void Shell::setPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value) {
+  ByteBuffer c = command(Op::set);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+ByteBuffer Shell::getPacked(ObjId obj, std::string_view field, const std::type_info& type) {
+  ByteBuffer c = command(Op::get);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  auto rep = dispatch(c);
+  const Element* e = obj.element();
+  return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
+}
+
+ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::type_info& type, bool whole) {
+  ByteBuffer c = command(Op::getVec);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  w.put<bool>(whole);
+  auto rep = dispatch(c);
+  const Element* e = obj.element();
+  if (e->isGlobal()) return std::move(rep[0]);
+  ByteBuffer out;
+  for (auto& b : rep) out.append(b.data(), b.size());  // node order is global index order
+  return out;
+}
+
+void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& values,
+                         std::uint64_t n, bool whole) {
+  ByteBuffer c = command(Op::setVec);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  w.put<bool>(whole).put<std::uint64_t>(n);
+  c.append(values.data(), values.size());
+  dispatch(c);
+}
+
+void Shell::setAllPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value) {
+  ByteBuffer c = command(Op::setAll);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+ByteBuffer Shell::lookupGetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                                  const ByteBuffer& key, const std::type_info& type) {
+  ByteBuffer c = command(Op::lookupGet);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, keyType);
+  put_type(w, type);
+  w.put<std::string>(std::string(key.data(), key.size()));
+  auto rep = dispatch(c);
+  const Element* e = obj.element();
+  return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
+}
+
+void Shell::lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType, const ByteBuffer& key,
+                            const std::type_info& type, const ByteBuffer& value) {
+  ByteBuffer c = command(Op::lookupSet);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, keyType);
+  put_type(w, type);
+  w.put<std::string>(std::string(key.data(), key.size()));
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+void Shell::callPacked(ObjId obj, std::string_view dest, const std::vector<const std::type_info*>& types,
+                       const ByteBuffer& args) {
+  ByteBuffer c = command(Op::call);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(dest)).put<std::uint32_t>(static_cast<std::uint32_t>(types.size()));
+  for (auto* t : types) put_type(w, *t);
+  c.append(args.data(), args.size());
+  dispatch(c);
+}
+
+void Shell::setClock(unsigned tick, double dt) {
+  ByteBuffer c = command(Op::setClock);
+  Writer(c).put<unsigned>(tick).put<double>(dt);
+  dispatch(c);
+}
+
+void Shell::useClock(unsigned tick, std::string_view path, std::string_view field) {
+  ByteBuffer c = command(Op::useClock);
+  Writer(c).put<unsigned>(tick).put<std::string>(std::string(path)).put<std::string>(std::string(field));
+  dispatch(c);
+}
+
+void Shell::reinit() { dispatch(command(Op::reinit)); }
+
+void Shell::start(double runtime) {
+  ByteBuffer c = command(Op::start);
+  Writer(c).put<double>(runtime);
+  dispatch(c);
+}
+
+void Shell::stop() {
+  if (Clock::instance().running()) Clock::instance().requestStop();
+}
+
+double Shell::currentTime() const { return Clock::instance().currentTime(); }
+
+void Shell::setNumThreads(unsigned n) {
+  ByteBuffer c = command(Op::setNumThreads);
+  Writer(c).put<unsigned>(n);
+  dispatch(c);
+}
+
+unsigned Shell::numThreads() const { return Clock::instance().numThreads(); }
+
+void Shell::registerCommand(const std::string& name, Handler h) { extensions()[name] = h; }
+
+std::vector<ByteBuffer> Shell::dispatchExtension(const std::string& name, const ByteBuffer& args) {
+  ByteBuffer c = command(Op::extension);
+  Writer(c).put<std::string>(name);
+  c.append(args.data(), args.size());
+  return dispatch(c);
+}
+
+}  // namespace antler

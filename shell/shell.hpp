@@ -1,0 +1,167 @@
+#pragma once
+/// Shell: the command surface scripts and driver programs talk to.
+///
+/// Every command that changes the model or reads object data runs on every node in lockstep:
+/// the driver (rank 0) broadcasts it, each node executes it on its own part of the model, and the
+/// replies (values, errors) come back to the driver. Queries of the model's structure (paths,
+/// children, classes, fields) need no communication: every node holds the whole tree.
+///
+/// A command either succeeds everywhere or fails with an Error naming the thing and the valid
+/// choices; checks happen before any change, so a failed command changes nothing. An error on
+/// any node reaches the driver as an exception.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/id.hpp"
+
+namespace antler {
+
+class Msg;
+
+/// Ops of the command protocol (internal; stable only within one build).
+enum class Op : std::uint32_t {
+  quit = 0,
+  create,
+  destroy,
+  addMsg,
+  setRandomConnectivity,
+  pairFill,
+  setStride,
+  set,
+  get,
+  setVec,
+  getVec,
+  setAll,
+  lookupGet,
+  lookupSet,
+  call,
+  setClock,
+  useClock,
+  reinit,
+  start,
+  setNumThreads,
+  clearModel,
+  syncDataHandler,
+  extension,  ///< a command registered by another layer (see Shell::registerCommand)
+};
+
+/// The Shell of this process (one per process; only the driver's issues commands).
+class Shell {
+ public:
+  static Shell& instance();
+
+  // ---- structure: create, delete, connect ----
+
+  /// Creates an Element of `className` with n entries at `path` (the parent must exist). Global
+  /// elements hold every entry on every node. Returns the new Element's ObjId.
+  ObjId create(std::string_view className, std::string_view path, Index n = 1, bool global = false);
+  /// Deletes the Element at path (and everything below it, and every message touching them).
+  void destroy(std::string_view path);
+  void destroy(ObjId obj);
+  /// Connects src.srcField to dest.destField with a message of kind Single, OneToOne, OneToAll,
+  /// Diagonal, Sparse or Reduce. Returns the message id.
+  std::uint32_t addMsg(std::string_view kind, ObjId src, std::string_view srcField, ObjId dest,
+                       std::string_view destField);
+  std::uint32_t addMsg(std::string_view kind, std::string_view src, std::string_view srcField,
+                       std::string_view dest, std::string_view destField);
+  /// Fills a Sparse message at random (see SparseMsg::setRandomConnectivity).
+  void setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed);
+  /// Fills a Sparse message from index pairs.
+  void pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest);
+  /// Sets the stride of a Diagonal message.
+  void setStride(std::uint32_t msg, long stride);
+  /// The message with this id (nullptr if none); metadata, valid on every node.
+  const Msg* msg(std::uint32_t id) const;
+  /// Deletes every Element but the root, every message, and resets the clock.
+  void clearModel();
+
+  // ---- queries (local: every node holds the whole tree) ----
+
+  /// The object at path; PathError if none.
+  ObjId find(std::string_view path) const;
+  /// True if an element exists at path.
+  bool exists(std::string_view path) const;
+  /// Children of the element at path.
+  std::vector<ObjId> children(std::string_view path) const;
+  /// Elements matching a wildcard pattern such as "/model/##[TYPE=IntFire]".
+  std::vector<ObjId> wildcardFind(std::string_view pattern) const;
+  /// Every registered class name.
+  static std::vector<std::string> classNames();
+  /// Field names of a class, with kind and type: {name, kind, type}.
+  struct FieldInfo {
+    std::string name, kind, type, doc;
+  };
+  static std::vector<FieldInfo> fieldInfo(std::string_view className);
+
+  // ---- values (routed to the node that owns the object) ----
+
+  /// Sets field of obj to the packed value of C++ type `type`.
+  void setPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value);
+  /// The packed value of field of obj (TypeError if the field's type is not `type`).
+  ByteBuffer getPacked(ObjId obj, std::string_view field, const std::type_info& type);
+  /// Packed values of field over all entries of an Element, in global order (wholeElement), or
+  /// over the field entries of one parent of a FieldElement (obj's dataIndex).
+  ByteBuffer getVecPacked(ObjId obj, std::string_view field, const std::type_info& type, bool wholeElement);
+  /// Sets field on every entry from n packed values (n must be the entry count).
+  void setVecPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& values,
+                    std::uint64_t n, bool wholeElement);
+  /// Sets field on every entry of the Element (every field entry of a FieldElement) to one value.
+  void setAllPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value);
+  /// LookupValueFinfo get/set with a packed key.
+  ByteBuffer lookupGetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                             const ByteBuffer& key, const std::type_info& type);
+  void lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType, const ByteBuffer& key,
+                       const std::type_info& type, const ByteBuffer& value);
+  /// Calls a DestFinfo on obj with packed arguments of the given types.
+  void callPacked(ObjId obj, std::string_view dest, const std::vector<const std::type_info*>& types,
+                  const ByteBuffer& args);
+
+  // ---- clock ----
+
+  void setClock(unsigned tick, double dt);
+  /// Schedules every element matching pathOrWildcard on tick; field is "process" (or "proc").
+  void useClock(unsigned tick, std::string_view pathOrWildcard, std::string_view field = "process");
+  void reinit();
+  void start(double runtime);
+  /// Stops a running clock at the end of the current step (from process code); no-op otherwise.
+  void stop();
+  double currentTime() const;
+  void setNumThreads(unsigned n);
+  unsigned numThreads() const;
+
+  // ---- nodes ----
+
+  int numNodes() const;
+  int myNode() const;
+  bool isDriver() const { return myNode() == 0; }
+
+  // ---- the command protocol ----
+
+  /// Runs one command on every node and returns each node's reply payload (index = node).
+  /// Called by the driver; throws the first node's error.
+  std::vector<ByteBuffer> dispatch(const ByteBuffer& cmd);
+  /// Executes one command on this node (workers call this from their serve loop). Returns the
+  /// reply: {status u8, kind u8, message, payload}.
+  ByteBuffer execute(const ByteBuffer& cmd);
+  /// Worker loop: receives and executes commands until the driver says quit; returns the exit
+  /// code the driver sent.
+  int serve();
+  /// Tells the workers to leave their loop with this exit code (the driver's Runtime does this).
+  void quitWorkers(int exitCode);
+
+  /// A handler for Op::extension commands, registered under a name by another layer.
+  using Handler = void (*)(Reader& args, Writer& reply);
+  static void registerCommand(const std::string& name, Handler h);
+  /// Runs a registered extension command on every node; returns each node's payload.
+  std::vector<ByteBuffer> dispatchExtension(const std::string& name, const ByteBuffer& args);
+
+ private:
+  Shell() = default;
+  void checkIdle(const char* op) const;
+};
+
+}  // namespace antler

@@ -1,0 +1,84 @@
+#pragma once
+// Element classes used only by the tests.
+#include <string>
+#include <vector>
+
+#include "core/class_builder.hpp"
+#include "msg/src_finfo.hpp"
+
+namespace antler::test {
+
+/// Sends x + 0.1 * sum every step and folds what it receives as sum = 0.5 * sum + v, which
+/// depends on the order values arrive in: a delivery-order bug changes the result.
+class Adder {
+ public:
+  inline static SrcFinfo<double> out{"out", "sends x + 0.1 * sum each step"};
+  inline static SrcFinfo<double, unsigned> pair{"pair", "sends (x, index) (for type checks)"};
+  inline static SrcFinfo<std::string> label{"label", "sends a string (the Boost path)"};
+  void process(const Eref& e, ProcPtr) {
+    out.send(e, x_ + 0.1 * sum_);
+    pair.send(e, x_, e.dataIndex());
+    label.send(e, "n" + std::to_string(e.dataIndex()));
+  }
+  void reinit(const Eref&, ProcPtr) {
+    sum_ = 0;
+    count_ = 0;
+    text_.clear();
+  }
+  void add(double v) {
+    sum_ = 0.5 * sum_ + v;
+    ++count_;
+  }
+  void relay(const Eref& e, double v) { out.send(e, v); }
+  void addPair(double v, unsigned i) { sum_ += v * i; }
+  void addText(const std::string& s) { text_ += s + ";"; }
+  void scale(const Eref& e, double k) { x_ = k * x_ + e.dataIndex(); }
+  double getDoubled() const { return 2 * x_; }
+  double weightOf(unsigned i) const { return i < w_.size() ? w_[i] : -1.0; }
+  void setWeightOf(unsigned i, double v) {
+    if (w_.size() <= i) w_.resize(i + 1, 0.0);
+    w_[i] = v;
+  }
+  static const Cinfo* initCinfo();
+
+  double x_ = 0, sum_ = 0;
+  unsigned count_ = 0;
+  std::string text_;
+  std::vector<double> w_;
+};
+
+/// One entry of Receiver's array field.
+class Syn {
+ public:
+  void hit(double v) {
+    acc_ += weight_ * v;
+    ++hits_;
+  }
+  static const Cinfo* initCinfo();
+  double weight_ = 1, acc_ = 0;
+  unsigned hits_ = 0;
+};
+
+/// Holds a variable number of Syn entries (the FieldElement "syn").
+class Receiver {
+ public:
+  void process(const Eref&, ProcPtr) {}
+  void reinit(const Eref&, ProcPtr) {
+    for (auto& s : syn_) s.acc_ = 0, s.hits_ = 0;
+  }
+  static const Cinfo* initCinfo();
+  std::vector<Syn> syn_;
+};
+
+/// Throws in process when its index equals `failAt` (tests error propagation from a run).
+class Faulty {
+ public:
+  void process(const Eref& e, ProcPtr) {
+    if (static_cast<int>(e.dataIndex()) == failAt_) throw ValueError("Faulty: failed at entry " + std::to_string(failAt_));
+  }
+  void reinit(const Eref&, ProcPtr) {}
+  static const Cinfo* initCinfo();
+  int failAt_ = -1;
+};
+
+}  // namespace antler::test
