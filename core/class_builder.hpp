@@ -113,6 +113,11 @@ class ClassBuilder {
     c_->addSrc(s);
     return *this;
   }
+  /// A reduce field (an inline static ReduceFinfo<T, F, R> member of T; see reduce/reduce_finfo.hpp).
+  ClassBuilder& reduce(const SrcFinfoBase& r) {
+    c_->addSrc(r);
+    return *this;
+  }
   /// The `proc` shared field: `void process(const Eref&, ProcPtr)` and `void reinit(...)`.
   template <auto Process, auto Reinit>
   ClassBuilder& proc(std::string doc = "process and reinit, called by the clock") {

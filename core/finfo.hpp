@@ -104,7 +104,8 @@ class DestFinfoBase : public Finfo {
 /// msg/src_finfo.hpp) and add it to the class with ClassBuilder::src.
 class SrcFinfoBase : public Finfo {
  public:
-  SrcFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::src) {}
+  SrcFinfoBase(std::string name, std::string doc, FinfoKind kind = FinfoKind::src)
+      : Finfo(std::move(name), std::move(doc), kind) {}
   virtual const std::vector<const std::type_info*>& argTypes() const = 0;
   std::string type() const override { return type_list_name(argTypes()); }
   /// Bytes of one packed argument list if fixed (all trivially copyable), else -1.

@@ -1,6 +1,8 @@
 #include "core/mpi.hpp"
 
 #include <cstdio>
+#include <cstring>
+#include <algorithm>
 #include <exception>
 
 #include "core/error.hpp"
@@ -69,6 +71,53 @@ void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& count
   if (total == 0) return;
   ANTLER_MPI(MPI_Allgatherv(data, static_cast<int>(n), MPI_BYTE, out.data(), cnt.data(), disp.data(), MPI_BYTE,
                             MPI_COMM_WORLD));
+}
+
+void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, std::vector<std::size_t>& counts,
+                      std::vector<char>& out) {
+  int size = 1;
+  ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  const std::size_t P = static_cast<std::size_t>(size);
+  const std::size_t block = 8 + inlineBytes;
+  std::vector<char> mine(block, 0), blocks(block * P);
+  const std::uint64_t n64 = n;
+  std::memcpy(mine.data(), &n64, 8);
+  std::memcpy(mine.data() + 8, data, std::min(n, inlineBytes));
+  ANTLER_MPI(MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, blocks.data(), static_cast<int>(block),
+                           MPI_BYTE, MPI_COMM_WORLD));
+  counts.assign(P, 0);
+  std::size_t total = 0;
+  bool overflow = false;
+  for (std::size_t r = 0; r < P; ++r) {
+    std::uint64_t c = 0;
+    std::memcpy(&c, blocks.data() + r * block, 8);
+    counts[r] = c;
+    total += c;
+    overflow = overflow || c > inlineBytes;
+  }
+  out.resize(total);
+  std::vector<std::size_t> offset(P, 0);
+  for (std::size_t r = 1; r < P; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  for (std::size_t r = 0; r < P; ++r)
+    if (counts[r]) std::memcpy(out.data() + offset[r], blocks.data() + r * block + 8, std::min(counts[r], inlineBytes));
+  if (!overflow) return;
+  // Second round: the bytes beyond each node's inline block.
+  std::vector<int> cnt(P), disp(P);
+  std::size_t extra = 0;
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::size_t x = counts[r] > inlineBytes ? counts[r] - inlineBytes : 0;
+    if (x > static_cast<std::size_t>(INT32_MAX) || extra > static_cast<std::size_t>(INT32_MAX))
+      throw CommError("allgather: more than 2 GiB in one exchange");
+    cnt[r] = static_cast<int>(x);
+    disp[r] = static_cast<int>(extra);
+    extra += x;
+  }
+  std::vector<char> tail(extra);
+  const int myExtra = n > inlineBytes ? static_cast<int>(n - inlineBytes) : 0;
+  ANTLER_MPI(MPI_Allgatherv(myExtra ? data + inlineBytes : nullptr, myExtra, MPI_BYTE, tail.data(), cnt.data(),
+                            disp.data(), MPI_BYTE, MPI_COMM_WORLD));
+  for (std::size_t r = 0; r < P; ++r)
+    if (cnt[r]) std::memcpy(out.data() + offset[r] + inlineBytes, tail.data() + disp[r], static_cast<std::size_t>(cnt[r]));
 }
 
 void abort(const std::string& why) {

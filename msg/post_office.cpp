@@ -11,6 +11,9 @@ namespace antler {
 
 namespace {
 
+/// Bytes per node that travel in the exchange's single fixed-size collective; more costs a second.
+constexpr std::size_t kInlineBytes = 512;
+
 /// A validated view of one batch.
 struct BatchView {
   const Element* src;
@@ -116,7 +119,7 @@ void PostOffice::clear() {
   inProcess_ = false;
 }
 
-std::uint32_t PostOffice::exchange(std::uint32_t flags) {
+std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attachment) {
   inProcess_ = false;
   const unsigned T = numThreads();
   for (unsigned t = 0; t < T; ++t) {
@@ -133,7 +136,9 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags) {
   std::vector<std::vector<Span>> segs(nseg);
   const NodeLayout& l = node_layout();
 
+  attachments_.clear();
   if (l.numNodes == 1) {
+    attachments_.emplace_back(attachment.data(), attachment.size());
     if (flags & kFlagError) return flags;
     for (unsigned t = 0; t < T; ++t) {
       if (process_[t].segmentEnds().size() != nseg)
@@ -147,11 +152,12 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags) {
     return flags;
   }
 
-  // Pack: {flags u32, nseg u32, deferred bytes u64, segment bytes u64 x nseg} then the bytes,
-  // deferred first, then segment by segment with threads in order.
+  // Pack: {flags u32, nseg u32, attachment bytes u64, deferred bytes u64, segment bytes u64 x
+  // nseg} then the bytes: attachment, deferred, then segment by segment with threads in order.
   packed_.clear();
   Writer w(packed_);
   w.put<std::uint32_t>(flags).put<std::uint32_t>(static_cast<std::uint32_t>(nseg));
+  w.put<std::uint64_t>(attachment.size());
   std::uint64_t dbytes = 0;
   for (unsigned t = 0; t < T; ++t) dbytes += deferredIn_[t].bytes().size();
   w.put<std::uint64_t>(dbytes);
@@ -164,6 +170,7 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags) {
       }
     w.put<std::uint64_t>(n);
   }
+  packed_.append(attachment.data(), attachment.size());
   for (unsigned t = 0; t < T; ++t) packed_.append(deferredIn_[t].bytes().data(), deferredIn_[t].bytes().size());
   for (std::size_t j = 0; j < nseg; ++j)
     for (unsigned t = 0; t < T; ++t)
@@ -173,7 +180,7 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags) {
       }
 
   std::vector<std::size_t> counts;
-  mpi::allgatherv(packed_.data(), packed_.size(), counts, gathered_);
+  mpi::allgather_inline(packed_.data(), packed_.size(), kInlineBytes, counts, gathered_);
 
   std::uint32_t all = 0;
   std::vector<std::vector<Span>> nodeSegs;
@@ -186,9 +193,11 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags) {
     const auto ns = rd.get<std::uint32_t>();
     all |= f;
     nsegs.push_back(ns);
+    const auto ab = rd.get<std::uint64_t>();
     const auto db = rd.get<std::uint64_t>();
     std::vector<std::uint64_t> sb(ns);
     for (auto& x : sb) x = rd.get<std::uint64_t>();
+    attachments_.emplace_back(rd.take(ab), ab);
     const char* p = rd.take(db);
     deferred.push_back({p, p + db});
     std::vector<Span> mine;

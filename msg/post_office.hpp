@@ -48,9 +48,13 @@ class PostOffice {
 
   /// Master thread, before the process phase: sends now go to the process queues.
   void beginProcess() { inProcess_ = true; }
-  /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers and flags with the
-  /// other nodes and builds the delivery plan. Returns the union of every node's flags.
-  std::uint32_t exchange(std::uint32_t flags);
+  /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers, flags and each
+  /// node's `attachment` (bytes another layer rides along, e.g. reduction requests) with the other
+  /// nodes in one collective when they are small, and builds the delivery plan. Returns the union
+  /// of every node's flags.
+  std::uint32_t exchange(std::uint32_t flags, const ByteBuffer& attachment = ByteBuffer());
+  /// Every node's attachment from the last exchange, in node order (valid until finishDelivery).
+  const std::vector<std::pair<const char*, std::size_t>>& attachments() const { return attachments_; }
   /// Every thread, after exchange: delivers to the targets in thread t's slices.
   void deliver(unsigned t) const;
   /// Master thread, after every thread delivered: empties the delivered queues.
@@ -81,6 +85,7 @@ class PostOffice {
   std::vector<Record> deferredPlan_;
   std::vector<Span> spans_;
   std::vector<char> gathered_;
+  std::vector<std::pair<const char*, std::size_t>> attachments_;
   ByteBuffer packed_;
 };
 

@@ -7,14 +7,17 @@
 //             the tick's order, marking a segment end in its process queue after each Element.
 //             Sends go to that queue; nothing is delivered yet, so no thread ever touches an
 //             object outside its own slice.
-//   Barrier 1 The master thread (the only one that calls MPI) exchanges queues and flags with the
-//             other nodes and builds the delivery plan: deferred sends sorted by source, then for
-//             each Element segment, node by node, thread by thread — the serial order.
-//   Deliver   Each thread walks the whole plan and calls destination functions only on targets in
-//             its own slice of each destination, so again no two threads touch one object.
-//   Barrier 2 The master clears the delivered queues and runs the Barrier 3 hook: the reduce
-//             layer folds the per-thread partials, makes one collective for every node's partials
-//             and calls the digests.
+//   Barrier 1 The master thread (the only one that calls MPI) exchanges queues, flags and
+//             reduction requests with the other nodes and builds the delivery plan: deferred sends
+//             sorted by source, then for each Element segment, node by node, thread by thread —
+//             the serial order. Every node now knows the same pending reductions.
+//   Deliver   Each thread first folds its own slice of every pending reduction's targets
+//             (primaryReduce: values as process left them), then walks the whole delivery plan and
+//             calls destination functions only on targets in its own slice of each destination,
+//             so no two threads ever touch one object.
+//   Barrier 2 The master clears the delivered queues and clears the reduce queue: thread partials
+//             folded in thread order, one collective for every node's partials, node partials
+//             folded in node order, digests called (reduce/reduce_queue.hpp).
 //   Barrier 3 Everyone reads the flags the master published: an error anywhere (any thread, any
 //             node) ends the run on every node at the same round; a stop request ends it at the
 //             end of the step.
@@ -32,6 +35,7 @@
 #include "core/error.hpp"
 #include "core/proc_info.hpp"
 #include "msg/post_office.hpp"
+#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -130,8 +134,10 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   }
 
   auto& po = PostOffice::instance();
+  auto& rq = ReduceQueue::instance();
   const unsigned T = numThreads_;
   if (po.numThreads() != T) po.setNumThreads(T);
+  rq.prepare(T);
   const NodeLayout layout = node_layout();
 
   std::vector<std::exception_ptr> errors(T);
@@ -191,7 +197,8 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         {
           std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
           try {
-            published = po.exchange(f);
+            published = po.exchange(f, rq.localRequests());
+            if (!(published & kFlagError)) rq.setPending(po.attachments(), T);
           } catch (...) {
             if (!errors[0]) errors[0] = std::current_exception();
             nodeFlags.fetch_or(kFlagError);
@@ -205,9 +212,10 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           break;
         }
 
-        // ---- Deliver ----
+        // ---- Deliver: reduction partials first, then messages ----
         if (!errors[t]) {
           try {
+            rq.primary(t, T);
             po.deliver(t);
           } catch (...) {
             errors[t] = std::current_exception();
@@ -220,14 +228,12 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         {
           po.finishDelivery();
           std::uint32_t f = nodeFlags.load();
-          if (barrier3_) {
-            try {
-              f = barrier3_(f, k);
-            } catch (...) {
-              if (!errors[0]) errors[0] = std::current_exception();
-              nodeFlags.fetch_or(kFlagError);
-              f |= kFlagError;
-            }
+          try {
+            f = rq.finish(f);
+          } catch (...) {
+            if (!errors[0]) errors[0] = std::current_exception();
+            nodeFlags.fetch_or(kFlagError);
+            f |= kFlagError;
           }
           published = f;
           po.beginProcess();
@@ -249,6 +255,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   for (auto& e : errors)
     if (e) {
       po.clear();
+      rq.clear();
       std::rethrow_exception(e);
     }
 }

@@ -4,7 +4,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "core/id.hpp"
@@ -48,12 +47,6 @@ class Clock {
   void setNumThreads(unsigned n);
   unsigned numThreads() const { return numThreads_; }
 
-  /// Barrier 3 hook: called by the master thread once per tick round after delivery, with this
-  /// node's flags; returns the union of every node's flags. The reduce layer installs the function
-  /// that clears the reduce queues here (see reduce/reduce_queue.hpp).
-  using Barrier3 = std::function<std::uint32_t(std::uint32_t flags, unsigned tick)>;
-  void setBarrier3(Barrier3 f) { barrier3_ = std::move(f); }
-
  private:
   Clock();
   /// One process / deliver / reduce round over the elements of `ticks` (the due ticks of a step),
@@ -67,7 +60,6 @@ class Clock {
   unsigned numThreads_ = 1;
   bool running_ = false;
   std::atomic<bool> stopRequested_{false};
-  Barrier3 barrier3_;
 };
 
 }  // namespace antler

@@ -11,6 +11,9 @@
 #include "core/value_finfo.hpp"
 #include "msg/msg.hpp"
 #include "msg/post_office.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "reduce/reduce_queue.hpp"
+#include "reduce/sync_data_handler.hpp"
 #include "shell/clock.hpp"
 
 namespace antler {
@@ -373,6 +376,35 @@ void do_clear(Reader&, Writer&) {
   ElementTable::instance().clear();
   Clock::instance().clear();
   PostOffice::instance().clear();
+  ReduceQueue::instance().clear();
+}
+
+void do_sync(Reader& r, Writer& w) {
+  const auto id = r.get<Id>();
+  Element* e = require_element(ObjId(id), "syncDataHandler");
+  if (!e->isField()) {
+    std::vector<std::string> fields;
+    for (auto* f : e->cinfo()->fieldElementFinfos()) fields.push_back(e->path() + "/" + f->name());
+    throw ValueError("syncDataHandler: " + e->path() + " is not a field element" +
+                     (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
+  }
+  w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), Clock::instance().numThreads()));
+}
+
+void do_reduce_now(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  Element* e = require_element(o, "reduceNow");
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::reduce)
+    throw FieldError("reduceNow: '" + field + "' is not a reduce field of " + e->cinfo()->name() +
+                     " (reduce fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::reduce)) + ")");
+  check_data_index(e, o.dataIndex, "reduceNow");
+  std::vector<ReduceBase*> jobs;
+  for (const Conn& c : e->conns(static_cast<const SrcFinfoBase*>(f)->bindIndex()))
+    if (static_cast<const ReduceMsg*>(c.msg)->requester() == o.dataIndex)
+      jobs.push_back(static_cast<const ReduceMsg*>(c.msg)->job());
+  ReduceQueue::instance().runNow(jobs, Clock::instance().numThreads());
 }
 
 void do_extension(Reader& r, Writer& w) {
@@ -459,6 +491,8 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
       case Op::start: do_start(r, pw); break;
       case Op::setNumThreads: do_set_threads(r, pw); break;
       case Op::clearModel: do_clear(r, pw); break;
+      case Op::syncDataHandler: do_sync(r, pw); break;
+      case Op::reduceNow: do_reduce_now(r, pw); break;
       case Op::extension: do_extension(r, pw); break;
       default: throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
     }
@@ -770,6 +804,22 @@ void Shell::setNumThreads(unsigned n) {
 }
 
 unsigned Shell::numThreads() const { return Clock::instance().numThreads(); }
+
+Index Shell::doSyncDataHandler(std::string_view path) { return doSyncDataHandler(resolve_path(path, "syncDataHandler").id); }
+
+Index Shell::doSyncDataHandler(Id fe) {
+  ByteBuffer c = command(Op::syncDataHandler);
+  Writer(c).put<Id>(fe);
+  auto rep = dispatch(c);
+  Reader r(rep[0]);
+  return r.get<Index>();
+}
+
+void Shell::reduceNow(ObjId requester, std::string_view field) {
+  ByteBuffer c = command(Op::reduceNow);
+  Writer(c).put<ObjId>(requester).put<std::string>(std::string(field));
+  dispatch(c);
+}
 
 void Shell::registerCommand(const std::string& name, Handler h) { extensions()[name] = h; }
 

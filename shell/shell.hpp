@@ -46,6 +46,7 @@ enum class Op : std::uint32_t {
   setNumThreads,
   clearModel,
   syncDataHandler,
+  reduceNow,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
@@ -132,6 +133,17 @@ class Shell {
   double currentTime() const;
   void setNumThreads(unsigned n);
   unsigned numThreads() const;
+
+  // ---- reductions ----
+
+  /// Sets the fieldDimension of a FieldElement (e.g. "/net/neurons/synapse") to the largest entry
+  /// count of any parent on any node, on every node, and returns it (ReduceFieldDimension through
+  /// the reduce path). Callable whenever the clock is not running.
+  Index doSyncDataHandler(std::string_view fieldElementPath);
+  Index doSyncDataHandler(Id fieldElement);
+  /// Runs, now, every reduction connected to reduce field `field` of `requester` (as if it had
+  /// sent in process), and calls its digest.
+  void reduceNow(ObjId requester, std::string_view field);
 
   // ---- nodes ----
 

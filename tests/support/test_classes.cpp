@@ -41,6 +41,18 @@ const Cinfo* Receiver::initCinfo() {
   return c;
 }
 
+const Cinfo* Relax::initCinfo() {
+  static const Cinfo* c = ClassBuilder<Relax>("TestRelax", "relaxes Vm towards target")
+                              .value("Vm", &Relax::Vm_)
+                              .value("initVm", &Relax::initVm_)
+                              .value("target", &Relax::target_)
+                              .value("rate", &Relax::rate_)
+                              .value("level", &Relax::level_, "an int field (converted when reduced)")
+                              .proc<&Relax::process, &Relax::reinit>()
+                              .build();
+  return c;
+}
+
 const Cinfo* Faulty::initCinfo() {
   static const Cinfo* c = ClassBuilder<Faulty>("TestFaulty", "throws in process")
                               .value("failAt", &Faulty::failAt_)
@@ -51,7 +63,7 @@ const Cinfo* Faulty::initCinfo() {
 
 namespace {
 [[maybe_unused]] const Cinfo* reg[] = {Adder::initCinfo(), Syn::initCinfo(), Receiver::initCinfo(),
-                                       Faulty::initCinfo()};
+                                       Relax::initCinfo(), Faulty::initCinfo()};
 }
 
 }  // namespace antler::test

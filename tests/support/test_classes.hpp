@@ -70,6 +70,16 @@ class Receiver {
   std::vector<Syn> syn_;
 };
 
+/// Vm relaxes towards `target`: Vm <- Vm + rate * (target - Vm) each step.
+class Relax {
+ public:
+  void process(const Eref&, ProcPtr) { Vm_ += rate_ * (target_ - Vm_); }
+  void reinit(const Eref&, ProcPtr) { Vm_ = initVm_; }
+  static const Cinfo* initCinfo();
+  double Vm_ = 0, initVm_ = 0, target_ = 0, rate_ = 0.5;
+  int level_ = 0;
+};
+
 /// Throws in process when its index equals `failAt` (tests error propagation from a run).
 class Faulty {
  public:

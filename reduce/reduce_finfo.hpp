@@ -1,0 +1,188 @@
+#pragma once
+/// ReduceFinfo<T, F, R>: a reduce field. Declare it as an inline static member of the requesting
+/// class T, add it with ClassBuilder::src (or ::reduce), and call send(e) to ask for a reduction:
+///
+///   class Stats {
+///    public:
+///     void digest(const Eref& e, const ReduceStats* r) { mean_ = r->mean(); ... }  // declare first
+///     inline static ReduceFinfo<Stats, double, ReduceStats> reduce{
+///         "reduce", &Stats::digest, "connect to any 'get' field"};
+///     void process(const Eref& e, ProcPtr) { reduce.send(e); }
+///   };
+///
+/// F is the type the reduction folds; the target field may be F or any arithmetic type when F is
+/// arithmetic (converted with static_cast). The digest runs on the node(s) holding the requester,
+/// after the whole population has been folded (see reduce/reduce_queue.hpp for when).
+#include <omp.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "core/type_name.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "reduce/reduce_queue.hpp"
+
+namespace antler {
+
+namespace detail {
+
+template <class R, class F>
+concept has_block = requires(R r, const F* p, std::size_t n) { r.primaryReduceBlock(p, n); };
+template <class R, class F>
+concept wants_objid = requires(R r, const F& v, const ObjId& o) { r.primaryReduce(v, o); };
+
+/// Folds the targets with data index in [lo, hi) of e's field vf (C++ type Src) into r.
+/// The hot loop: for a plain data member of a DataElement it is a strided load per object, with
+/// no lookup, allocation or virtual call; otherwise one virtual read per entry.
+template <class R, class F, class Src>
+void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Index hi) {
+  if (lo >= hi) return;
+  std::ptrdiff_t off = 0;
+  if (!e->isField() && vf->memberOffset(e->data(lo, 0), &off)) {
+    auto* de = static_cast<const DataElement*>(e);
+    const char* p = de->localData(lo) + off;
+    const std::size_t stride = de->objectSize();
+    const std::size_t n = hi - lo;
+    auto load = [&](std::size_t i) {
+      Src v;
+      std::memcpy(&v, p + i * stride, sizeof v);
+      return static_cast<F>(v);
+    };
+    if constexpr (wants_objid<R, F>) {
+      for (std::size_t i = 0; i < n; ++i) r.primaryReduce(load(i), ObjId(e->id(), lo + static_cast<Index>(i)));
+    } else if constexpr (has_block<R, F>) {
+      constexpr std::size_t B = 512;
+      F buf[B];
+      for (std::size_t i = 0; i < n; i += B) {
+        const std::size_t m = std::min(B, n - i);
+        for (std::size_t k = 0; k < m; ++k) buf[k] = load(i + k);
+        r.primaryReduceBlock(buf, m);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) r.primaryReduce(load(i));
+    }
+    return;
+  }
+  auto* tv = static_cast<const TypedValueFinfo<Src>*>(vf);
+  for (Index d = lo; d < hi; ++d) {
+    const Index nf = e->isField() ? e->numField(d) : 1;
+    for (Index f = 0; f < nf; ++f) {
+      const F v = static_cast<F>(tv->read(e, d, f));
+      if constexpr (wants_objid<R, F>)
+        r.primaryReduce(v, ObjId(e->id(), d, f));
+      else
+        r.primaryReduce(v);
+    }
+  }
+}
+
+template <class R, class F>
+using LoopFn = void (*)(R&, const Element*, const ValueFinfoBase*, Index, Index);
+
+/// The loop for a target field of C++ type `src`, or nullptr if it cannot be read as F.
+template <class R, class F>
+LoopFn<R, F> select_loop(const std::type_info& src) {
+  if (src == typeid(F)) return &reduce_loop<R, F, F>;
+  if constexpr (std::is_arithmetic_v<F>) {
+    LoopFn<R, F> out = nullptr;
+    auto try_one = [&]<class S>(S*) {
+      if (!out && src == typeid(S)) out = &reduce_loop<R, F, S>;
+    };
+    try_one(static_cast<double*>(nullptr));
+    try_one(static_cast<float*>(nullptr));
+    try_one(static_cast<int*>(nullptr));
+    try_one(static_cast<unsigned*>(nullptr));
+    try_one(static_cast<long*>(nullptr));
+    try_one(static_cast<unsigned long*>(nullptr));
+    try_one(static_cast<long long*>(nullptr));
+    try_one(static_cast<unsigned long long*>(nullptr));
+    try_one(static_cast<short*>(nullptr));
+    try_one(static_cast<unsigned short*>(nullptr));
+    try_one(static_cast<bool*>(nullptr));
+    return out;
+  }
+  return nullptr;
+}
+
+/// One thread's partial, on its own cache line.
+template <class R>
+struct alignas(64) Partial {
+  R r;
+};
+
+/// The job of one ReduceMsg.
+template <class T, class F, class R>
+class FieldReduceJob final : public ReduceBase {
+ public:
+  using Digest = void (T::*)(const Eref&, const R*);
+  FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop) : msg_(msg), digest_(digest), loop_(loop) {}
+  std::uint64_t id() const override { return msg_.id(); }
+  void reset(unsigned nthreads) override {
+    partials_.assign(nthreads, Partial<R>{});
+    result_ = R{};
+  }
+  void primary(unsigned t, unsigned nthreads) override {
+    auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
+    loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
+  }
+  void secondary() override {
+    for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
+  }
+  void save(Writer& w) const override { w.put<R>(partials_[0].r); }
+  void tertiary(const std::vector<Reader>& nodes) override {
+    std::vector<Reader> rs = nodes;
+    result_ = rs[0].get<R>();
+    for (std::size_t n = 1; n < rs.size(); ++n) result_.tertiaryReduce(rs[n].get<R>());
+  }
+  void finishLocal() override { result_ = partials_[0].r; }
+  void digest() override {
+    const Element* src = msg_.src();
+    const Index d = msg_.requester();
+    if (!src->isLocal(d)) return;
+    T* obj = reinterpret_cast<T*>(src->data(d, 0));
+    (obj->*digest_)(Eref(src, d), &result_);
+  }
+
+ private:
+  const ReduceMsg& msg_;
+  Digest digest_;
+  LoopFn<R, F> loop_;
+  std::vector<Partial<R>> partials_;
+  R result_;
+};
+
+}  // namespace detail
+
+/// A reduce field of class T folding values of type F with reduce class R.
+template <class T, class F, class R>
+  requires ReduceClass<R, F>
+class ReduceFinfo final : public ReduceFinfoBase {
+ public:
+  using Digest = void (T::*)(const Eref&, const R*);
+  ReduceFinfo(std::string name, Digest digest, std::string doc)
+      : ReduceFinfoBase(std::move(name), std::move(doc)), digest_(digest) {}
+  const std::type_info& reducedType() const override { return typeid(F); }
+  std::string reduceClassName() const override { return type_name<R>(); }
+
+  /// Asks for a reduction over every target of every Reduce message from object e.
+  void send(const Eref& e) const {
+    if (!e.element()->hasConns(bindIndex())) return;
+    for (const Conn& c : e.element()->conns(bindIndex()))
+      if (static_cast<const ReduceMsg*>(c.msg)->requester() == e.dataIndex())
+        ReduceQueue::instance().request(c.msg->id());
+  }
+
+  std::unique_ptr<ReduceBase> makeJob(const ReduceMsg& msg) const override {
+    const ValueFinfoBase* g = msg.getter();
+    auto loop = detail::select_loop<R, F>(g->valueType());
+    if (!loop)
+      throw TypeError("connect: " + msg.src()->cinfo()->name() + "." + name() + " reduces " + type_name<F>() +
+                      ", but " + msg.dest()->cinfo()->name() + "." + g->name() + " is " + type_name(g->valueType()));
+    return std::make_unique<detail::FieldReduceJob<T, F, R>>(msg, digest_, loop);
+  }
+
+ private:
+  Digest digest_;
+};
+
+}  // namespace antler

@@ -1,0 +1,173 @@
+// The built-in reduce classes against independent serial computations (long double two-pass),
+// folded the way the reduce path folds them: chunks per "thread", merged per "node", merged.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "reduce/reduce_extremes.hpp"
+#include "reduce/reduce_field_dimension.hpp"
+#include "reduce/reduce_stats.hpp"
+
+using namespace antler;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Folds v as `nodes` x `threads` contiguous chunks: primary per chunk, secondary per node,
+/// tertiary across nodes, with a serialization round trip between nodes as on the wire.
+template <class R>
+R fold(const std::vector<double>& v, int nodes, int threads) {
+  std::vector<R> nodeParts;
+  const std::size_t n = v.size();
+  for (int p = 0; p < nodes; ++p) {
+    const std::size_t nb = n * p / nodes, ne = n * (p + 1) / nodes;
+    std::vector<R> parts(threads);
+    for (int t = 0; t < threads; ++t) {
+      const std::size_t b = nb + (ne - nb) * t / threads, e = nb + (ne - nb) * (t + 1) / threads;
+      for (std::size_t i = b; i < e; ++i) parts[t].primaryReduce(v[i]);
+    }
+    for (int t = 1; t < threads; ++t) parts[0].secondaryReduce(parts[t]);
+    ByteBuffer b;
+    Writer(b).put(parts[0]);
+    Reader r(b);
+    nodeParts.push_back(r.get<R>());
+  }
+  R out = nodeParts[0];
+  for (int p = 1; p < nodes; ++p) out.tertiaryReduce(nodeParts[p]);
+  return out;
+}
+
+struct Reference {
+  std::size_t n = 0;
+  double sum = 0, mean = kNaN, sdev = kNaN, min = kNaN, max = kNaN;
+};
+
+Reference reference(const std::vector<double>& v) {
+  Reference r;
+  r.n = v.size();
+  long double s = 0;
+  for (double x : v) s += x;
+  r.sum = static_cast<double>(s);
+  if (v.empty()) return r;
+  const long double m = s / static_cast<long double>(v.size());
+  long double q = 0;
+  for (double x : v) q += (x - m) * (x - m);
+  r.mean = static_cast<double>(m);
+  r.sdev = static_cast<double>(std::sqrt(q / static_cast<long double>(v.size())));
+  bool any = false;
+  for (double x : v) {
+    if (std::isnan(x)) continue;
+    if (!any || x < r.min) r.min = x;
+    if (!any || x > r.max) r.max = x;
+    any = true;
+  }
+  return r;
+}
+
+bool close(double a, double b, double rel = 1e-12) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::abs(a - b) <= rel * std::max(1.0, std::max(std::abs(a), std::abs(b)));
+}
+
+std::vector<double> population(std::size_t n) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = 1e3 + 7.5 * std::sin(0.37 * static_cast<double>(i)) - 0.001 * static_cast<double>(i % 13);  // large mean
+  return v;
+}
+
+void check_all(const std::vector<double>& v) {
+  const Reference ref = reference(v);
+  for (auto [P, T] : {std::pair{1, 1}, {1, 3}, {2, 2}, {4, 1}, {3, 2}}) {
+    CAPTURE(P);
+    CAPTURE(T);
+    const auto s = fold<ReduceStats>(v, P, T);
+    CHECK(s.count() == ref.n);
+    CHECK(close(s.sum(), ref.sum));
+    CHECK(close(s.mean(), ref.mean));
+    CHECK(close(s.sdev(), ref.sdev, 1e-9));  // relative to a value ~7.5 with mean 1e3
+    CHECK(close(s.min(), ref.min));
+    CHECK(close(s.max(), ref.max));
+    const auto mx = fold<ReduceMax<double>>(v, P, T);
+    const auto mn = fold<ReduceMin<double>>(v, P, T);
+    const auto sm = fold<ReduceSum<double>>(v, P, T);
+    CHECK(mx.has() == !std::isnan(ref.max));
+    if (mx.has()) CHECK(mx.value() == ref.max);
+    if (mn.has()) CHECK(mn.value() == ref.min);
+    CHECK(close(sm.value(), ref.sum));
+    CHECK(sm.count() == ref.n);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ReduceStats, Max, Min, Sum on populations of 0, 1, 7 and 100000") {
+  for (std::size_t n : {0u, 1u, 7u, 100000u}) {
+    CAPTURE(n);
+    check_all(population(n));
+  }
+  const ReduceStats empty;
+  CHECK(empty.count() == 0);
+  CHECK(std::isnan(empty.mean()));
+  CHECK(std::isnan(empty.sdev()));
+  CHECK(std::isnan(empty.min()));
+  CHECK(!ReduceMax<double>().has());
+}
+
+TEST_CASE("negative values") {
+  auto v = population(1001);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = -v[i] * ((i % 3) ? 1 : -0.5);
+  check_all(v);
+}
+
+TEST_CASE("NaN: sum, mean and sdev become NaN; min and max skip it") {
+  auto v = population(100);
+  v[37] = kNaN;
+  const auto s = fold<ReduceStats>(v, 2, 2);
+  CHECK(std::isnan(s.sum()));
+  CHECK(std::isnan(s.mean()));
+  CHECK(std::isnan(s.sdev()));
+  CHECK(s.count() == 100);
+  const Reference ref = reference(v);
+  CHECK(s.min() == ref.min);
+  CHECK(s.max() == ref.max);
+  CHECK(fold<ReduceMax<double>>(v, 2, 2).value() == ref.max);
+  CHECK(fold<ReduceMin<double>>(v, 3, 1).value() == ref.min);
+  const auto all = fold<ReduceStats>(std::vector<double>(5, kNaN), 1, 2);
+  CHECK(std::isnan(all.min()));
+  CHECK(!fold<ReduceMax<double>>(std::vector<double>(5, kNaN), 1, 2).has());
+}
+
+TEST_CASE("+inf and -inf: sum and mean are the infinity (NaN with both), sdev NaN, min/max exact") {
+  auto v = population(100);
+  v[10] = kInf;
+  v[90] = kInf;  // in another thread's chunk than v[10]
+  auto s = fold<ReduceStats>(v, 2, 2);
+  CHECK(s.sum() == kInf);
+  CHECK(s.mean() == kInf);
+  CHECK(std::isnan(s.sdev()));
+  CHECK(s.max() == kInf);
+  CHECK(s.min() == reference(v).min);
+  v[50] = -kInf;
+  s = fold<ReduceStats>(v, 1, 3);
+  CHECK(std::isnan(s.sum()));
+  CHECK(std::isnan(s.mean()));
+  CHECK(s.min() == -kInf);
+  CHECK(s.max() == kInf);
+  CHECK(fold<ReduceMin<double>>(v, 2, 1).value() == -kInf);
+}
+
+TEST_CASE("ReduceFieldDimension is the maximum count") {
+  ReduceFieldDimension a, b;
+  for (Index i : {3u, 9u, 2u}) a.primaryReduce(i);
+  b.primaryReduce(11);
+  a.tertiaryReduce(b);
+  CHECK(a.maxIndex() == 11);
+  CHECK(ReduceFieldDimension().maxIndex() == 0);
+}

@@ -1,0 +1,263 @@
+// The full reduce path (ReduceMsg -> per-thread primary -> secondary -> one allgather ->
+// tertiary -> digest) at whatever node count ctest runs this at, for 1 and 2 threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/element.hpp"
+#include "models/stats.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "reduce/reduce_queue.hpp"
+#include "shell/clock.hpp"
+#include "tests/support/model.hpp"
+
+using namespace antler;
+using antler::test::Model;
+
+namespace {
+
+double vm_formula(std::size_t i) { return -0.07 + 0.01 * std::sin(0.1 * static_cast<double>(i)) + 1e-5 * static_cast<double>(i % 17); }
+
+struct Expected {
+  double mean, sdev, sum, min, max;
+};
+
+Expected expected(const std::vector<double>& v) {
+  long double s = 0;
+  for (double x : v) s += x;
+  const long double m = s / v.size();
+  long double q = 0;
+  for (double x : v) q += (x - m) * (x - m);
+  return {static_cast<double>(m), static_cast<double>(std::sqrt(q / v.size())), static_cast<double>(s),
+          *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+}
+
+void check_rel(double got, double want) { CHECK(std::abs(got - want) <= 1e-12 * std::abs(want)); }
+
+struct StatsValues {
+  double mean, sdev, sum, min, max;
+  unsigned num;
+  bool operator==(const StatsValues&) const = default;
+};
+
+StatsValues read_stats(ObjId s) {
+  return {Field<double>::get(s, "mean"), Field<double>::get(s, "sdev"), Field<double>::get(s, "sum"),
+          Field<double>::get(s, "min"),  Field<double>::get(s, "max"),  Field<unsigned>::get(s, "num")};
+}
+
+// Each node's view of a FieldElement's fieldDimension (for "on every rank" checks).
+void field_dim_handler(Reader& r, Writer& w) { w.put<Index>(static_cast<FieldElement*>(r.get<Id>().element())->fieldDimension()); }
+[[maybe_unused]] const bool reg = (Shell::registerCommand("test.fieldDimension", &field_dim_handler), true);
+
+// Runs reductions whose set differs between nodes (node 0 one fewer): must fail, not hang.
+void disagree_handler(Reader& r, Writer&) {
+  const auto a = r.get<std::uint32_t>(), b = r.get<std::uint32_t>();
+  std::vector<ReduceBase*> jobs{static_cast<const ReduceMsg*>(MsgTable::instance().get(a))->job()};
+  if (node_layout().node != 0) jobs.push_back(static_cast<const ReduceMsg*>(MsgTable::instance().get(b))->job());
+  ReduceQueue::instance().runNow(jobs, 1);
+}
+[[maybe_unused]] const bool reg2 = (Shell::registerCommand("test.disagree", &disagree_handler), true);
+
+}  // namespace
+
+TEST_CASE("Stats over 1000 objects equals the formula's statistics, bit-identical across runs") {
+  Model m;
+  const Index n = 1000;
+  const ObjId cells = m.s.create("TestRelax", "/cells", n);
+  const ObjId stats = m.s.create("Stats", "/stats");
+  std::vector<double> vm(n);
+  for (Index i = 0; i < n; ++i) vm[i] = vm_formula(i);
+  Field<double>::setVec(cells.id, "initVm", vm);
+  Field<double>::setAll(cells.id, "rate", 0.0);  // Vm stays at initVm
+  m.s.addMsg("Reduce", stats, "reduce", cells, "getVm");
+  m.s.setClock(0, 1e-3);
+  m.s.useClock(0, "/cells");
+  m.s.useClock(0, "/stats");
+  const Expected e = expected(vm);
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    m.s.start(0.005);
+    const StatsValues a = read_stats(stats);
+    CHECK(a.num == n);
+    check_rel(a.mean, e.mean);
+    check_rel(a.sdev, e.sdev);
+    check_rel(a.sum, e.sum);
+    CHECK(a.min == e.min);
+    CHECK(a.max == e.max);
+    m.s.reinit();
+    m.s.start(0.005);
+    CHECK(read_stats(stats) == a);  // bit-identical for the same split
+  }
+}
+
+TEST_CASE("Stats holds the statistics of the current step") {
+  Model m;
+  const Index n = 257;
+  const ObjId cells = m.s.create("TestRelax", "/cells", n);
+  const ObjId stats = m.s.create("Stats", "/stats");
+  std::vector<double> v0(n), target(n);
+  for (Index i = 0; i < n; ++i) v0[i] = 0.5 * i, target[i] = -1.0 * (i % 5);
+  Field<double>::setVec(cells.id, "initVm", v0);
+  Field<double>::setVec(cells.id, "target", target);
+  m.s.addMsg("Reduce", stats, "reduce", cells, "getVm");
+  m.s.setClock(0, 1.0);
+  m.s.useClock(0, "/stats");  // scheduled before the cells: the reduction still sees this step's Vm
+  m.s.useClock(0, "/cells");
+  m.s.setNumThreads(2);
+  m.s.reinit();
+  CHECK(Field<double>::get(stats, "mean") == doctest::Approx(expected(v0).mean).epsilon(1e-12));
+  std::vector<double> v = v0;
+  for (int step = 1; step <= 4; ++step) {
+    m.s.start(1.0);
+    for (Index i = 0; i < n; ++i) v[i] += 0.5 * (target[i] - v[i]);
+    const Expected e = expected(v);
+    check_rel(Field<double>::get(stats, "mean"), e.mean);
+    check_rel(Field<double>::get(stats, "sdev"), e.sdev);
+    CHECK(Field<double>::getVec(cells.id, "Vm") == v);
+  }
+}
+
+TEST_CASE("two Stats reduce different fields of different elements in the same step") {
+  Model m;
+  const ObjId a = m.s.create("TestRelax", "/a", 300);
+  const ObjId b = m.s.create("TestAdder", "/b", 77);
+  const ObjId s1 = m.s.create("Stats", "/s1");
+  const ObjId s2 = m.s.create("Stats", "/s2");
+  const ObjId s3 = m.s.create("Stats", "/s3");
+  std::vector<double> va(300), vb(77);
+  std::vector<int> lv(300);
+  for (Index i = 0; i < 300; ++i) va[i] = std::cos(0.01 * i), lv[i] = static_cast<int>(i % 11) - 5;
+  for (Index i = 0; i < 77; ++i) vb[i] = 3.0 * i - 100;
+  Field<double>::setVec(a.id, "initVm", va);
+  Field<double>::setAll(a.id, "rate", 0.0);
+  Field<int>::setVec(a.id, "level", lv);
+  Field<double>::setVec(b.id, "x", vb);
+  m.s.addMsg("Reduce", s1, "reduce", a, "getVm");
+  m.s.addMsg("Reduce", s2, "reduce", b, "getX");
+  m.s.addMsg("Reduce", s3, "reduce", a, "getLevel");  // an int field, read as double
+  m.s.setClock(0, 1.0);
+  m.s.useClock(0, "/##[TYPE=Stats]");
+  m.s.useClock(0, "/a");
+  m.s.reinit();
+  m.s.start(2.0);
+  check_rel(Field<double>::get(s1, "mean"), expected(va).mean);
+  check_rel(Field<double>::get(s2, "mean"), expected(vb).mean);
+  check_rel(Field<double>::get(s2, "sdev"), expected(vb).sdev);
+  CHECK(Field<unsigned>::get(s2, "num") == 77u);
+  std::vector<double> lvd(lv.begin(), lv.end());
+  check_rel(Field<double>::get(s3, "sdev"), expected(lvd).sdev);
+  CHECK(Field<double>::get(s3, "min") == -5.0);
+}
+
+TEST_CASE("a reduction over zero targets reports num 0 and NaN statistics") {
+  Model m;
+  const ObjId none = m.s.create("TestRelax", "/none", 0);
+  const ObjId s = m.s.create("Stats", "/s");
+  m.s.addMsg("Reduce", s, "reduce", none, "getVm");
+  m.s.setClock(0, 1.0);
+  m.s.useClock(0, "/s");
+  m.s.reinit();
+  m.s.start(1.0);
+  CHECK(Field<unsigned>::get(s, "num") == 0u);
+  CHECK(std::isnan(Field<double>::get(s, "mean")));
+  CHECK(std::isnan(Field<double>::get(s, "sdev")));
+  CHECK(Field<double>::get(s, "sum") == 0.0);
+}
+
+TEST_CASE("reductions over a field element and on demand from the Shell") {
+  Model m;
+  const ObjId r = m.s.create("TestReceiver", "/r", 40);
+  const ObjId syn = m.s.find("/r/syn");
+  const ObjId s = m.s.create("Stats", "/s");
+  std::vector<double> all;
+  for (Index i = 0; i < 40; ++i) {
+    Field<unsigned>::set(ObjId(r.id, i), "numSyn", i % 4);
+    std::vector<double> w(i % 4);
+    for (Index k = 0; k < w.size(); ++k) w[k] = 0.25 * i - k;
+    if (!w.empty()) Field<double>::setFieldVec(ObjId(syn.id, i), "weight", w);
+    all.insert(all.end(), w.begin(), w.end());
+  }
+  m.s.addMsg("Reduce", s, "reduce", syn, "getWeight");
+  m.s.reduceNow(s, "reduce");  // no clock: the Shell asks for it
+  CHECK(Field<unsigned>::get(s, "num") == all.size());
+  check_rel(Field<double>::get(s, "mean"), expected(all).mean);
+  CHECK(Field<double>::get(s, "max") == expected(all).max);
+}
+
+TEST_CASE("doSyncDataHandler sets fieldDimension to the largest synapse count on every node") {
+  Model m;
+  const Index n = 1000;
+  const ObjId neurons = m.s.create("TestReceiver", "/neurons", n);
+  std::vector<unsigned> counts(n);
+  for (Index i = 0; i < n; ++i) counts[i] = i;  // neuron i has i synapses
+  Field<unsigned>::setVec(neurons.id, "numSyn", counts);
+  const Id syn = m.s.find("/neurons/syn").id;
+  for (unsigned threads : {1u, 2u}) {
+    m.s.setNumThreads(threads);
+    CHECK(m.s.doSyncDataHandler("/neurons/syn") == 999u);
+    for (const ByteBuffer& b : m.s.dispatchExtension("test.fieldDimension", [&] {
+           ByteBuffer a;
+           Writer(a).put<Id>(syn);
+           return a;
+         }())) {
+      Reader rd(b);
+      CHECK(rd.get<Index>() == 999u);
+    }
+  }
+  CHECK(Field<double>::getVec(syn, "weight").size() == 1000u * 999u / 2u);
+  const auto sum = Field<unsigned>::getVec(neurons.id, "numSyn");
+  CHECK(std::accumulate(sum.begin(), sum.end(), 0ul) == 1000ul * 999ul / 2ul);
+  CHECK_THROWS_AS(m.s.doSyncDataHandler("/neurons"), ValueError);
+  CHECK_THROWS_AS(m.s.doSyncDataHandler("/nothing"), PathError);
+}
+
+TEST_CASE("Reduce connections are checked at connect time") {
+  Model m;
+  const ObjId a = m.s.create("TestAdder", "/a", 5);
+  const ObjId s = m.s.create("Stats", "/s");
+  try {
+    m.s.addMsg("Reduce", s, "reduce", a, "add");
+    FAIL("no error");
+  } catch (const FieldError& e) {
+    CHECK(std::string(e.what()).find("'get' fields: getName") != std::string::npos);
+  }
+  try {
+    m.s.addMsg("Reduce", s, "reduce", a, "getText");
+    FAIL("no error");
+  } catch (const TypeError& e) {
+    CHECK(std::string(e.what()).find("reduces double, but TestAdder.text is string") != std::string::npos);
+  }
+  CHECK_THROWS_AS(m.s.addMsg("Reduce", s, "mean", a, "getX"), FieldError);
+  CHECK_THROWS_AS(m.s.addMsg("Reduce", a, "out", a, "getX"), FieldError);
+  CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "add"), FieldError);
+  CHECK(s.element()->msgIds().empty());
+  CHECK_THROWS_AS(m.s.reduceNow(s, "mean"), FieldError);
+}
+
+TEST_CASE("nodes that disagree on pending reductions get an error, not a hang") {
+  Model m;
+  const ObjId a = m.s.create("TestAdder", "/a", 5);
+  const ObjId s1 = m.s.create("Stats", "/s1");
+  const ObjId s2 = m.s.create("Stats", "/s2");
+  const auto m1 = m.s.addMsg("Reduce", s1, "reduce", a, "getX");
+  const auto m2 = m.s.addMsg("Reduce", s2, "reduce", a, "getX");
+  ByteBuffer args;
+  Writer(args).put<std::uint32_t>(m1).put<std::uint32_t>(m2);
+  if (m.s.numNodes() == 1) {
+    m.s.dispatchExtension("test.disagree", args);  // one node cannot disagree with itself
+    CHECK(Field<unsigned>::get(s1, "num") == 5u);
+  } else {
+    try {
+      m.s.dispatchExtension("test.disagree", args);
+      FAIL("no error");
+    } catch (const CommError& e) {
+      CHECK(std::string(e.what()).find("disagree on the pending reductions") != std::string::npos);
+    }
+    m.s.reduceNow(s2, "reduce");  // still in lockstep afterwards
+    CHECK(Field<unsigned>::get(s2, "num") == 5u);
+  }
+}
