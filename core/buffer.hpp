@@ -53,7 +53,8 @@ class ByteBuffer {
   void clear() { size_ = 0; }
   /// Makes room for n more bytes and returns where they start; size grows by n.
   char* grow(std::size_t n) {
-    if (size_ + n > cap_) reserve(std::max(size_ + n, cap_ * 2 + 256));
+    if (size_ + n > cap_) [[unlikely]]
+      growSlow(n);
     char* p = data_.get() + size_;
     size_ += n;
     return p;
@@ -70,6 +71,7 @@ class ByteBuffer {
     data_ = std::move(d);
     cap_ = n;
   }
+  [[gnu::noinline]] void growSlow(std::size_t n) { reserve(std::max(size_ + n, cap_ * 2 + 256)); }
   void append(const void* p, std::size_t n) {
     if (n) std::memcpy(grow(n), p, n);
   }

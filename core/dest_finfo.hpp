@@ -1,6 +1,7 @@
 #pragma once
 /// Typed DestFinfo: a member function of T that messages and the Shell call. Made by
 /// ClassBuilder::dest<&T::fn>(name, doc); the function may take (A...) or (const Eref&, A...).
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 
@@ -30,7 +31,22 @@ template <class Tuple>
 struct unpack;
 template <class... A>
 struct unpack<std::tuple<A...>> {
+  static constexpr bool trivial = (std::is_trivially_copyable_v<A> && ...);
   static std::tuple<A...> read(Reader& r) { return std::tuple<A...>{r.get<A>()...}; }
+  /// Arguments packed back to back (trivially copyable types only), without bounds checks: the
+  /// caller checked the record size against the port's when it parsed the batch.
+  static std::tuple<A...> load(const char* p) {
+    std::tuple<A...> t;
+    std::apply([&](A&... x) { ((std::memcpy(&x, p, sizeof(A)), p += sizeof(A)), ...); }, t);
+    return t;
+  }
+  static std::tuple<A...> read(const char* p, std::size_t n) {
+    if constexpr (trivial) {
+      if (n >= (0 + ... + sizeof(A))) return load(p);
+    }
+    Reader r(p, n);
+    return read(r);
+  }
   static const std::vector<const std::type_info*>& types() {
     static const std::vector<const std::type_info*> t = type_infos<A...>();
     return t;
@@ -73,8 +89,7 @@ class DestFinfoT final : public DestFinfoBase {
   }
   void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
                    std::size_t n) const override {
-    Reader r(args, argBytes);
-    const Args a = detail::unpack<Args>::read(r);
+    const Args a = detail::unpack<Args>::read(args, argBytes);
     if (!dest->isField()) {
       auto* de = static_cast<const DataElement*>(dest);
       for (std::size_t i = 0; i < n; ++i)
@@ -86,10 +101,21 @@ class DestFinfoT final : public DestFinfoBase {
       }
     }
   }
+  void callDense(const Element* dest, const char* args, std::size_t stride, Index first,
+                 std::size_t n) const override {
+    auto* de = static_cast<const DataElement*>(dest);
+    T* obj = reinterpret_cast<T*>(de->localData(first));
+    if constexpr (detail::unpack<Args>::trivial) {
+      for (std::size_t i = 0; i < n; ++i)
+        invoke(dest, first + static_cast<Index>(i), 0, obj[i], detail::unpack<Args>::load(args + i * stride));
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        invoke(dest, first + static_cast<Index>(i), 0, obj[i], detail::unpack<Args>::read(args + i * stride, stride));
+    }
+  }
   void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
                  Index hi) const override {
-    Reader r(args, argBytes);
-    const Args a = detail::unpack<Args>::read(r);
+    const Args a = detail::unpack<Args>::read(args, argBytes);
     if (!dest->isField()) {
       auto* de = static_cast<const DataElement*>(dest);
       for (Index d = lo; d < hi; ++d) invoke(dest, d, 0, *reinterpret_cast<T*>(de->localData(d)), a);
@@ -112,6 +138,13 @@ class LambdaDestFinfo final : public DestFinfoBase {
     return detail::unpack<std::tuple<A...>>::types();
   }
   const ValueFinfoBase* getterOf() const override { return getterOf_; }
+  void callDense(const Element* dest, const char* args, std::size_t stride, Index first,
+                 std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto a = detail::unpack<std::tuple<A...>>::read(args + i * stride, stride);
+      apply(dest, first + static_cast<Index>(i), 0, a);
+    }
+  }
   void call(const Element* e, Index d, Index f, Reader& r) const override {
     const auto a = detail::unpack<std::tuple<A...>>::read(r);
     apply(e, d, f, a);

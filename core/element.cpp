@@ -80,6 +80,7 @@ DataElement::~DataElement() { cinfo()->dinfo().destroy(base_, numLocal()); }
 FieldElement::FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElement* parent,
                            const FieldElementFinfoBase* finfo)
     : Element(id, std::move(name), cinfo, parent->id()), parentData_(parent), finfo_(finfo) {
+  setIsField();
   setRange(parent->numData(), parent->localBegin(), parent->localEnd());
 }
 

@@ -44,8 +44,8 @@ class Element {
   /// The child with this name, or nullptr.
   Element* child(const std::string& name) const;
 
-  /// True for a FieldElement.
-  virtual bool isField() const { return false; }
+  /// True for a FieldElement (a plain flag: read once per message on the delivery path).
+  bool isField() const { return isField_; }
   /// True if every node holds every entry.
   virtual bool isGlobal() const = 0;
   /// Number of data entries over all nodes (for a FieldElement, its parent's).
@@ -83,6 +83,7 @@ class Element {
   void removeChild(Id c);
 
  protected:
+  void setIsField() { isField_ = true; }
   void setRange(Index n, Index b, Index e) {
     numData_ = n;
     localBegin_ = b;
@@ -96,6 +97,7 @@ class Element {
   Id parent_;
   std::vector<Id> children_;
   Index numData_ = 0, localBegin_ = 0, localEnd_ = 0;
+  bool isField_ = false;
   std::vector<std::vector<Conn>> conns_;
   std::vector<std::uint32_t> msgIds_;
 };
@@ -127,7 +129,6 @@ class FieldElement final : public Element {
  public:
   FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElement* parent,
                const FieldElementFinfoBase* finfo);
-  bool isField() const override { return true; }
   bool isGlobal() const override { return parentData_->isGlobal(); }
   char* data(Index d, Index f) const override;
   Index numField(Index d) const override;

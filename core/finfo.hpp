@@ -96,6 +96,10 @@ class DestFinfoBase : public Finfo {
   /// those parents when dest is a FieldElement).
   virtual void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
                          Index hi) const = 0;
+  /// Calls the function on local data entries first, first + 1, ..., first + n - 1 of a
+  /// DataElement, entry i with the arguments packed at args + i * stride (a dense batch).
+  virtual void callDense(const Element* dest, const char* args, std::size_t stride, Index first,
+                         std::size_t n) const = 0;
   /// For the "getX" function that every value field provides: that field; else nullptr.
   virtual const ValueFinfoBase* getterOf() const { return nullptr; }
 };

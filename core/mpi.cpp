@@ -79,7 +79,10 @@ void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, 
   ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   const std::size_t P = static_cast<std::size_t>(size);
   const std::size_t block = 8 + inlineBytes;
-  std::vector<char> mine(block, 0), blocks(block * P);
+  // Scratch reused between calls (only the master thread calls MPI).
+  static std::vector<char> mine, blocks;
+  mine.assign(block, 0);
+  blocks.resize(block * P);
   const std::uint64_t n64 = n;
   std::memcpy(mine.data(), &n64, 8);
   std::memcpy(mine.data() + 8, data, std::min(n, inlineBytes));

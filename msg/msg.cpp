@@ -62,6 +62,11 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
       return;
     case MsgKind::sparse: {
       auto [b, e] = static_cast<const SparseMsg*>(this)->row(d);
+      if (b == e) return;
+      if (b->data >= lo && (e - 1)->data < hi) {  // the whole row is ours (always, with one thread)
+        func->callTargets(dest_, args, argBytes, b, static_cast<std::size_t>(e - b));
+        return;
+      }
       // Rows are sorted by data index: skip to this thread's slice, stop past it.
       const Target* first = std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
       const Target* last = first;

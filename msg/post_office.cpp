@@ -12,12 +12,13 @@ namespace antler {
 namespace {
 
 /// Bytes per node that travel in the exchange's single fixed-size collective; more costs a second.
-constexpr std::size_t kInlineBytes = 512;
+constexpr std::size_t kInlineBytes = 120;
 
 /// A validated view of one batch.
 struct BatchView {
   const Element* src;
-  std::uint32_t bind, count, recBytes;
+  std::uint32_t bind, count, recBytes, first;
+  bool dense;
   const char* recs;
 };
 
@@ -37,10 +38,12 @@ BatchView parse_batch(const char*& p, const char* end) {
   if (static_cast<std::size_t>(end - p) < sizeof(BatchHeader)) corrupt("truncated batch header");
   const auto h = load<BatchHeader>(p);
   p += sizeof(BatchHeader);
-  BatchView b{Id(h.src).element(), h.bind, h.count, h.recBytes, p};
-  if (h.recBytes) {
-    if (h.recBytes < 2 * sizeof(Index) || h.recBytes % 4) corrupt("record size " + std::to_string(h.recBytes));
-    if (static_cast<std::size_t>(end - p) / h.recBytes < h.count) corrupt("truncated batch");
+  if (h.dense > 1) corrupt("bad batch flags " + std::to_string(h.dense));
+  BatchView b{Id(h.src).element(), h.bind, h.count, h.recBytes, h.first, h.dense == 1, p};
+  if (h.recBytes % 4) corrupt("record size " + std::to_string(h.recBytes));
+  if (b.dense || h.recBytes) {
+    if (!b.dense && h.recBytes < 2 * sizeof(Index)) corrupt("record size " + std::to_string(h.recBytes));
+    if (h.recBytes && static_cast<std::size_t>(end - p) / h.recBytes < h.count) corrupt("truncated batch");
     p += static_cast<std::size_t>(h.count) * h.recBytes;
   } else {
     for (std::uint32_t i = 0; i < h.count; ++i) {
@@ -56,10 +59,13 @@ BatchView parse_batch(const char*& p, const char* end) {
   if (h.bind >= srcs.size())
     corrupt("source port " + std::to_string(h.bind) + " of " + b.src->path() + " does not exist");
   const std::ptrdiff_t fixed = srcs[h.bind]->fixedArgBytes();
-  const std::uint32_t want = fixed >= 0 ? padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed)) : 0;
-  if (h.recBytes != want)
+  std::uint32_t want = 0;
+  if (fixed >= 0) want = b.dense ? padded(static_cast<std::size_t>(fixed)) : padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed));
+  if (h.recBytes != want || (b.dense && fixed < 0))
     corrupt("record size " + std::to_string(h.recBytes) + " for " + b.src->path() + "." + srcs[h.bind]->name() +
             ", expected " + std::to_string(want));
+  if (b.dense && (h.first > b.src->numData() || h.count > b.src->numData() - h.first))
+    corrupt("dense batch [" + std::to_string(h.first) + ", +" + std::to_string(h.count) + ") outside " + b.src->path());
   return b;
 }
 
@@ -67,26 +73,25 @@ BatchView parse_batch(const char*& p, const char* end) {
 template <class Fn>
 void for_each_record(const BatchView& b, Fn&& fn) {
   const char* p = b.recs;
+  if (b.dense) {
+    for (std::uint32_t i = 0; i < b.count; ++i, p += b.recBytes) fn(b.first + i, Index{0}, p, std::size_t{b.recBytes});
+    return;
+  }
   for (std::uint32_t i = 0; i < b.count; ++i) {
     const auto d = load<Index>(p);
     const auto f = load<Index>(p + sizeof(Index));
     if (b.recBytes) {
-      fn(d, f, p + 2 * sizeof(Index), b.recBytes - 2 * sizeof(Index));
+      fn(d, f, p + 2 * sizeof(Index), std::size_t{b.recBytes - 2 * sizeof(Index)});
       p += b.recBytes;
     } else {
       const auto len = load<std::uint32_t>(p + 2 * sizeof(Index));
-      fn(d, f, p + 2 * sizeof(Index) + 4, len);
+      fn(d, f, p + 2 * sizeof(Index) + 4, std::size_t{len});
       p += 2 * sizeof(Index) + 4 + padded(len);
     }
   }
 }
 
 }  // namespace
-
-PostOffice& PostOffice::instance() {
-  static PostOffice p;
-  return p;
-}
 
 PostOffice::PostOffice() { setNumThreads(1); }
 
@@ -132,11 +137,13 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
     const std::size_t b = j == 0 ? 0 : ends[j - 1];
     return Span{o.bytes().data() + b, o.bytes().data() + ends[j]};
   };
-  std::vector<Span> deferred;
-  std::vector<std::vector<Span>> segs(nseg);
+  // Scratch kept between rounds: a round allocates nothing once the sizes have settled.
+  deferredSpans_.clear();
+  if (segSpans_.size() < nseg) segSpans_.resize(nseg);
+  for (auto& v : segSpans_) v.clear();
+  attachments_.clear();
   const NodeLayout& l = node_layout();
 
-  attachments_.clear();
   if (l.numNodes == 1) {
     attachments_.emplace_back(attachment.data(), attachment.size());
     if (flags & kFlagError) return flags;
@@ -144,11 +151,11 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
       if (process_[t].segmentEnds().size() != nseg)
         throw InternalError("threads processed different numbers of elements");
       const auto& b = deferredIn_[t].bytes();
-      deferred.push_back({b.data(), b.data() + b.size()});
+      deferredSpans_.push_back({b.data(), b.data() + b.size()});
     }
     for (std::size_t j = 0; j < nseg; ++j)
-      for (unsigned t = 0; t < T; ++t) segs[j].push_back(segment(process_[t], j));
-    plan(deferred, segs);
+      for (unsigned t = 0; t < T; ++t) segSpans_[j].push_back(segment(process_[t], j));
+    plan(nseg);
     return flags;
   }
 
@@ -179,50 +186,43 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
         packed_.append(s.begin, static_cast<std::size_t>(s.end - s.begin));
       }
 
-  std::vector<std::size_t> counts;
-  mpi::allgather_inline(packed_.data(), packed_.size(), kInlineBytes, counts, gathered_);
+  mpi::allgather_inline(packed_.data(), packed_.size(), kInlineBytes, counts_, gathered_);
 
+  // Parse every node's part (bounds-checked: a corrupted buffer is a CommError, and every node
+  // parses the same bytes, so every node reaches the same verdict).
   std::uint32_t all = 0;
-  std::vector<std::vector<Span>> nodeSegs;
-  const char* base = gathered_.data();
   std::size_t off = 0;
-  std::vector<std::uint32_t> nsegs;
+  std::string disagreement;
   for (int r = 0; r < l.numNodes; ++r) {
-    Reader rd(base + off, counts[r]);
-    const auto f = rd.get<std::uint32_t>();
+    Reader rd(gathered_.data() + off, counts_[r]);
+    off += counts_[r];
+    all |= rd.get<std::uint32_t>();
     const auto ns = rd.get<std::uint32_t>();
-    all |= f;
-    nsegs.push_back(ns);
     const auto ab = rd.get<std::uint64_t>();
     const auto db = rd.get<std::uint64_t>();
-    std::vector<std::uint64_t> sb(ns);
-    for (auto& x : sb) x = rd.get<std::uint64_t>();
+    if (ns != nseg && disagreement.empty())
+      disagreement = "nodes disagree on the elements processed this tick: node " + std::to_string(r) + " sent " +
+                     std::to_string(ns) + " segments, node " + std::to_string(l.node) + " has " + std::to_string(nseg);
+    const char* sizes = rd.take(static_cast<std::size_t>(ns) * 8);
     attachments_.emplace_back(rd.take(ab), ab);
     const char* p = rd.take(db);
-    deferred.push_back({p, p + db});
-    std::vector<Span> mine;
-    for (auto x : sb) {
+    deferredSpans_.push_back({p, p + db});
+    for (std::uint32_t j = 0; j < ns; ++j) {
+      std::uint64_t x;
+      std::memcpy(&x, sizes + 8 * j, 8);
       const char* q = rd.take(x);
-      mine.push_back({q, q + x});
+      if (j < nseg) segSpans_[j].push_back({q, q + x});
     }
-    nodeSegs.push_back(std::move(mine));
-    off += counts[r];
   }
   if (all & kFlagError) return all;
-  for (int r = 0; r < l.numNodes; ++r)
-    if (nsegs[r] != nseg)
-      throw CommError("nodes disagree on the elements processed this tick: node " + std::to_string(r) + " sent " +
-                      std::to_string(nsegs[r]) + " segments, node " + std::to_string(l.node) + " has " +
-                      std::to_string(nseg));
-  for (std::size_t j = 0; j < nseg; ++j)
-    for (int r = 0; r < l.numNodes; ++r) segs[j].push_back(nodeSegs[r][j]);
-  plan(deferred, segs);
+  if (!disagreement.empty()) throw CommError(disagreement);
+  plan(nseg);
   return all;
 }
 
-void PostOffice::plan(const std::vector<Span>& deferred, const std::vector<std::vector<Span>>& segments) {
+void PostOffice::plan(std::size_t nseg) {
   deferredPlan_.clear();
-  for (const Span& s : deferred) {
+  for (const Span& s : deferredSpans_) {
     const char* p = s.begin;
     while (p < s.end) {
       const BatchView b = parse_batch(p, s.end);
@@ -238,8 +238,8 @@ void PostOffice::plan(const std::vector<Span>& deferred, const std::vector<std::
     return a.f < b.f;
   });
   spans_.clear();
-  for (const auto& seg : segments)
-    for (const Span& s : seg)
+  for (std::size_t j = 0; j < nseg; ++j)
+    for (const Span& s : segSpans_[j])
       if (s.end != s.begin) spans_.push_back(s);
 }
 
@@ -277,6 +277,20 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
     }
     if (slices.size() == 1) {
       const Slice& sl = slices[0];
+      // The fast path: a dense run of sends through a OneToOne or Diagonal message is a contiguous
+      // run of destination entries: one virtual call for the whole run.
+      const MsgKind k = sl.msg->kind();
+      if (b.dense && !b.src->isField() && !sl.msg->dest()->isField() &&
+          (k == MsgKind::oneToOne || k == MsgKind::diagonal)) {
+        const long shift = k == MsgKind::diagonal ? static_cast<const DiagonalMsg*>(sl.msg)->stride() : 0;
+        // Destination data index of record i is first + i + shift; keep those in [lo, hi).
+        const long d0 = static_cast<long>(b.first) + shift;
+        const long a = std::max<long>(d0, sl.lo), e = std::min<long>(d0 + b.count, sl.hi);
+        if (a < e)
+          sl.func->callDense(sl.msg->dest(), b.recs + static_cast<std::size_t>(a - d0) * b.recBytes, b.recBytes,
+                             static_cast<Index>(a), static_cast<std::size_t>(e - a));
+        continue;
+      }
       for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {
         sl.msg->deliver(sl.func, d, f, args, n, sl.lo, sl.hi);
       });

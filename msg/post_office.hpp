@@ -31,20 +31,28 @@ enum ExchangeFlags : std::uint32_t {
 
 class PostOffice {
  public:
-  static PostOffice& instance();
+  static PostOffice& instance() {
+    static PostOffice p;
+    return p;
+  }
 
   /// Sets the number of per-thread queues (only while no run is in progress).
   void setNumThreads(unsigned n);
   unsigned numThreads() const { return static_cast<unsigned>(process_.size()); }
 
-  /// The queue a send from the calling thread goes to.
+  /// The queue a send from the calling thread goes to. During the process phase each thread's
+  /// queue is in a thread_local (set by the clock), so a send costs no lookup.
   Outbox& outbox() {
+    if (Outbox* o = current_) return *o;
     const unsigned t = static_cast<unsigned>(omp_get_thread_num());
     if (inProcess_ && t < process_.size()) return process_[t];
     return deferredOut_[t < deferredOut_.size() ? t : 0];
   }
   /// The process queue of thread t (the clock marks segment ends in it).
   Outbox& processOutbox(unsigned t) { return process_[t]; }
+  /// Called by each thread around its process phase: makes its process queue the current one
+  /// (nullptr afterwards).
+  static void setCurrent(Outbox* o) { current_ = o; }
 
   /// Master thread, before the process phase: sends now go to the process queues.
   void beginProcess() { inProcess_ = true; }
@@ -76,15 +84,21 @@ class PostOffice {
     const char* args;
     std::uint32_t argBytes;
   };
-  void plan(const std::vector<Span>& deferred, const std::vector<std::vector<Span>>& segments);
+  void plan(std::size_t nseg);
   void deliverSpan(Span s, unsigned t) const;
 
+  // initial-exec: a send from user code reads it with one instruction; antler is loaded at start
+  // or by Python's import, and 8 bytes fit the static TLS surplus glibc keeps for such modules.
+  inline static thread_local Outbox* current_ [[gnu::tls_model("initial-exec")]] = nullptr;
   std::vector<Outbox> process_, deferredIn_, deferredOut_;
   bool inProcess_ = false;
   // The delivery plan built by exchange().
   std::vector<Record> deferredPlan_;
   std::vector<Span> spans_;
   std::vector<char> gathered_;
+  std::vector<std::size_t> counts_;
+  std::vector<Span> deferredSpans_;
+  std::vector<std::vector<Span>> segSpans_;
   std::vector<std::pair<const char*, std::size_t>> attachments_;
   ByteBuffer packed_;
 };

@@ -38,14 +38,16 @@ class ReduceBase {
   virtual std::uint64_t id() const = 0;
   /// Sizes the partials for T threads and resets them to the identity.
   virtual void reset(unsigned T) = 0;
-  /// primaryReduce over the targets in thread t's slice (runs on thread t).
+  /// Resets thread t's partial, then runs primaryReduce over the targets in thread t's slice
+  /// (runs on thread t; reset(T) must have sized the partials).
   virtual void primary(unsigned t, unsigned T) = 0;
   /// Folds thread partials 1..T-1 into partial 0, in thread order.
   virtual void secondary() = 0;
   /// Appends partial 0, serialized.
   virtual void save(Writer& w) const = 0;
-  /// Sets the result to the fold, in node order, of every node's serialized partial.
-  virtual void tertiary(const std::vector<Reader>& nodes) = 0;
+  /// Sets the result to the fold, in node order, of every node's serialized partial (the readers
+  /// are consumed).
+  virtual void tertiary(std::vector<Reader>& nodes) = 0;
   /// Sets the result to partial 0 (single node).
   virtual void finishLocal() = 0;
   /// Calls the digest on the requesting object wherever it lives on this node.

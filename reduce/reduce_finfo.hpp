@@ -123,16 +123,16 @@ class FieldReduceJob final : public ReduceBase {
   }
   void primary(unsigned t, unsigned nthreads) override {
     auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
+    partials_[t].r = R{};
     loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
   }
   void secondary() override {
     for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
   }
   void save(Writer& w) const override { w.put<R>(partials_[0].r); }
-  void tertiary(const std::vector<Reader>& nodes) override {
-    std::vector<Reader> rs = nodes;
-    result_ = rs[0].get<R>();
-    for (std::size_t n = 1; n < rs.size(); ++n) result_.tertiaryReduce(rs[n].get<R>());
+  void tertiary(std::vector<Reader>& nodes) override {
+    result_ = nodes[0].get<R>();
+    for (std::size_t n = 1; n < nodes.size(); ++n) result_.tertiaryReduce(nodes[n].get<R>());
   }
   void finishLocal() override { result_ = partials_[0].r; }
   void digest() override {

@@ -13,7 +13,7 @@
 namespace antler {
 
 namespace {
-constexpr std::size_t kInlineBytes = 512;
+constexpr std::size_t kInlineBytes = 120;
 
 std::uint64_t checksum(const std::vector<ReduceBase*>& jobs) {
   std::uint64_t h = 1469598103934665603ull;
@@ -34,6 +34,11 @@ ReduceQueue& ReduceQueue::instance() {
   return q;
 }
 
+void ReduceQueue::prepare(unsigned T) {
+  if (requests_.size() < T) requests_.resize(T);
+  for (auto& p : predicted_) p.clear();
+}
+
 void ReduceQueue::request(std::uint32_t msgId) {
   const auto t = static_cast<std::size_t>(omp_get_thread_num());
   if (requests_.size() <= t) {
@@ -44,31 +49,98 @@ void ReduceQueue::request(std::uint32_t msgId) {
   requests_[t].push_back(msgId);
 }
 
-const ByteBuffer& ReduceQueue::localRequests() {
-  std::vector<std::uint32_t> all;
+void ReduceQueue::predictPrimary(unsigned tick, unsigned t, unsigned T) {
+  for (ReduceBase* j : predicted_[tick]) j->primary(t, T);
+}
+
+namespace {
+// Serialized partials of jobs: {count u64, checksum u64, then per job {length u64, bytes}}.
+void save_partials(Writer& w, const std::vector<ReduceBase*>& jobs) {
+  w.put<std::uint64_t>(jobs.size()).put<std::uint64_t>(checksum(jobs));
+  ByteBuffer& b = w.buffer();
+  for (ReduceBase* j : jobs) {
+    const std::size_t at = b.size();
+    w.put<std::uint64_t>(0);
+    j->save(w);
+    const std::uint64_t len = b.size() - at - 8;
+    std::memcpy(b.data() + at, &len, 8);
+  }
+}
+}  // namespace
+
+const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
+  std::vector<std::uint32_t>& all = scratchIds_;
+  all.clear();
   for (auto& r : requests_) {
     all.insert(all.end(), r.begin(), r.end());
     r.clear();
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
-  requestBytes_.clear();
-  if (!all.empty()) Writer(requestBytes_).put(all);
-  return requestBytes_;
+  attachment_.clear();
+  Writer w(attachment_);
+  w.put(all);
+  const auto& pred = predicted_[tick];
+  if (!pred.empty() && node_layout().numNodes > 1) {
+    for (ReduceBase* j : pred) j->secondary();
+    save_partials(w, pred);
+  }
+  return attachment_;
 }
 
-void ReduceQueue::setPending(const std::vector<std::pair<const char*, std::size_t>>& nodes, unsigned T) {
-  threads_ = T;
-  if (requests_.size() < T) requests_.resize(T);
-  std::vector<std::uint32_t> all;
+void ReduceQueue::afterExchange(unsigned tick, const std::vector<std::pair<const char*, std::size_t>>& nodes,
+                                unsigned T) {
+  std::vector<std::uint32_t>& all = scratchIds_;
+  all.clear();
+  auto& nodeReaders = nodeReaders_;
+  nodeReaders.clear();
   for (auto [p, n] : nodes) {
-    if (n == 0) continue;
-    Reader r(p, n);
-    const auto v = r.get<std::vector<std::uint32_t>>();
-    all.insert(all.end(), v.begin(), v.end());
+    nodeReaders.emplace_back(p, n);
+    Reader& r = nodeReaders.back();
+    const auto count = r.get<std::uint64_t>();
+    if (count > r.left() / 4) throw CommError("corrupted reduction requests");
+    for (std::uint64_t i = 0; i < count; ++i) all.push_back(r.get<std::uint32_t>());
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
+
+  auto& pred = predicted_[tick];
+  bool hit = !pred.empty() && pred.size() == all.size();
+  for (std::size_t i = 0; hit && i < all.size(); ++i) hit = pred[i]->id() == all[i];
+  if (hit) {
+    // Every node computed the same verdict from the same bytes; the partials are in the readers.
+    if (node_layout().numNodes == 1) {
+      for (ReduceBase* j : pred) {
+        j->secondary();
+        j->finishLocal();
+        j->digest();
+      }
+      return;
+    }
+    const std::uint64_t sum = checksum(pred);
+    auto& perJob = scratchReaders_;
+    if (perJob.size() < pred.size()) perJob.resize(pred.size());
+    for (auto& v : perJob) v.clear();
+    for (std::size_t r = 0; r < nodeReaders.size(); ++r) {
+      Reader& rd = nodeReaders[r];
+      const auto count = rd.get<std::uint64_t>();
+      const auto theirSum = rd.get<std::uint64_t>();
+      if (count != pred.size() || theirSum != sum)
+        throw CommError("nodes disagree on the predicted reductions: node " + std::to_string(r) + " sent " +
+                        std::to_string(count) + " partials, node " + std::to_string(node_layout().node) + " expected " +
+                        std::to_string(pred.size()));
+      for (std::size_t k = 0; k < pred.size(); ++k) {
+        const auto len = rd.get<std::uint64_t>();
+        perJob[k].emplace_back(rd.take(len), len);
+      }
+    }
+    for (std::size_t k = 0; k < pred.size(); ++k) {
+      pred[k]->tertiary(perJob[k]);
+      pred[k]->digest();
+    }
+    return;
+  }
+  // A miss: the actual set becomes this tick's prediction and runs the long way this round.
   pending_.clear();
   for (std::uint32_t id : all) {
     const Msg* m = MsgTable::instance().get(id);
@@ -78,6 +150,7 @@ void ReduceQueue::setPending(const std::vector<std::pair<const char*, std::size_
     job->reset(T);
     pending_.push_back(job);
   }
+  pred = pending_;
 }
 
 void ReduceQueue::primary(unsigned t, unsigned T) {
@@ -103,9 +176,11 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     return flags;
   }
   // One collective for every pending reduction: {flags, count, id checksum, ids, partials}.
-  ByteBuffer b;
+  ByteBuffer& b = scratchBytes_;
+  b.clear();
   Writer w(b);
-  std::vector<std::uint64_t> myIds;
+  std::vector<std::uint64_t>& myIds = scratchIds64_;
+  myIds.clear();
   for (ReduceBase* j : pending_) myIds.push_back(j->id());
   w.put<std::uint32_t>(flags).put<std::uint64_t>(checksum(pending_)).put(myIds);
   for (ReduceBase* j : pending_) {
@@ -115,12 +190,14 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     const std::uint64_t len = b.size() - at - 8;
     std::memcpy(b.data() + at, &len, 8);
   }
-  std::vector<std::size_t> counts;
-  std::vector<char> all;
+  std::vector<std::size_t>& counts = scratchCounts_;
+  std::vector<char>& all = scratchGathered_;
   mpi::allgather_inline(b.data(), b.size(), kInlineBytes, counts, all);
 
   std::uint32_t any = 0;
-  std::vector<std::vector<Reader>> perJob(pending_.size());
+  auto& perJob = scratchReaders_;
+  if (perJob.size() < pending_.size()) perJob.resize(pending_.size());
+  for (auto& v : perJob) v.clear();
   std::size_t off = 0;
   std::string disagreement;
   for (int r = 0; r < l.numNodes; ++r) {
@@ -128,8 +205,13 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     off += counts[r];
     any |= rd.get<std::uint32_t>();
     const auto sum = rd.get<std::uint64_t>();
-    const auto theirs = rd.get<std::vector<std::uint64_t>>();
-    if (sum != checksum(pending_) || theirs != myIds) {
+    const auto nIds = rd.get<std::uint64_t>();
+    bool same = sum == checksum(pending_) && nIds == myIds.size();
+    for (std::uint64_t i = 0; same && i < nIds; ++i) same = rd.get<std::uint64_t>() == myIds[i];
+    if (!same) {
+      Reader again(all.data() + off - counts[r], counts[r]);
+      again.take(12);
+      const auto theirs = again.get<std::vector<std::uint64_t>>();
       disagreement = "nodes disagree on the pending reductions: node " + std::to_string(r) + " has [" + ids(theirs) +
                      "], node " + std::to_string(l.node) + " has [" + ids(myIds) + "]";
       continue;

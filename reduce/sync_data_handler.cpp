@@ -16,16 +16,16 @@ class FieldDimensionJob final : public ReduceBase {
   void reset(unsigned T) override { partials_.assign(T, detail::Partial<ReduceFieldDimension>{}); }
   void primary(unsigned t, unsigned T) override {
     auto [lo, hi] = thread_slice(fe_, t, T);
+    partials_[t].r = ReduceFieldDimension{};
     for (Index d = lo; d < hi; ++d) partials_[t].r.primaryReduce(fe_->numField(d));
   }
   void secondary() override {
     for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
   }
   void save(Writer& w) const override { w.put(partials_[0].r); }
-  void tertiary(const std::vector<Reader>& nodes) override {
-    std::vector<Reader> rs = nodes;
-    result_ = rs[0].get<ReduceFieldDimension>();
-    for (std::size_t n = 1; n < rs.size(); ++n) result_.tertiaryReduce(rs[n].get<ReduceFieldDimension>());
+  void tertiary(std::vector<Reader>& nodes) override {
+    result_ = nodes[0].get<ReduceFieldDimension>();
+    for (std::size_t n = 1; n < nodes.size(); ++n) result_.tertiaryReduce(nodes[n].get<ReduceFieldDimension>());
   }
   void finishLocal() override { result_ = partials_[0].r; }
   // The digest runs on every node: each holds the FieldElement's metadata.

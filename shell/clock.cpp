@@ -7,8 +7,10 @@
 //             the tick's order, marking a segment end in its process queue after each Element.
 //             Sends go to that queue; nothing is delivered yet, so no thread ever touches an
 //             object outside its own slice.
-//   Barrier 1 The master thread (the only one that calls MPI) exchanges queues, flags and
-//             reduction requests with the other nodes and builds the delivery plan: deferred sends
+//   Barrier 1 The threads fold the reductions this tick is predicted to request; then the master
+//             thread (the only one that calls MPI) exchanges queues, flags, reduction requests
+//             and those partials with the other nodes (when the prediction holds, the reductions
+//             are finished here, in the same collective) and builds the delivery plan: deferred sends
 //             sorted by source, then for each Element segment, node by node, thread by thread —
 //             the serial order. Every node now knows the same pending reductions.
 //   Deliver   Each thread first folds its own slice of every pending reduction's targets
@@ -25,6 +27,7 @@
 // Flags are exchanged in collectives every node makes in the same order, so a failure on one node
 // ends the run everywhere instead of leaving the others waiting in a collective.
 #include "shell/clock.hpp"
+#include "shell/spin_barrier.hpp"
 
 #include <omp.h>
 
@@ -151,9 +154,10 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   po.beginProcess();
   omp_set_dynamic(0);
 
-#pragma omp parallel num_threads(T)
-  {
-    const auto t = static_cast<unsigned>(omp_get_thread_num());
+  detail::SpinBarrier barrier(T);
+  // The body every thread runs. Thread 0 is the master: the thread that called MPI_Init (the
+  // region's primary thread), so MPI stays on one thread (MPI_THREAD_FUNNELED).
+  auto body = [&](unsigned t) {
     bool done = false;
     for (std::uint64_t s = 0; s < nsteps && !done; ++s) {
       const std::uint64_t step = step0 + s;
@@ -172,6 +176,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         p.numNodes = layout.numNodes;
         Outbox& ob = po.processOutbox(t);
         std::size_t marked = 0;
+        PostOffice::setCurrent(&ob);
         if (!errors[t]) {
           try {
             for (const Sched& sc : sched[k]) {
@@ -190,15 +195,30 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
             nodeFlags.fetch_or(kFlagError);
           }
         }
+        PostOffice::setCurrent(nullptr);
         for (; marked < sched[k].size(); ++marked) ob.mark();
 
-#pragma omp barrier  // ---- Barrier 1: exchange ----
-#pragma omp master
-        {
+        // Read before Barrier 1: the master may change the prediction right after it.
+        const bool predicted = rq.predicted(k);
+        barrier.wait();  // ---- Barrier 1: exchange ----
+        // Fold the reductions this tick is predicted to request, so that their partials can ride
+        // in the exchange (reduce/reduce_queue.hpp). Every thread read the same prediction.
+        if (predicted) {
+          if (!errors[t]) {
+            try {
+              rq.predictPrimary(k, t, T);
+            } catch (...) {
+              errors[t] = std::current_exception();
+              nodeFlags.fetch_or(kFlagError);
+            }
+          }
+          barrier.wait();
+        }
+        if (t == 0) {
           std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
           try {
-            published = po.exchange(f, rq.localRequests());
-            if (!(published & kFlagError)) rq.setPending(po.attachments(), T);
+            published = po.exchange(f, rq.attachment(k));
+            if (!(published & kFlagError)) rq.afterExchange(k, po.attachments(), T);
           } catch (...) {
             if (!errors[0]) errors[0] = std::current_exception();
             nodeFlags.fetch_or(kFlagError);
@@ -206,7 +226,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
           if (published & kFlagStop) stopAll = true;
         }
-#pragma omp barrier
+        barrier.wait();
         if (published & kFlagError) {
           done = true;
           break;
@@ -223,9 +243,8 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
         }
 
-#pragma omp barrier  // ---- Barrier 2: clear queues, reduce ----
-#pragma omp master
-        {
+        barrier.wait();  // ---- Barrier 2: clear queues, reduce ----
+        if (t == 0) {
           po.finishDelivery();
           std::uint32_t f = nodeFlags.load();
           try {
@@ -238,17 +257,32 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           published = f;
           po.beginProcess();
         }
-#pragma omp barrier  // ---- Barrier 3 ----
+        barrier.wait();  // ---- Barrier 3 ----
         if (published & kFlagError) done = true;
       }
-#pragma omp master
-      {
+      if (t == 0) {
         if (!reinit) {
           step_ = step + 1;
           currentTime_ = static_cast<double>(step_) * base;
         }
       }
       if (stopAll) done = true;  // every thread read stopAll after the same barrier
+    }
+  };
+  if (T == 1) {
+    body(0);  // no team, no barriers
+  } else {
+#pragma omp parallel num_threads(T)
+    {
+      // With dynamic adjustment off OpenMP gives exactly T threads; if it ever did not, the
+      // barriers could never complete, so refuse instead of hanging.
+      if (static_cast<unsigned>(omp_get_num_threads()) == T) {
+        body(static_cast<unsigned>(omp_get_thread_num()));
+      } else if (omp_get_thread_num() == 0) {
+        errors[0] = std::make_exception_ptr(StateError(
+            "start: OpenMP gave " + std::to_string(omp_get_num_threads()) + " threads, " + std::to_string(T) +
+            " were asked for"));
+      }
     }
   }
   running_ = false;
