@@ -47,14 +47,7 @@ class Outbox {
       constexpr std::uint32_t denseRec = padded(argBytes);
       constexpr std::uint32_t indexedRec = padded(2 * sizeof(Index) + argBytes);
       char* p;
-      // The hot case, a process loop sending from consecutive objects: extend the dense batch.
-      if (d == nextDense_ && f == 0 && src == denseSrc_ && bind == denseBind_ && batch_ != kNone) {
-        p = buf_.grow(denseRec);
-        ++header()->count;
-        ++nextDense_;
-        ((std::memcpy(p, &a, sizeof(A)), p += sizeof(A)), ...);
-        return;
-      }
+      if (extendDense(src, bind, d, f, a...)) return;
       BatchHeader* h = batch_ != kNone ? header() : nullptr;
       if (h && h->src == src && h->bind == bind && !unbatched_) {
         if (h->dense && f == 0 && h->first + h->count == d) {
@@ -96,6 +89,22 @@ class Outbox {
       std::memcpy(buf_.data() + lenAt, &len, sizeof len);
       const std::size_t pad = padded(len) - len;
       if (pad) std::memset(buf_.grow(pad), 0, pad);
+    }
+  }
+  /// The hot case, a process loop sending from consecutive objects: if this send continues the
+  /// open dense batch, appends it and returns true. (A dense batch is only opened for a port
+  /// that has connections, so callers may try this before checking for any.)
+  template <class... A>
+  bool extendDense(std::uint32_t src, std::uint32_t bind, Index d, Index f, const A&... a) {
+    if constexpr ((std::is_trivially_copyable_v<A> && ...)) {
+      if (d != nextDense_ || f != 0 || src != denseSrc_ || bind != denseBind_) return false;
+      char* p = buf_.grow(padded((0 + ... + sizeof(A))));
+      ++header()->count;
+      ++nextDense_;
+      ((std::memcpy(p, &a, sizeof(A)), p += sizeof(A)), ...);
+      return true;
+    } else {
+      return false;
     }
   }
   /// Ends the current segment (and batch): later sends start a new one.

@@ -53,6 +53,8 @@ class PostOffice {
   /// Called by each thread around its process phase: makes its process queue the current one
   /// (nullptr afterwards).
   static void setCurrent(Outbox* o) { current_ = o; }
+  /// The calling thread's process queue during its process phase, else nullptr.
+  static Outbox* current() { return current_; }
 
   /// Master thread, before the process phase: sends now go to the process queues.
   void beginProcess() { inProcess_ = true; }

@@ -79,14 +79,28 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
 template <class R, class F>
 using LoopFn = void (*)(R&, const Element*, const ValueFinfoBase*, Index, Index);
 
-/// The loop for a target field of C++ type `src`, or nullptr if it cannot be read as F.
+/// Folds the one object (d, f) of e into r (a Single reduce message).
+template <class R, class F, class Src>
+void reduce_one(R& r, const Element* e, const ValueFinfoBase* vf, Index d, Index f) {
+  if (f >= e->numField(d)) return;  // a field entry that does not exist (any more): nothing to read
+  const F v = static_cast<F>(static_cast<const TypedValueFinfo<Src>*>(vf)->read(e, d, f));
+  if constexpr (wants_objid<R, F>)
+    r.primaryReduce(v, ObjId(e->id(), d, f));
+  else
+    r.primaryReduce(v);
+}
 template <class R, class F>
-LoopFn<R, F> select_loop(const std::type_info& src) {
-  if (src == typeid(F)) return &reduce_loop<R, F, F>;
+using OneFn = void (*)(R&, const Element*, const ValueFinfoBase*, Index, Index);
+
+/// The loops (range, one object) for a target field of C++ type `src`, or nullptrs if it cannot
+/// be read as F.
+template <class R, class F>
+std::pair<LoopFn<R, F>, OneFn<R, F>> select_loop(const std::type_info& src) {
+  if (src == typeid(F)) return {&reduce_loop<R, F, F>, &reduce_one<R, F, F>};
   if constexpr (std::is_arithmetic_v<F>) {
-    LoopFn<R, F> out = nullptr;
+    std::pair<LoopFn<R, F>, OneFn<R, F>> out{nullptr, nullptr};
     auto try_one = [&]<class S>(S*) {
-      if (!out && src == typeid(S)) out = &reduce_loop<R, F, S>;
+      if (!out.first && src == typeid(S)) out = {&reduce_loop<R, F, S>, &reduce_one<R, F, S>};
     };
     try_one(static_cast<double*>(nullptr));
     try_one(static_cast<float*>(nullptr));
@@ -101,7 +115,7 @@ LoopFn<R, F> select_loop(const std::type_info& src) {
     try_one(static_cast<bool*>(nullptr));
     return out;
   }
-  return nullptr;
+  return {nullptr, nullptr};
 }
 
 /// One thread's partial, on its own cache line.
@@ -115,7 +129,8 @@ template <class T, class F, class R>
 class FieldReduceJob final : public ReduceBase {
  public:
   using Digest = void (T::*)(const Eref&, const R*);
-  FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop) : msg_(msg), digest_(digest), loop_(loop) {}
+  FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop, OneFn<R, F> one)
+      : msg_(msg), digest_(digest), loop_(loop), one_(one) {}
   std::uint64_t id() const override { return msg_.id(); }
   void reset(unsigned nthreads) override {
     partials_.assign(nthreads, Partial<R>{});
@@ -124,7 +139,12 @@ class FieldReduceJob final : public ReduceBase {
   void primary(unsigned t, unsigned nthreads) override {
     auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
     partials_[t].r = R{};
-    loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
+    if (msg_.isSingle()) {
+      const Target x = msg_.singleTarget();
+      if (x.data >= lo && x.data < hi) one_(partials_[t].r, msg_.dest(), msg_.getter(), x.data, x.field);
+    } else {
+      loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
+    }
   }
   void secondary() override {
     for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
@@ -147,6 +167,7 @@ class FieldReduceJob final : public ReduceBase {
   const ReduceMsg& msg_;
   Digest digest_;
   LoopFn<R, F> loop_;
+  OneFn<R, F> one_;
   std::vector<Partial<R>> partials_;
   R result_;
 };
@@ -174,11 +195,11 @@ class ReduceFinfo final : public ReduceFinfoBase {
 
   std::unique_ptr<ReduceBase> makeJob(const ReduceMsg& msg) const override {
     const ValueFinfoBase* g = msg.getter();
-    auto loop = detail::select_loop<R, F>(g->valueType());
+    auto [loop, one] = detail::select_loop<R, F>(g->valueType());
     if (!loop)
       throw TypeError("connect: " + msg.src()->cinfo()->name() + "." + name() + " reduces " + type_name<F>() +
                       ", but " + msg.dest()->cinfo()->name() + "." + g->name() + " is " + type_name(g->valueType()));
-    return std::make_unique<detail::FieldReduceJob<T, F, R>>(msg, digest_, loop);
+    return std::make_unique<detail::FieldReduceJob<T, F, R>>(msg, digest_, loop, one);
   }
 
  private:

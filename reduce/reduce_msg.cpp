@@ -4,9 +4,6 @@
 
 namespace antler {
 
-using ReduceConnector = Msg* (*)(const ObjId&, std::string_view, const ObjId&, std::string_view);
-void set_reduce_connector(ReduceConnector c);  // shell/shell.cpp
-
 namespace {
 std::vector<std::string> get_fields(const Cinfo* c) {
   std::vector<std::string> out;
@@ -16,7 +13,8 @@ std::vector<std::string> get_fields(const Cinfo* c) {
 }
 }  // namespace
 
-Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest, std::string_view destField) {
+Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest, std::string_view destField,
+                    bool single) {
   constexpr const char* op = "connect";
   Element* se = src.element();
   Element* de = dest.element();
@@ -36,17 +34,15 @@ Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& de
   if (src.dataIndex >= se->numData())
     throw IndexError(std::string(op) + ": requester index " + std::to_string(src.dataIndex) + " out of range for " +
                      se->path() + ", which has " + std::to_string(se->numData()) + " entries");
+  if (single && dest.dataIndex >= de->numData())
+    throw IndexError(std::string(op) + ": target index " + std::to_string(dest.dataIndex) + " out of range for " +
+                     de->path() + ", which has " + std::to_string(de->numData()) + " entries");
   auto* rf = static_cast<const ReduceFinfoBase*>(sf);
   auto& table = MsgTable::instance();
   auto m = std::make_unique<ReduceMsg>(table.nextId(), se, src.dataIndex, de, rf, static_cast<const DestFinfoBase*>(df));
+  if (single) m->setSingleTarget(Target{dest.dataIndex, dest.fieldIndex});
   m->setJob(rf->makeJob(*m));  // may throw TypeError: nothing is linked yet
   return table.insert(std::move(m), rf, nullptr);
-}
-
-void install_reduce_connector() { set_reduce_connector(&reduce_connect); }
-
-namespace {
-[[maybe_unused]] const bool installed = (install_reduce_connector(), true);
 }
 
 }  // namespace antler

@@ -1,7 +1,8 @@
 #pragma once
 /// ReduceMsg: connects a ReduceFinfo of one requesting object to a 'get' field of every entry of
-/// another Element (e.g. Stats "reduce" -> IntFire "getVm"). It owns the reduction job that runs
-/// each time the requester sends.
+/// another Element (e.g. Stats "reduce" -> IntFire "getVm"), or of one object (e.g. a Table's
+/// "requestOut" -> one compartment's "getVm"). It owns the reduction job that runs each time the
+/// requester sends.
 #include <memory>
 #include <string_view>
 
@@ -42,20 +43,29 @@ class ReduceMsg final : public Msg {
   /// The value field read on the targets.
   const ValueFinfoBase* getter() const { return static_cast<const DestFinfoBase*>(destFinfo())->getterOf(); }
   const ReduceFinfoBase* reduceFinfo() const { return static_cast<const ReduceFinfoBase*>(srcFinfo()); }
+  /// True if the message reads one object (a Single message from a reduce field, e.g. a Table).
+  bool isSingle() const { return single_; }
+  /// The one object read when isSingle().
+  Target singleTarget() const { return target_; }
+  void setSingleTarget(Target t) {
+    single_ = true;
+    target_ = t;
+  }
   /// The reduction this message runs.
   ReduceBase* job() const { return job_.get(); }
   void setJob(std::unique_ptr<ReduceBase> j) { job_ = std::move(j); }
 
  private:
   Index requester_;
+  bool single_ = false;
+  Target target_;
   std::unique_ptr<ReduceBase> job_;
 };
 
 /// Checks and creates a Reduce message from src.srcField (a ReduceFinfo) to dest.destField (a
-/// 'getX' function): errors name the fields that would be valid; nothing changes on error.
-Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest, std::string_view destField);
-
-/// Installs reduce_connect as the Shell's handler for "Reduce" (done once at load time).
-void install_reduce_connector();
+/// 'getX' function), over every entry of dest's Element, or over the one object dest when
+/// `single`: errors name the fields that would be valid; nothing changes on error.
+Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest, std::string_view destField,
+                    bool single = false);
 
 }  // namespace antler

@@ -135,12 +135,6 @@ void do_destroy(Reader& r, Writer&) {
   ElementTable::instance().erase(o.id);
 }
 
-using ReduceConnector = Msg* (*)(const ObjId&, std::string_view, const ObjId&, std::string_view);
-ReduceConnector& reduce_connector() {
-  static ReduceConnector c = nullptr;
-  return c;
-}
-
 void do_add_msg(Reader& r, Writer& w) {
   const auto kind = r.get<std::string>();
   const auto src = r.get<ObjId>();
@@ -150,9 +144,14 @@ void do_add_msg(Reader& r, Writer& w) {
   require_element(src, "addMsg");
   require_element(dest, "addMsg");
   Msg* m = nullptr;
-  if (parse_msg_kind(kind, "addMsg") == MsgKind::reduce) {
-    if (!reduce_connector()) throw MsgError("addMsg: Reduce messages need the reduce layer, which is not linked");
-    m = reduce_connector()(src, sf, dest, df);
+  const MsgKind k = parse_msg_kind(kind, "addMsg");
+  const Finfo* srcFinfo = src.element()->cinfo()->findFinfo(sf);
+  if (k == MsgKind::reduce || (srcFinfo && srcFinfo->kind() == FinfoKind::reduce)) {
+    // A reduce field reads every entry of an Element (Reduce) or one object (Single).
+    if (k != MsgKind::reduce && k != MsgKind::single)
+      throw MsgError("addMsg: the reduce field '" + sf + "' connects with a Reduce message (every entry) or a " +
+                     "Single message (one object), not " + kind);
+    m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
   } else {
     m = connect(kind, src, sf, dest, df);
   }
@@ -442,9 +441,6 @@ Reply parse_reply(const char* p, std::size_t n) {
 constexpr std::size_t kHead = 512;  // first broadcast carries small commands whole
 
 }  // namespace
-
-// The reduce layer installs its connector through this function (declared in reduce/).
-void set_reduce_connector(ReduceConnector c) { reduce_connector() = c; }
 
 Shell& Shell::instance() {
   static Shell s;

@@ -188,6 +188,18 @@ TEST_CASE("reductions over a field element and on demand from the Shell") {
   CHECK(Field<double>::get(s, "max") == expected(all).max);
 }
 
+TEST_CASE("a Single message from a reduce field reads one object") {
+  Model m;
+  const ObjId a = m.s.create("TestAdder", "/a", 9);
+  const ObjId s = m.s.create("Stats", "/s");
+  for (Index i = 0; i < 9; ++i) Field<double>::set(ObjId(a.id, i), "x", 10.0 + i);
+  m.s.addMsg("Single", s, "reduce", ObjId(a.id, 7), "getX");
+  m.s.reduceNow(s, "reduce");
+  CHECK(Field<unsigned>::get(s, "num") == 1u);
+  CHECK(Field<double>::get(s, "mean") == 17.0);
+  CHECK(Field<double>::get(s, "sdev") == 0.0);
+}
+
 TEST_CASE("doSyncDataHandler sets fieldDimension to the largest synapse count on every node") {
   Model m;
   const Index n = 1000;
@@ -233,7 +245,8 @@ TEST_CASE("Reduce connections are checked at connect time") {
   }
   CHECK_THROWS_AS(m.s.addMsg("Reduce", s, "mean", a, "getX"), FieldError);
   CHECK_THROWS_AS(m.s.addMsg("Reduce", a, "out", a, "getX"), FieldError);
-  CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "add"), FieldError);
+  CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "getX"), MsgError);  // Reduce or Single only
+  CHECK_THROWS_AS(m.s.addMsg("Single", s, "reduce", ObjId(a.id, 5), "getX"), IndexError);
   CHECK(s.element()->msgIds().empty());
   CHECK_THROWS_AS(m.s.reduceNow(s, "mean"), FieldError);
 }
