@@ -8,6 +8,7 @@
 #include "core/layout.hpp"
 #include "core/mpi.hpp"
 #include "core/path.hpp"
+#include "core/random.hpp"
 #include "core/value_finfo.hpp"
 #include "msg/msg.hpp"
 #include "msg/post_office.hpp"
@@ -489,6 +490,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
       case Op::clearModel: do_clear(r, pw); break;
       case Op::syncDataHandler: do_sync(r, pw); break;
       case Op::reduceNow: do_reduce_now(r, pw); break;
+      case Op::seed: global_seed() = r.get<std::uint64_t>(); break;
       case Op::extension: do_extension(r, pw); break;
       default: throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
     }
@@ -800,6 +802,12 @@ void Shell::setNumThreads(unsigned n) {
 }
 
 unsigned Shell::numThreads() const { return Clock::instance().numThreads(); }
+
+void Shell::seed(std::uint64_t s) {
+  ByteBuffer c = command(Op::seed);
+  Writer(c).put<std::uint64_t>(s);
+  dispatch(c);
+}
 
 Index Shell::doSyncDataHandler(std::string_view path) { return doSyncDataHandler(resolve_path(path, "syncDataHandler").id); }
 

@@ -47,6 +47,7 @@ enum class Op : std::uint32_t {
   clearModel,
   syncDataHandler,
   reduceNow,
+  seed,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
@@ -133,6 +134,8 @@ class Shell {
   double currentTime() const;
   void setNumThreads(unsigned n);
   unsigned numThreads() const;
+  /// Sets the model's random seed on every node (see core/random.hpp).
+  void seed(std::uint64_t s);
 
   // ---- reductions ----
 
