@@ -1,5 +1,8 @@
 #include "shell/shell.hpp"
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -407,6 +410,22 @@ void do_reduce_now(Reader& r, Writer&) {
   ReduceQueue::instance().runNow(jobs, Clock::instance().numThreads());
 }
 
+void do_load_library(Reader& r, Writer& w) {
+  const auto path = r.get<std::string>();
+  const auto before = Cinfo::classNames();
+  // RTLD_GLOBAL: the library's classes may be used by later libraries too. The library links
+  // against libantler, so its classes register in this process's registry as it loads.
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    const char* why = dlerror();
+    throw ValueError("loadLibrary: cannot load '" + path + "': " + (why ? why : "unknown error"));
+  }
+  std::vector<std::string> added;
+  for (const auto& n : Cinfo::classNames())
+    if (!std::binary_search(before.begin(), before.end(), n)) added.push_back(n);
+  w.put(added);
+}
+
 void do_extension(Reader& r, Writer& w) {
   const auto name = r.get<std::string>();
   auto it = extensions().find(name);
@@ -491,6 +510,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
       case Op::syncDataHandler: do_sync(r, pw); break;
       case Op::reduceNow: do_reduce_now(r, pw); break;
       case Op::seed: global_seed() = r.get<std::uint64_t>(); break;
+      case Op::loadLibrary: do_load_library(r, pw); break;
       case Op::extension: do_extension(r, pw); break;
       default: throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
     }
@@ -802,6 +822,16 @@ void Shell::setNumThreads(unsigned n) {
 }
 
 unsigned Shell::numThreads() const { return Clock::instance().numThreads(); }
+
+std::vector<std::string> Shell::loadLibrary(const std::string& path) {
+  ByteBuffer c = command(Op::loadLibrary);
+  Writer(c).put<std::string>(path);
+  auto rep = dispatch(c);
+  Reader r(rep[0]);
+  return r.get<std::vector<std::string>>();
+}
+
+double Shell::baseDt() const { return Clock::instance().baseDt(); }
 
 void Shell::seed(std::uint64_t s) {
   ByteBuffer c = command(Op::seed);

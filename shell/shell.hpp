@@ -48,6 +48,7 @@ enum class Op : std::uint32_t {
   syncDataHandler,
   reduceNow,
   seed,
+  loadLibrary,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
@@ -136,6 +137,11 @@ class Shell {
   unsigned numThreads() const;
   /// Sets the model's random seed on every node (see core/random.hpp).
   void seed(std::uint64_t s);
+  /// Loads a shared library of element classes on every node (its classes register themselves);
+  /// returns the names of the classes it added.
+  std::vector<std::string> loadLibrary(const std::string& path);
+  /// Smallest dt in use by a scheduled tick (0 if none).
+  double baseDt() const;
 
   // ---- reductions ----
 

@@ -1,0 +1,613 @@
+"""antler: MOOSE-style message-passing simulations on threads and MPI nodes, from Python.
+
+Scripts port from MOOSE by changing ``import moose`` to ``import antler as moose``::
+
+    import antler as moose
+    cells = moose.IntFire('/net/cells', 1000)
+    moose.setClock(0, 1e-4)
+    moose.useClock(0, '/net/##[TYPE=IntFire]', 'process')
+    moose.reinit()
+    moose.start(0.1)
+    print(moose.vec('/net/cells').Vm.mean())
+
+Write the script as if serial and run it with ``mpirun -n 4 python3 script.py``: importing antler
+on ranks other than 0 serves rank 0's commands and never returns to the script; the workers exit
+with the driver when its interpreter exits (exit code 1 if the script raised).
+"""
+
+import atexit as _atexit
+import builtins as _builtins
+import functools as _functools
+import sys as _sys
+import time as _time
+
+from . import _antler as _a  # on ranks > 0 this import serves the driver and then exits
+
+__all__ = [
+    "Error", "PathError", "FieldError", "TypeError", "IndexError", "ClassError", "MsgError",
+    "ValueError", "StateError", "CommError", "melement", "vec", "element", "exists", "delete",
+    "le", "wildcardFind", "getFieldNames", "connect", "setClock", "useClock", "reinit", "start",
+    "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
+    "loadLibrary", "currentTime", "Msg",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Errors: each derives from antler.Error and from the matching built-in exception.
+
+
+class Error(Exception):
+    """Root of every error antler raises for bad input."""
+
+
+class PathError(Error, _builtins.ValueError):
+    """An unknown path, or a name already taken."""
+
+
+class FieldError(Error, _builtins.AttributeError):
+    """An unknown field of a class."""
+
+
+class TypeError(Error, _builtins.TypeError):  # noqa: A001 - mirrors antler::TypeError
+    """A value of the wrong type."""
+
+
+class IndexError(Error, _builtins.IndexError):  # noqa: A001
+    """An index out of range."""
+
+
+class ClassError(Error, _builtins.ValueError):
+    """An unknown class."""
+
+
+class MsgError(Error, _builtins.ValueError):
+    """An unknown message kind or an ill-formed message."""
+
+
+class ValueError(Error, _builtins.ValueError):  # noqa: A001
+    """A bad value."""
+
+
+class StateError(Error, _builtins.RuntimeError):
+    """A command not allowed now (for example while the clock runs)."""
+
+
+class CommError(Error, _builtins.RuntimeError):
+    """Nodes disagree, or a buffer is corrupted."""
+
+
+_a._set_error_classes({0: ValueError, 1: PathError, 2: FieldError, 3: TypeError, 4: IndexError,
+                       5: ClassError, 6: MsgError, 7: StateError, 8: CommError})
+
+# ---------------------------------------------------------------------------------------------
+# Leaving: the workers exit with the driver's code (1 if the script raised).
+
+_state = {"failed": False, "code": 0}
+_previous_hook = _sys.excepthook
+
+
+def _excepthook(kind, value, tb):
+    _state["failed"] = True
+    _previous_hook(kind, value, tb)
+
+
+_sys.excepthook = _excepthook
+
+
+def _set_exit_code(code):
+    """Sets the exit code the worker ranks will use (pytest's conftest uses this)."""
+    _state["code"] = int(code)
+
+
+def _finish():
+    _a._set_exit_code(1 if _state["failed"] else _state["code"])
+    _a._finalize()
+
+
+_atexit.register(_finish)
+
+# ---------------------------------------------------------------------------------------------
+# Elements
+
+
+_KINDS = {}  # class name -> {field: (kind, type)}
+
+
+def _fields(class_name):
+    f = _KINDS.get(class_name)
+    if f is None:
+        f = {name: (kind, typ) for name, kind, typ, _doc in _a.field_info(class_name)}
+        _KINDS[class_name] = f
+    return f
+
+
+def _field_list(cls):
+    """'fields: ...; functions: ...' for error messages (without the setX/getX of each field)."""
+    f = _fields(cls)
+    values = [n for n, (k, _t) in f.items() if k in ("value", "readonly value", "field element")]
+    derived = set()
+    for v in values:
+        derived.add("set" + v[:1].upper() + v[1:])
+        derived.add("get" + v[:1].upper() + v[1:])
+    funcs = [n for n, (k, _t) in f.items() if k == "dest" and n not in derived]
+    return "fields: %s; functions: %s" % (", ".join(values), ", ".join(funcs) or "none")
+
+
+def _triple(obj):
+    """(id, dataIndex, fieldIndex) of an element, a vec or a path."""
+    if isinstance(obj, (melement, vec)):
+        return obj._oid
+    if isinstance(obj, str):
+        return _a.resolve(obj)
+    if isinstance(obj, tuple) and len(obj) == 3:
+        return obj
+    raise TypeError("expected an element, a vec or a path, got %s" % type(obj).__name__)
+
+
+def _wrap(t):
+    info = _a.element_info(t)
+    cls = _CLASSES.get(info[0], melement)
+    obj = object.__new__(cls)
+    object.__setattr__(obj, "_oid", tuple(t))
+    return obj
+
+
+class melement(object):
+    """One object: an entry of an Element (or of a field element such as a synapse).
+
+    ``antler.IntFire(path, n=1)`` creates n IntFires at path, or returns what is already there.
+    Fields read and write as attributes (``obj.Vm = -0.07``); functions are methods
+    (``obj.addSpike(0.01)``); an array field is a vec (``neuron.synapse``).
+    """
+
+    __slots__ = ("_oid",)
+    _class_name = "Neutral"
+
+    def __new__(cls, path, n=1, g=0, dtype=None):
+        if isinstance(path, (melement, vec)):
+            return _wrap(path._oid)
+        if not isinstance(path, str):
+            raise TypeError("%s(path, n=1): path must be a string" % cls._class_name)
+        found = _a.find(path)
+        if found is not None:
+            obj = _wrap(found)
+            if not isinstance(obj, cls):
+                raise PathError("%s already exists and is a %s, not a %s"
+                                % (path, obj.className, cls._class_name))
+            return obj
+        return _wrap(_a.create(cls._class_name, path, int(n), bool(g)))
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # -- identity --
+    @property
+    def path(self):
+        """Path with indices, e.g. /net/cells[3]."""
+        return _a.object_path(self._oid)
+
+    @property
+    def name(self):
+        return _a.element_info(self._oid)[6]
+
+    @property
+    def className(self):
+        return _a.element_info(self._oid)[0]
+
+    @property
+    def dataIndex(self):
+        return self._oid[1]
+
+    @property
+    def fieldIndex(self):
+        return self._oid[2]
+
+    @property
+    def vec(self):
+        """The vec of the element this object belongs to."""
+        return vec(self)
+
+    @property
+    def parent(self):
+        return _wrap((_a.element_info(self._oid)[4], 0, 0))
+
+    @property
+    def children(self):
+        return [vec(_wrap(c)) for c in _a.children(self._oid)]
+
+    def __eq__(self, other):
+        return isinstance(other, melement) and self._oid == other._oid
+
+    def __hash__(self):
+        return hash(self._oid)
+
+    def __repr__(self):
+        return "<%s %s>" % (self.className, self.path)
+
+    # -- fields --
+    def getField(self, name):
+        return getattr(self, name)
+
+    def setField(self, name, value):
+        setattr(self, name, value)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise _builtins.AttributeError(name)
+        oid = object.__getattribute__(self, "_oid")
+        cls = _a.element_info(oid)[0]
+        kind = _fields(cls).get(name, (None,))[0]
+        if kind in ("value", "readonly value"):
+            return _a.get(oid, name)
+        if kind == "dest":
+            return _functools.partial(_a.call, oid, name)
+        if kind == "field element":
+            return vec(_a.object_path(oid) + "/" + name)
+        if kind is None:
+            raise FieldError("'%s' is not a field of %s (%s)" % (name, cls, _field_list(cls)))
+        raise FieldError("'%s' of %s is a %s field: use it with antler.connect" % (name, cls, kind))
+
+    def __setattr__(self, name, value):
+        if name == "_oid":
+            raise _builtins.AttributeError("_oid is read-only")
+        _a.set(self._oid, name, value)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(_fields(self.className)))
+
+
+class vec(object):
+    """All entries of an Element: ``vec.Vm`` is a numpy array over every entry on every node, and
+    ``vec.Vm = x`` sets them from a scalar or a sequence. ``vec('/net/cells[3]/synapse')`` is the
+    synapses of cell 3; ``vec('/net/cells/synapse')`` every synapse of every cell."""
+
+    __slots__ = ("_oid", "_whole")
+
+    def __init__(self, what, n=None, g=0, dtype=None):
+        if isinstance(what, vec):
+            oid, whole = what._oid, what._whole
+        elif isinstance(what, melement):
+            oid = what._oid
+            whole = True
+            if _a.element_info(oid)[3]:  # a field entry: its parent's array
+                whole = False
+        elif isinstance(what, str):
+            found = _a.find(what)
+            if found is None:
+                if dtype is None:
+                    _a.resolve(what)  # raises the PathError naming the valid children
+                cls = _CLASSES.get(dtype) if isinstance(dtype, str) else dtype
+                found = _a.create(cls._class_name, what, 1 if n is None else int(n), bool(g))
+            oid = tuple(found)
+            # A field element named with its parent's index ('/a[3]/synapse') is that parent's array.
+            head = what.rstrip("/").rsplit("/", 1)[0]
+            whole = not (_a.element_info(oid)[3] and head.endswith("]"))
+        elif isinstance(what, tuple):
+            oid, whole = what, True
+        else:
+            raise TypeError("vec(path): expected a path, an element or a vec")
+        if whole:
+            oid = (oid[0], 0, 0)
+        object.__setattr__(self, "_oid", tuple(oid))
+        object.__setattr__(self, "_whole", whole)
+
+    @property
+    def path(self):
+        info = _a.element_info(self._oid)
+        if info[3] and not self._whole:
+            return _a.object_path((self._oid[0], self._oid[1], 0)).rsplit("[", 1)[0]
+        return info[1]
+
+    @property
+    def name(self):
+        return _a.element_info(self._oid)[6]
+
+    @property
+    def className(self):
+        return _a.element_info(self._oid)[0]
+
+    @property
+    def numData(self):
+        return _a.element_info(self._oid)[2]
+
+    @property
+    def fieldDimension(self):
+        """The largest entry count of any parent, as set by syncDataHandler (field elements)."""
+        return _a.element_info(self._oid)[5]
+
+    @property
+    def id(self):
+        return self._oid[0]
+
+    def __len__(self):
+        info = _a.element_info(self._oid)
+        if not info[3]:
+            return info[2]
+        if not self._whole:
+            return _a.get(self._oid, "numField")
+        return len(_a.get_vec(self._oid, "name", True))
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("index %d out of range for %s, which has %d entries" % (i, self.path, n))
+        if _a.element_info(self._oid)[3]:
+            if self._whole:
+                raise IndexError("index a field element through its parent: vec('%s[i]/%s')[k]"
+                                 % (_a.element_info((_a.element_info(self._oid)[4], 0, 0))[1], self.name))
+            return _wrap((self._oid[0], self._oid[1], i))
+        return _wrap((self._oid[0], i, 0))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __eq__(self, other):
+        return isinstance(other, vec) and (self._oid, self._whole) == (other._oid, other._whole)
+
+    def __hash__(self):
+        return hash((self._oid, self._whole))
+
+    def __repr__(self):
+        return "<vec %s: %s>" % (self.className, self.path)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise _builtins.AttributeError(name)
+        oid = object.__getattribute__(self, "_oid")
+        whole = object.__getattribute__(self, "_whole")
+        cls = _a.element_info(oid)[0]
+        kind = _fields(cls).get(name, (None,))[0]
+        if kind in ("value", "readonly value"):
+            return _a.get_vec(oid, name, whole)
+        if kind is None:
+            raise FieldError("'%s' is not a field of %s (%s)" % (name, cls, _field_list(cls)))
+        raise FieldError("'%s' of %s is a %s field: use it on one element (vec[i]) or with connect"
+                         % (name, cls, kind))
+
+    def __setattr__(self, name, value):
+        _a.set_vec(self._oid, name, value, self._whole)
+
+
+_CLASSES = {}
+
+
+def _make_classes():
+    """Makes a Python class for every registered class not yet made (base classes first)."""
+    made = []
+    for name in _a.class_names():
+        if name in _CLASSES:
+            continue
+        chain = list(reversed(_a.class_bases(name)))  # Neutral ... name
+        base = melement
+        for c in chain:
+            if c not in _CLASSES:
+                doc = "antler class %s (fields: see antler.getFieldNames('%s'))" % (c, c)
+                _CLASSES[c] = type(c, (base,), {"__slots__": (), "_class_name": c, "__doc__": doc,
+                                                "__module__": __name__})
+                globals()[c] = _CLASSES[c]
+                made.append(c)
+            base = _CLASSES[c]
+    return made
+
+
+_make_classes()
+
+# ---------------------------------------------------------------------------------------------
+# The Shell commands, with pymoose's names.
+
+
+def element(path):
+    """The object at path (e.g. '/net/cells[3]' or '/net/cells[3]/synapse[2]')."""
+    return _wrap(_triple(path))
+
+
+def exists(path):
+    """True if an element exists at path."""
+    try:
+        return _a.find(path) is not None
+    except Error:
+        return False
+
+
+def delete(obj):
+    """Deletes an element (by element, vec or path) and everything below it."""
+    _a.delete(_triple(obj))
+
+
+def le(path="/"):
+    """Lists (prints) the children of path and returns their paths."""
+    kids = [_a.element_info(c)[1] for c in _a.children(_triple(path))]
+    print("Elements under %s" % (_a.element_info(_triple(path))[1]))
+    for k in kids:
+        print("    " + k)
+    return kids
+
+
+def wildcardFind(pattern):
+    """Elements matching a pattern such as '/net/##[TYPE=IntFire]', as vecs."""
+    return [vec(_wrap(t)) for t in _a.wildcard_find(pattern)]
+
+
+_FINFO_TYPES = {"valueFinfo": ("value", "readonly value"), "destFinfo": ("dest",), "srcFinfo": ("src",),
+                "lookupFinfo": ("lookup value",), "sharedFinfo": ("shared",),
+                "fieldElementFinfo": ("field element",), "reduceFinfo": ("reduce",)}
+
+
+def getFieldNames(className, finfoType=None):
+    """Field names of a class; finfoType filters by kind ('valueFinfo', 'destFinfo', 'srcFinfo',
+    'lookupFinfo', 'sharedFinfo', 'fieldElementFinfo', 'reduceFinfo')."""
+    if isinstance(className, type) and issubclass(className, melement):
+        className = className._class_name
+    kinds = None
+    if finfoType is not None and finfoType != "*":
+        if finfoType not in _FINFO_TYPES:
+            raise ValueError("getFieldNames: unknown finfoType '%s' (valid: %s)"
+                             % (finfoType, ", ".join(sorted(_FINFO_TYPES))))
+        kinds = _FINFO_TYPES[finfoType]
+    return tuple(n for n, k, _t, _d in _a.field_info(className) if kinds is None or k in kinds)
+
+
+class Msg(object):
+    """A message made by connect: its id, kind and ends; Sparse messages are filled with
+    setRandomConnectivity(probability, seed) or pairFill(srcIndices, destIndices)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, mid):
+        object.__setattr__(self, "id", int(mid))
+
+    def _info(self):
+        return _a.msg_info(self.id)
+
+    @property
+    def type(self):
+        return self._info()[0]
+
+    @property
+    def e1(self):
+        return vec(_wrap(self._info()[1]))
+
+    @property
+    def e2(self):
+        return vec(_wrap(self._info()[3]))
+
+    @property
+    def srcFieldsOnE1(self):
+        return [self._info()[2]]
+
+    @property
+    def destFieldsOnE2(self):
+        return [self._info()[4]]
+
+    @property
+    def numEntries(self):
+        """Entries of a Sparse message."""
+        return self._info()[5]
+
+    def setRandomConnectivity(self, probability, seed):
+        _a.set_random_connectivity(self.id, float(probability), int(seed))
+
+    def pairFill(self, srcIndices, destIndices):
+        _a.pair_fill(self.id, [int(i) for i in srcIndices], [int(i) for i in destIndices])
+
+    def setStride(self, stride):
+        _a.set_stride(self.id, int(stride))
+
+    def __repr__(self):
+        info = self._info()
+        return "<Msg %d %s %s.%s -> %s.%s>" % (self.id, info[0], _a.element_info(info[1])[1], info[2],
+                                               _a.element_info(info[3])[1], info[4])
+
+
+def connect(src, srcField, dest, destField, msgType="Single"):
+    """Connects src.srcField to dest.destField with a message of kind Single, OneToOne, OneToAll,
+    Diagonal, Sparse or Reduce; src and dest may be paths, elements or vecs. Returns the Msg."""
+    return Msg(_a.add_msg(msgType, _triple(src), srcField, _triple(dest), destField))
+
+
+def setClock(tick, dt):
+    """Sets the dt of a clock tick (0..31)."""
+    _a.set_clock(int(tick), float(dt))
+
+
+def useClock(tick, path, field="process"):
+    """Schedules every element matching path (a wildcard is fine) on tick."""
+    _a.use_clock(int(tick), path, field)
+
+
+def reinit():
+    """Resets time to 0 and calls reinit on every scheduled element."""
+    _a.reinit()
+
+
+def start(runtime, notify=False):
+    """Runs the model for runtime (seconds of model time). Shows a progress bar on stderr when it
+    is a terminal and the run is long."""
+    runtime = float(runtime)
+    base = _a.base_dt()
+    steps = int(round(runtime / base)) if base > 0 else 0
+    tty = notify or (hasattr(_sys.stderr, "isatty") and _sys.stderr.isatty())
+    if not tty or steps < 1000:
+        _a.start(runtime)
+        return
+    chunk = max(1, steps // 50)
+    done = 0
+    t0 = _time.time()
+    shown = False
+    while done < steps:
+        k = min(chunk, steps - done)
+        _a.start(k * base)
+        done += k
+        elapsed = _time.time() - t0
+        if shown or (elapsed > 0.5 and done < steps):
+            shown = True
+            frac = done / steps
+            bar = "#" * int(30 * frac)
+            _sys.stderr.write("\r[%-30s] %5.1f%%  t=%.4g s  %.1f s" % (bar, 100 * frac, _a.current_time(), elapsed))
+            _sys.stderr.flush()
+    if shown:
+        _sys.stderr.write("\n")
+
+
+def stop():
+    """Stops a running clock at the end of the current step."""
+    _a.stop()
+
+
+def currentTime():
+    """Model time reached so far."""
+    return _a.current_time()
+
+
+def syncDataHandler(fieldElement):
+    """Sets a field element's fieldDimension to the largest entry count of any parent, on every
+    node, and returns it (e.g. syncDataHandler('/net/cells/synapse'))."""
+    return _a.sync_data_handler(_triple(fieldElement))
+
+
+def seed(n=0):
+    """Seeds the random classes (RandSpike, setRandomConnectivity defaults) on every node."""
+    _a.seed(int(n))
+
+
+def numNodes():
+    """Number of MPI nodes."""
+    return _a.num_nodes()
+
+
+def myNode():
+    """This process's node (always 0 in a script: the other nodes serve it)."""
+    return _a.my_node()
+
+
+def setNumThreads(n):
+    """Threads per node for the next runs."""
+    _a.set_num_threads(int(n))
+
+
+def getNumThreads():
+    """Threads per node."""
+    return _a.get_num_threads()
+
+
+def loadLibrary(path):
+    """Loads a shared library of element classes on every node and makes their Python classes;
+    returns the names of the new classes."""
+    added = _a.load_library(str(path))
+    _make_classes()
+    return added
+
+
+def reduceNow(requester, field="reduce"):
+    """Runs the reductions of requester's reduce field now (without the clock)."""
+    _a.reduce_now(_triple(requester), field)
+
+
+def _clearModel():
+    """Deletes every element and message and resets the clock (for tests)."""
+    _a.clear_model()
