@@ -1,0 +1,65 @@
+#include "models/rand_spike.hpp"
+
+#include <cmath>
+
+#include "core/random.hpp"
+#include "models/step_time.hpp"
+
+namespace antler {
+
+namespace {
+/// FNV-1a: a hash of the element path that is the same on every node and in every build.
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+void RandSpike::keyStream(const Eref& e) {
+  // The path (not the Id, which changes when a model is rebuilt) keeps two RandSpike elements on
+  // different streams and a rebuilt model on the same ones.
+  stream_ = mix64(mix64(fnv1a(e.element()->path())) + e.dataIndex());
+  keyed_ = true;
+}
+
+void RandSpike::process(const Eref& e, ProcPtr p) {
+  fired_ = false;
+  if (rate_ <= 0.0) return;
+  if (p->currTime - lastEvent_ + detail::step_slack(p->dt) < refractT_) return;
+  if (!keyed_) keyStream(e);
+  const double lost = rate_ * refractT_;
+  const double realRate = lost < 1.0 ? rate_ / (1.0 - lost) : rate_;
+  const double prob = realRate * p->dt;
+  const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
+  Rng rng(global_seed(), stream_ + step);
+  if (prob >= 1.0 || rng.uniform() < prob) {
+    spikeOut.send(e, p->currTime);
+    lastEvent_ = p->currTime;
+    fired_ = true;
+  }
+}
+
+void RandSpike::reinit(const Eref& e, ProcPtr) {
+  lastEvent_ = -refractT_;
+  fired_ = false;
+  keyStream(e);
+}
+
+const Cinfo* RandSpike::initCinfo() {
+  static const Cinfo* c = ClassBuilder<RandSpike>("RandSpike", "Poisson spike source")
+                              .value("rate", &RandSpike::rate_, "mean firing rate (Hz)")
+                              .value("refractT", &RandSpike::refractT_, "minimum time between two spikes")
+                              .readOnly("hasFired", &RandSpike::fired_, "true if it fired in the last step")
+                              .readOnly("lastEvent", &RandSpike::lastEvent_, "time of the last spike")
+                              .src(RandSpike::spikeOut)
+                              .proc<&RandSpike::process, &RandSpike::reinit>()
+                              .build();
+  return c;
+}
+
+namespace {
+[[maybe_unused]] const Cinfo* registered = RandSpike::initCinfo();
+}
+
+}  // namespace antler

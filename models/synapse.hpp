@@ -1,0 +1,22 @@
+#pragma once
+/// Synapse: one entry of an IntFire's `synapse` field element (MOOSE's Synapse). A spike arriving
+/// at addSpike(time) schedules `weight` to be added to the parent IntFire's Vm at time + delay.
+/// Synapses have no data element of their own: connect spike sources to the FieldElement
+/// `<neurons>/synapse`, e.g. with a Sparse message (which also sizes each neuron's synapse array).
+#include "core/class_builder.hpp"
+
+namespace antler {
+
+class Synapse {
+ public:
+  /// Schedules weight on the parent IntFire at time + delay (e must be an IntFire's synapse entry).
+  void addSpike(const Eref& e, double time);
+  /// The class info of Synapse (registered at load time).
+  static const Cinfo* initCinfo();
+
+ private:
+  double weight_ = 1.0;  // MOOSE's default
+  double delay_ = 0.0;
+};
+
+}  // namespace antler
