@@ -255,9 +255,32 @@ void do_set_vec(Reader& r, Writer&) {
     }
     return;
   }
-  if (whole)
-    throw ValueError("setVec: a list of values for a whole field element is ambiguous; set one parent's entries "
-                     "(e.g. " + e->parent().path() + "[0]/" + e->name() + ") or one value for all");
+  if (whole) {
+    // Every field entry of every parent, parent by parent: this node's entries start after those
+    // of the nodes before it, which only they can count, so the nodes swap their totals first.
+    std::uint64_t mine = 0;
+    for (Index d = e->localBegin(); d < e->localEnd(); ++d) mine += e->numField(d);
+    std::uint64_t before = 0, total = mine;
+    if (node_layout().numNodes > 1 && !e->isGlobal()) {
+      std::vector<std::size_t> counts;
+      std::vector<char> all;
+      mpi::allgather_inline(reinterpret_cast<const char*>(&mine), sizeof mine, sizeof mine, counts, all);
+      total = 0;
+      for (int k = 0; k < node_layout().numNodes; ++k) {
+        std::uint64_t x;
+        std::memcpy(&x, all.data() + k * sizeof x, sizeof x);
+        if (k < node_layout().node) before += x;
+        total += x;
+      }
+    }
+    if (n != total)
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
+                       std::to_string(total) + " entries over all its parents");
+    for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
+    for (Index d = e->localBegin(); d < e->localEnd(); ++d)
+      for (Index f = 0; f < e->numField(d); ++f) vf->set(e, d, f, r);
+    return;
+  }
   check_data_index(e, o.dataIndex, "setVec");
   if (!e->isLocal(o.dataIndex)) return;
   if (n != e->numField(o.dataIndex))

@@ -67,6 +67,13 @@ TEST_CASE("field elements: per-parent sizes, per-entry values") {
   CHECK(all.size() == 15);
   CHECK_THROWS_AS(Field<double>::get(ObjId(syn.id, 4, 4), "weight"), IndexError);
   CHECK_THROWS_AS(Field<double>::set(ObjId(syn.id, 2, 7), "weight", 1.0), IndexError);
+  std::vector<double> flat(15);
+  for (std::size_t k = 0; k < flat.size(); ++k) flat[k] = 0.5 * static_cast<double>(k) - 3;
+  Field<double>::setVec(syn.id, "weight", flat);  // parent by parent, across nodes
+  CHECK(Field<double>::getVec(syn.id, "weight") == flat);
+  CHECK(Field<double>::get(ObjId(syn.id, 5, 4), "weight") == flat[14]);
+  CHECK_THROWS_AS(Field<double>::setVec(syn.id, "weight", std::vector<double>(14)), ValueError);
+  CHECK(Field<double>::getVec(syn.id, "weight") == flat);
   Field<double>::setAll(syn.id, "weight", 0.25);
   for (double w : Field<double>::getVec(syn.id, "weight")) CHECK(w == 0.25);
   CHECK(Field<unsigned>::get(ObjId(syn.id, 3, 1), "numField") == 3u);
