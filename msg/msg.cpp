@@ -175,14 +175,29 @@ void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Ind
 
 void SparseMsg::assignFields() {
   if (!dest()->isField()) return;
-  // Field index of an entry = how many entries reached the same destination parent before it,
-  // in row order; then each local parent's array is sized to its count.
-  std::vector<Index> count(dest()->numData(), 0);
-  for (auto& t : entries_) t.field = count[t.data]++;
+  // Field index of an entry = the parent's entries before this message's, plus how many entries of
+  // this message reached the same parent before it (in row order); each local parent's array is
+  // then sized to match. Only a parent's owner delivers to it, so only local parents need their
+  // real offsets. A refill of this message starts again from the counts before its first fill.
   auto* fe = static_cast<FieldElement*>(dest());
-  for (Index d = fe->localBegin(); d < fe->localEnd(); ++d) fe->setNumField(d, count[d]);
-  Index mx = 0;
-  for (Index c : count) mx = std::max(mx, c);
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  if (!filled_) {
+    base_.resize(hi - lo);
+    for (Index d = lo; d < hi; ++d) base_[d - lo] = fe->numField(d);
+    filled_ = true;
+  }
+  std::vector<Index> count(dest()->numData(), 0);
+  for (Index d = lo; d < hi; ++d) count[d] = base_[d - lo];
+  std::vector<Index> mine(dest()->numData(), 0);
+  for (auto& t : entries_) {
+    t.field = count[t.data]++;
+    ++mine[t.data];
+  }
+  for (Index d = lo; d < hi; ++d) fe->setNumField(d, count[d]);
+  // fieldDimension is replicated metadata: update it from what every node knows alike (this
+  // message's counts); Shell::doSyncDataHandler makes it exact.
+  Index mx = fe->fieldDimension();
+  for (Index c : mine) mx = std::max(mx, c);
   fe->setFieldDimension(mx);
 }
 

@@ -93,7 +93,9 @@ class DiagonalMsg final : public Msg {
 /// A sparse matrix in CSR form: row = source data index, entries = (destination data index,
 /// destination field index), each row sorted by data index (so a thread finds its slice by
 /// binary search). When the destination is a FieldElement, filling the matrix assigns each entry
-/// the next free field index of its destination parent and sizes the parents' arrays to match.
+/// the next free field index of its destination parent and sizes the parents' arrays to match:
+/// several Sparse messages can feed one synapse array, each appending after those filled before
+/// it. Fill each message once (a refill replaces its own entries and keeps earlier messages').
 class SparseMsg final : public Msg {
  public:
   SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df);
@@ -114,6 +116,8 @@ class SparseMsg final : public Msg {
   void assignFields();
   std::vector<std::uint64_t> rowStart_;
   std::vector<Target> entries_;
+  std::vector<Index> base_;  // local parents' entry counts before this message's first fill
+  bool filled_ = false;
 };
 
 /// Owns every message, indexed by message id (ids are never reused).

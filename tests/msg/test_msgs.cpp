@@ -94,30 +94,45 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
   const ObjId syn = m.s.find("/r/syn");
   const auto s1 = m.s.addMsg("Sparse", a, "out", syn, "hit");
   const auto s2 = m.s.addMsg("Sparse", a, "out", syn, "hit");
-  m.s.setRandomConnectivity(s2, 0.1, 7);
   m.s.setRandomConnectivity(s1, 0.1, 7);
+  m.s.setRandomConnectivity(s2, 0.1, 7);  // same seed: same matrix, appended after s1's entries
   auto* m1 = static_cast<const SparseMsg*>(m.s.msg(s1));
   auto* m2 = static_cast<const SparseMsg*>(m.s.msg(s2));
   std::size_t n = 0;
-  std::vector<Index> perDest(200, 0);
+  std::vector<Index> per1(200, 0), per2(200, 0);
   for (Index i = 0; i < 300; ++i) {
-    CHECK(m1->targets(i, 0) == m2->targets(i, 0));
+    CHECK(datas(m1->targets(i, 0)) == datas(m2->targets(i, 0)));
     for (auto t : m1->targets(i, 0)) {
-      CHECK(t.field == perDest[t.data]);  // field index = arrival order at that parent
-      ++perDest[t.data];
+      CHECK(t.field == per1[t.data]);  // field index = arrival order at that parent
+      ++per1[t.data];
       ++n;
     }
   }
+  // s2's entries follow s1's on each parent (checked on the parents this node owns).
+  for (Index i = 0; i < 300; ++i)
+    for (auto t : m2->targets(i, 0))
+      if (r.element()->isLocal(t.data)) CHECK(t.field == per1[t.data] + per2[t.data]++);
   // Binomial(60000, 0.1): mean 6000, sd ~73; 6 sd bounds.
   CHECK(n > 6000 - 440);
   CHECK(n < 6000 + 440);
-  for (Index d = 0; d < 200; ++d) CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == perDest[d]);
+  for (Index d = 0; d < 200; ++d) CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == 2 * per1[d]);
+  // A refill replaces s2's own entries and keeps s1's.
   m.s.setRandomConnectivity(s2, 0.1, 8);
   bool differs = false;
-  for (Index i = 0; i < 300 && !differs; ++i) differs = !(m1->targets(i, 0) == m2->targets(i, 0));
+  for (Index i = 0; i < 300 && !differs; ++i) differs = !(datas(m1->targets(i, 0)) == datas(m2->targets(i, 0)));
   CHECK(differs);
-  m.s.setRandomConnectivity(s1, 1.0, 1);
-  CHECK(m1->numEntries() == 300u * 200u);
-  m.s.setRandomConnectivity(s1, 0.0, 1);
-  CHECK(m1->numEntries() == 0u);
+  std::vector<Index> per3(200, 0);
+  for (Index i = 0; i < 300; ++i)
+    for (auto t : m2->targets(i, 0)) ++per3[t.data];
+  for (Index d = 0; d < 200; ++d) CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == per1[d] + per3[d]);
+  CHECK(m.s.doSyncDataHandler(syn.id) == [&] {
+    Index mx = 0;
+    for (Index d = 0; d < 200; ++d) mx = std::max(mx, per1[d] + per3[d]);
+    return mx;
+  }());
+  const auto all = m.s.addMsg("Sparse", a, "out", a, "add");
+  m.s.setRandomConnectivity(all, 1.0, 1);
+  CHECK(static_cast<const SparseMsg*>(m.s.msg(all))->numEntries() == 300u * 300u);
+  m.s.setRandomConnectivity(all, 0.0, 1);
+  CHECK(static_cast<const SparseMsg*>(m.s.msg(all))->numEntries() == 0u);
 }

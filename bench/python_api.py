@@ -1,0 +1,72 @@
+"""bench/python_api.py: what do the Python API's hot calls cost?
+
+  1. vec.Vm of 1e5 IntFire entries, read into a numpy array (MOOSE: 200-300 ms on this kind of
+     machine; goal <= 0.5 ms). Baseline in the same run: numpy copying an array of 1e5 doubles.
+  2. antler.start(dt) called once per step, on a model of 1e5 IntFires scheduled with a Stats
+     reduction, minus the cost of the same steps run by one start() call: the per-call overhead
+     (MOOSE: 27-51 ms; goal <= 100 us).
+
+Run: PYTHONPATH=build/python python3 bench/python_api.py   (also under mpirun -n 2)
+"""
+import time
+
+import numpy as np
+
+import antler
+
+
+def best(f, reps):
+    t = 1e300
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def main():
+    n = 100000
+    antler.setNumThreads(1)
+    cells = antler.IntFire("/cells", n)
+    v = antler.vec(cells)
+    v.Vm = np.linspace(-0.07, -0.05, n)
+    stats = antler.Stats("/stats")
+    antler.connect(stats, "reduce", v, "getVm", "Reduce")
+
+    print("Question 1: time to read vec.Vm of %d IntFires into numpy (%d node(s))" % (n, antler.numNodes()))
+    got = v.Vm
+    assert isinstance(got, np.ndarray) and got.shape == (n,) and got[-1] == -0.05
+    t_vec = best(lambda: v.Vm, 50)
+    base = np.linspace(0, 1, n)
+    t_np = best(lambda: base.copy(), 50)
+    print("  vec.Vm           %8.3f ms   (goal <= 0.5 ms; MOOSE 200-300 ms)" % (t_vec * 1e3))
+    print("  numpy copy       %8.3f ms   (baseline: copying the same number of doubles)" % (t_np * 1e3))
+    print("  ratio            %8.1f" % (t_vec / t_np))
+
+    dt = 1e-4
+    antler.setClock(0, dt)
+    antler.setClock(1, dt)
+    antler.useClock(0, "/cells")
+    antler.useClock(1, "/stats")
+    antler.reinit()
+    steps = 200
+
+    def one_call():
+        antler.start(steps * dt)
+
+    def per_step():
+        for _ in range(steps):
+            antler.start(dt)
+
+    t_one = best(one_call, 5)
+    t_many = best(per_step, 5)
+    over = (t_many - t_one) / steps
+    print("Question 2: overhead of antler.start(dt) called once per step (%d IntFires + Stats)" % n)
+    print("  %d steps in one start()      %8.3f ms  (%6.1f us/step)" % (steps, t_one * 1e3, t_one / steps * 1e6))
+    print("  %d start(dt) calls           %8.3f ms  (%6.1f us/step)" % (steps, t_many * 1e3, t_many / steps * 1e6))
+    print("  overhead per start() call    %8.1f us   (goal <= 100 us; MOOSE 27-51 ms)" % (over * 1e6))
+    assert stats.num == n
+
+
+if __name__ == "__main__":
+    main()
