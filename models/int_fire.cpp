@@ -47,10 +47,12 @@ const Cinfo* IntFire::initCinfo() {
           .value("refractoryPeriod", &IntFire::refractoryPeriod_, "minimum time between two spikes")
           .value("vReset", &IntFire::vReset_, "Vm after a spike (default 0)")
           .value("initVm", &IntFire::initVm_, "Vm set by reinit (default 0)")
-          .readOnly("lastSpike", &IntFire::lastSpike_, "time of the last spike (-inf before the first)")
+          .readOnly("lastSpike", &IntFire::lastSpike_,
+                    "time of the last spike (-inf before the first)")
           .readOnly("spiked", &IntFire::spiked_, "1 if the neuron fired in the last step, else 0")
           .readOnly("numPending", &IntFire::numPending, "synaptic events not yet added to Vm")
-          .fieldElement("synapse", &IntFire::synapses_, "the synapses (entries: Synapse)", "numSynapses")
+          .fieldElement("synapse", &IntFire::synapses_, "the synapses (entries: Synapse)",
+                        "numSynapses")
           .src(IntFire::spikeOut)
           .proc<&IntFire::process, &IntFire::reinit>()
           .build();

@@ -18,7 +18,8 @@ void PulseGen::process(const Eref& e, ProcPtr p) {
       output_ = firstLevel_;
     } else {
       phase -= firstDelay_;
-      output_ = (phase >= secondDelay_ && phase < secondDelay_ + secondWidth_) ? secondLevel_ : baseLevel_;
+      output_ = (phase >= secondDelay_ && phase < secondDelay_ + secondWidth_) ? secondLevel_
+                                                                               : baseLevel_;
     }
   }
   outputOut.send(e, output_);
@@ -31,26 +32,28 @@ void PulseGen::reinit(const Eref& e, ProcPtr) {
 
 void PulseGen::setTrigMode(unsigned mode) {
   if (mode != 0)
-    throw ValueError("PulseGen.trigMode: only 0 (free run) is supported, got " + std::to_string(mode));
+    throw ValueError("PulseGen.trigMode: only 0 (free run) is supported, got " +
+                     std::to_string(mode));
   trigMode_ = mode;
 }
 
 const Cinfo* PulseGen::initCinfo() {
-  static const Cinfo* c = ClassBuilder<PulseGen>("PulseGen", "two-pulse stimulus generator (free run)")
-                              .value("baseLevel", &PulseGen::baseLevel_, "output between pulses")
-                              .value("firstLevel", &PulseGen::firstLevel_, "output during the first pulse")
-                              .value("firstWidth", &PulseGen::firstWidth_, "duration of the first pulse")
-                              .value("firstDelay", &PulseGen::firstDelay_, "start of the first pulse in a period")
-                              .value("secondLevel", &PulseGen::secondLevel_, "output during the second pulse")
-                              .value("secondWidth", &PulseGen::secondWidth_, "duration of the second pulse")
-                              .value("secondDelay", &PulseGen::secondDelay_,
-                                     "start of the second pulse, after the start of the first")
-                              .value("trigMode", &PulseGen::trigMode, &PulseGen::setTrigMode,
-                                     "trigger mode: only 0 (free run) is supported")
-                              .readOnly("outputValue", &PulseGen::output_, "output of the last step")
-                              .src(PulseGen::outputOut)
-                              .proc<&PulseGen::process, &PulseGen::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<PulseGen>("PulseGen", "two-pulse stimulus generator (free run)")
+          .value("baseLevel", &PulseGen::baseLevel_, "output between pulses")
+          .value("firstLevel", &PulseGen::firstLevel_, "output during the first pulse")
+          .value("firstWidth", &PulseGen::firstWidth_, "duration of the first pulse")
+          .value("firstDelay", &PulseGen::firstDelay_, "start of the first pulse in a period")
+          .value("secondLevel", &PulseGen::secondLevel_, "output during the second pulse")
+          .value("secondWidth", &PulseGen::secondWidth_, "duration of the second pulse")
+          .value("secondDelay", &PulseGen::secondDelay_,
+                 "start of the second pulse, after the start of the first")
+          .value("trigMode", &PulseGen::trigMode, &PulseGen::setTrigMode,
+                 "trigger mode: only 0 (free run) is supported")
+          .readOnly("outputValue", &PulseGen::output_, "output of the last step")
+          .src(PulseGen::outputOut)
+          .proc<&PulseGen::process, &PulseGen::reinit>()
+          .build();
   return c;
 }
 

@@ -47,14 +47,15 @@ void RandSpike::reinit(const Eref& e, ProcPtr) {
 }
 
 const Cinfo* RandSpike::initCinfo() {
-  static const Cinfo* c = ClassBuilder<RandSpike>("RandSpike", "Poisson spike source")
-                              .value("rate", &RandSpike::rate_, "mean firing rate (Hz)")
-                              .value("refractT", &RandSpike::refractT_, "minimum time between two spikes")
-                              .readOnly("hasFired", &RandSpike::fired_, "true if it fired in the last step")
-                              .readOnly("lastEvent", &RandSpike::lastEvent_, "time of the last spike")
-                              .src(RandSpike::spikeOut)
-                              .proc<&RandSpike::process, &RandSpike::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<RandSpike>("RandSpike", "Poisson spike source")
+          .value("rate", &RandSpike::rate_, "mean firing rate (Hz)")
+          .value("refractT", &RandSpike::refractT_, "minimum time between two spikes")
+          .readOnly("hasFired", &RandSpike::fired_, "true if it fired in the last step")
+          .readOnly("lastEvent", &RandSpike::lastEvent_, "time of the last spike")
+          .src(RandSpike::spikeOut)
+          .proc<&RandSpike::process, &RandSpike::reinit>()
+          .build();
   return c;
 }
 

@@ -31,7 +31,7 @@ class ReduceLast {
   /// Boost.Serialization.
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & v_ & any_;
+    ar& v_& any_;
   }
 
  private:

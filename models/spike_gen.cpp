@@ -23,17 +23,19 @@ void SpikeGen::reinit(const Eref&, ProcPtr) {
 }
 
 const Cinfo* SpikeGen::initCinfo() {
-  static const Cinfo* c = ClassBuilder<SpikeGen>("SpikeGen", "detects threshold crossings of a voltage")
-                              .value("threshold", &SpikeGen::threshold_, "spikes when V > threshold")
-                              .value("refractT", &SpikeGen::refractT_, "minimum time between two spikes")
-                              .value("edgeTriggered", &SpikeGen::edgeTriggered_,
-                                     "if true, fire only once per supra-threshold excursion")
-                              .readOnly("hasFired", &SpikeGen::fired_, "true while V stays above threshold after a spike")
-                              .readOnly("lastEvent", &SpikeGen::lastEvent_, "time of the last spike")
-                              .dest<&SpikeGen::handleVm>("Vm", "sets the input voltage")
-                              .src(SpikeGen::spikeOut)
-                              .proc<&SpikeGen::process, &SpikeGen::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<SpikeGen>("SpikeGen", "detects threshold crossings of a voltage")
+          .value("threshold", &SpikeGen::threshold_, "spikes when V > threshold")
+          .value("refractT", &SpikeGen::refractT_, "minimum time between two spikes")
+          .value("edgeTriggered", &SpikeGen::edgeTriggered_,
+                 "if true, fire only once per supra-threshold excursion")
+          .readOnly("hasFired", &SpikeGen::fired_,
+                    "true while V stays above threshold after a spike")
+          .readOnly("lastEvent", &SpikeGen::lastEvent_, "time of the last spike")
+          .dest<&SpikeGen::handleVm>("Vm", "sets the input voltage")
+          .src(SpikeGen::spikeOut)
+          .proc<&SpikeGen::process, &SpikeGen::reinit>()
+          .build();
   return c;
 }
 

@@ -17,13 +17,14 @@ void SpikeStats::digest(const Eref&, const ReduceSum<double>* r) {
 }
 
 const Cinfo* SpikeStats::initCinfo() {
-  static const Cinfo* c = ClassBuilder<SpikeStats>("SpikeStats", "firing rate of a population")
-                              .readOnly("count", &SpikeStats::count_, "spikes in the last step")
-                              .readOnly("num", &SpikeStats::num_, "number of neurons reduced")
-                              .readOnly("rate", &SpikeStats::rate_, "count / (num * dt) in Hz (NaN if num is 0)")
-                              .reduce(SpikeStats::reduce)
-                              .proc<&SpikeStats::process, &SpikeStats::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<SpikeStats>("SpikeStats", "firing rate of a population")
+          .readOnly("count", &SpikeStats::count_, "spikes in the last step")
+          .readOnly("num", &SpikeStats::num_, "number of neurons reduced")
+          .readOnly("rate", &SpikeStats::rate_, "count / (num * dt) in Hz (NaN if num is 0)")
+          .reduce(SpikeStats::reduce)
+          .proc<&SpikeStats::process, &SpikeStats::reinit>()
+          .build();
   return c;
 }
 

@@ -3,7 +3,8 @@
 /// message to the neurons' spike flag (`addMsg("Reduce", stats, "reduce", neurons, "getSpiked")`
 /// for IntFire; RandSpike's getHasFired works too). When scheduled (on the neurons' tick) it asks
 /// for the sum every step, so after each step:
-///   count = spikes in that step,  num = neurons,  rate = count / (num * dt) in Hz (NaN if num is 0)
+///   count = spikes in that step,  num = neurons,  rate = count / (num * dt) in Hz (NaN if num is
+///   0)
 /// with dt the tick's dt, from the ProcInfo of its own process (or reinit).
 #include "core/class_builder.hpp"
 #include "reduce/reduce_extremes.hpp"

@@ -14,6 +14,8 @@ namespace antler::detail {
 inline constexpr double kStepSlack = 1e-6;
 
 /// How far after a step's end (of length dt) an event may lie and still count as due in it.
-constexpr double step_slack(double dt) { return kStepSlack * dt; }
+constexpr double step_slack(double dt) {
+  return kStepSlack * dt;
+}
 
 }  // namespace antler::detail

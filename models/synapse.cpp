@@ -8,19 +8,22 @@ void Synapse::addSpike(const Eref& e, double time) {
   // A Synapse is an entry of an IntFire's array field: e is (FieldElement, parent index, entry),
   // and the event goes to the parent object, which the delivering thread owns with its entries.
   const Element* el = e.element();
-  const DataElement* parent = el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
+  const DataElement* parent =
+      el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
   if (!parent || parent->cinfo() != IntFire::initCinfo())
-    throw ValueError("Synapse.addSpike: " + el->path() +
-                     " is not the synapse field of an IntFire (connect spikes to <intfire>/synapse)");
+    throw ValueError(
+        "Synapse.addSpike: " + el->path() +
+        " is not the synapse field of an IntFire (connect spikes to <intfire>/synapse)");
   reinterpret_cast<IntFire*>(parent->localData(e.dataIndex()))->addEvent(time + delay_, weight_);
 }
 
 const Cinfo* Synapse::initCinfo() {
-  static const Cinfo* c = ClassBuilder<Synapse>("Synapse", "one synapse of an IntFire (an entry of its synapse field)")
-                              .value("weight", &Synapse::weight_, "added to the parent's Vm per spike")
-                              .value("delay", &Synapse::delay_, "time from spike to effect")
-                              .dest<&Synapse::addSpike>("addSpike", "a spike at this time arrives")
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<Synapse>("Synapse", "one synapse of an IntFire (an entry of its synapse field)")
+          .value("weight", &Synapse::weight_, "added to the parent's Vm per spike")
+          .value("delay", &Synapse::delay_, "time from spike to effect")
+          .dest<&Synapse::addSpike>("addSpike", "a spike at this time arrives")
+          .build();
   return c;
 }
 

@@ -1,0 +1,218 @@
+// IntFire and its Synapse field against a serial reference: free decay, synaptic input after the
+// delay, threshold, reset and the refractory period, for 1 and 2 threads (and, through ctest,
+// 1, 2 and 4 nodes).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "core/error.hpp"
+#include "tests/support/model.hpp"
+
+using namespace antler;
+using antler::test::Model;
+
+namespace {
+
+void check_close(double got, double want) {
+  CAPTURE(got);
+  CAPTURE(want);
+  CHECK(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want)));
+}
+
+// A serial IntFire in integer steps: events are (due step, weight); the refractory test compares
+// step counts, so no floating-point time is involved.
+struct RefNeuron {
+  double Vm = 0, thresh = 1, dt = 1, tau = 1;
+  long refractSteps = 0;
+  long lastStep = std::numeric_limits<long>::min() / 2;
+  std::multimap<long, double> events;  // due step -> weight
+  std::vector<long> spikes;
+  // Runs step n; returns true if it fired.
+  bool step(long n) {
+    std::vector<double> due;
+    while (!events.empty() && events.begin()->first <= n) {
+      due.push_back(events.begin()->second);
+      events.erase(events.begin());
+    }
+    std::sort(due.begin(), due.end());  // same-step events in ascending weight
+    for (double w : due) Vm += w;
+    if (Vm > thresh && n - lastStep >= refractSteps) {
+      Vm = 0;
+      lastStep = n;
+      spikes.push_back(n);
+      return true;
+    }
+    Vm *= 1.0 - dt / tau;
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("IntFire without input decays as Vm0 (1 - dt/tau)^n") {
+  Model m;
+  const double dt = 1e-3, tau = 0.02, vm0 = 0.8;
+  const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
+  const ObjId tab = m.s.create("Table", "/tab");
+  Field<double>::setAll(nrn.id, "thresh", 1.0);
+  Field<double>::setAll(nrn.id, "tau", tau);
+  Field<double>::setAll(nrn.id, "initVm", vm0);
+  m.s.addMsg("Single", tab, "requestOut", ObjId(nrn.id, 2), "getVm");
+  m.s.setClock(0, dt);
+  m.s.useClock(0, "/nrn");
+  m.s.useClock(0, "/tab");
+  const int n = 60;
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    CHECK(std::isinf(Field<double>::get(ObjId(nrn.id, 0), "lastSpike")));
+    m.s.start(n * dt);
+    const auto v = Field<std::vector<double>>::get(tab, "vector");
+    REQUIRE(v.size() == static_cast<std::size_t>(n + 1));
+    for (int k = 0; k <= n; ++k) check_close(v[k], vm0 * std::pow(1.0 - dt / tau, k));
+    for (double x : Field<double>::getVec(nrn.id, "Vm"))
+      check_close(x, vm0 * std::pow(1.0 - dt / tau, n));
+    for (double s : Field<double>::getVec(nrn.id, "spiked")) CHECK(s == 0.0);
+  }
+}
+
+TEST_CASE(
+    "IntFire adds synaptic weights after the delay, fires, resets and respects the refractory "
+    "period") {
+  Model m;
+  const double dt = 1e-3, tau = 0.05, thresh = 1.0;
+  const long refractSteps = 4;
+  const ObjId nrn = m.s.create("IntFire", "/nrn", 2);
+  const ObjId syn = m.s.find("/nrn/synapse");
+  const ObjId spikes = m.s.create("Table", "/spikes", 2);  // spike times of nrn[0], nrn[1]
+  const ObjId vmTab = m.s.create("Table", "/vm");          // Vm of nrn[1] every step
+  Field<double>::setAll(nrn.id, "thresh", thresh);
+  Field<double>::setAll(nrn.id, "tau", tau);
+  Field<double>::setAll(nrn.id, "refractoryPeriod", refractSteps * dt);
+  Field<unsigned>::set(ObjId(nrn.id, 0), "numSynapses", 2);
+  Field<unsigned>::set(ObjId(nrn.id, 1), "numSynapses", 1);
+  CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{2, 1});
+  // nrn[0]: synapse 0 strong and immediate, synapse 1 weak with a 2-step delay.
+  Field<double>::setFieldVec(ObjId(syn.id, 0), "weight", {1.5, 0.25});
+  Field<double>::setFieldVec(ObjId(syn.id, 0), "delay", {0.0, 2 * dt});
+  // nrn[1]: driven by nrn[0] through a synapse with a 3-step delay.
+  Field<double>::set(ObjId(syn.id, 1, 0), "weight", 0.6);
+  Field<double>::set(ObjId(syn.id, 1, 0), "delay", 3 * dt);
+  m.s.addMsg("Single", ObjId(nrn.id, 0), "spikeOut", ObjId(syn.id, 1, 0), "addSpike");
+  m.s.addMsg("OneToOne", nrn, "spikeOut", spikes, "input");
+  m.s.addMsg("Single", vmTab, "requestOut", ObjId(nrn.id, 1), "getVm");
+  m.s.setClock(0, dt);
+  m.s.useClock(0, "/nrn");
+  m.s.useClock(0, "/spikes");
+  m.s.useClock(0, "/vm");
+
+  // Input spikes, by step, sent straight to nrn[0]'s synapses from the Shell.
+  const std::vector<long> strong{2, 3, 12, 13, 14, 30}, weak{20, 20, 21, 22, 23};
+  const long steps = 40;
+
+  // ---- serial reference ----
+  RefNeuron a, b;
+  for (RefNeuron* r : {&a, &b})
+    r->thresh = thresh, r->dt = dt, r->tau = tau, r->refractSteps = refractSteps;
+  for (long s : strong) a.events.emplace(s, 1.5);
+  for (long s : weak) a.events.emplace(s + 2, 0.25);
+  std::vector<double> vmB{0.0};
+  for (long n = 1; n <= steps; ++n) {
+    if (a.step(n)) b.events.emplace(n + 3, 0.6);
+    b.step(n);
+    vmB.push_back(b.Vm);
+  }
+  // The scenario exercises what it means to: the first spikes at steps 2 and 6 (refractory end,
+  // without new input), the weak synapse summing to a spike, and nrn[1] firing.
+  REQUIRE(a.spikes.size() >= 4);
+  CHECK(a.spikes[0] == 2);
+  CHECK(a.spikes[1] == 2 + refractSteps);
+  REQUIRE(!b.spikes.empty());
+
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    for (long s : strong) SetGet::call(ObjId(syn.id, 0, 0), "addSpike", s * dt);
+    for (long s : weak) SetGet::call(ObjId(syn.id, 0, 1), "addSpike", s * dt);
+    CHECK(Field<unsigned>::get(ObjId(nrn.id, 0), "numPending") == strong.size() + weak.size());
+    m.s.start(steps * dt);
+    std::vector<double> wantA, wantB;
+    for (long s : a.spikes) wantA.push_back(s * dt);
+    for (long s : b.spikes) wantB.push_back(s * dt);
+    CHECK(Field<std::vector<double>>::get(ObjId(spikes.id, 0), "vector") == wantA);
+    CHECK(Field<std::vector<double>>::get(ObjId(spikes.id, 1), "vector") == wantB);
+    const auto vm = Field<std::vector<double>>::get(vmTab, "vector");
+    REQUIRE(vm.size() == vmB.size());
+    for (std::size_t k = 0; k < vm.size(); ++k) check_close(vm[k], vmB[k]);
+    check_close(Field<double>::get(ObjId(nrn.id, 0), "Vm"), a.Vm);
+    CHECK(Field<double>::get(ObjId(nrn.id, 0), "lastSpike") == a.spikes.back() * dt);
+    CHECK(Field<double>::get(ObjId(nrn.id, 1), "lastSpike") == b.spikes.back() * dt);
+    CHECK(Field<unsigned>::get(ObjId(nrn.id, 0), "numPending") == 0u);
+  }
+}
+
+TEST_CASE("reinit drops pending synaptic events and resets Vm and lastSpike") {
+  Model m;
+  const ObjId nrn = m.s.create("IntFire", "/nrn");
+  const ObjId syn = m.s.find("/nrn/synapse");
+  Field<unsigned>::set(nrn, "numSynapses", 1);
+  Field<double>::set(nrn, "initVm", 0.25);
+  m.s.setClock(0, 1e-3);
+  m.s.useClock(0, "/nrn");
+  m.s.reinit();
+  SetGet::call(ObjId(syn.id, 0, 0), "addSpike", 0.5);
+  CHECK(Field<unsigned>::get(nrn, "numPending") == 1u);
+  m.s.reinit();
+  CHECK(Field<unsigned>::get(nrn, "numPending") == 0u);
+  CHECK(Field<double>::get(nrn, "Vm") == 0.25);
+}
+
+TEST_CASE("Synapse and IntFire reject bad input") {
+  Model m;
+  const ObjId lone = m.s.create("Synapse", "/lone");
+  CHECK_THROWS_AS(SetGet::call(lone, "addSpike", 0.1), ValueError);  // not an IntFire's synapse
+  const ObjId nrn = m.s.create("IntFire", "/nrn");
+  CHECK_THROWS_AS(Field<double>::set(nrn, "tau", 0.0), ValueError);
+  CHECK_THROWS_AS(Field<double>::set(nrn, "lastSpike", 1.0), FieldError);
+  CHECK(Field<double>::get(nrn, "tau") == 1.0);
+}
+
+TEST_CASE("a synaptic event that rounds to just after a step end is due in that step") {
+  Model m;
+  const double dt = 1e-3, delay = 3 * dt;
+  // Spike times s dt whose s dt + delay comes out a few ulps above (s + 3) dt.
+  std::vector<long> late;
+  for (long s = 1; s < 200 && late.size() < 3; ++s)
+    if (s * dt + delay > (s + 3) * dt) late.push_back(s);
+  REQUIRE(late.size() == 3);
+  const ObjId nrn = m.s.create("IntFire", "/nrn");
+  const ObjId syn = m.s.find("/nrn/synapse");
+  const ObjId tab = m.s.create("Table", "/vm");
+  Field<unsigned>::set(nrn, "numSynapses", 1);
+  Field<double>::set(ObjId(syn.id, 0, 0), "delay", delay);
+  Field<double>::set(ObjId(syn.id, 0, 0), "weight", 1.0);
+  Field<double>::set(nrn, "thresh", 100.0);
+  Field<double>::set(nrn, "tau", 1e300);  // (1 - dt/tau) == 1: no decay, Vm counts the events
+  m.s.addMsg("Single", tab, "requestOut", nrn, "getVm");
+  m.s.setClock(0, dt);
+  m.s.useClock(0, "/nrn");
+  m.s.useClock(0, "/vm");
+  m.s.reinit();
+  for (long s : late) SetGet::call(ObjId(syn.id, 0, 0), "addSpike", s * dt);
+  const long steps = late.back() + 5;
+  m.s.start(steps * dt);
+  const auto v = Field<std::vector<double>>::get(tab, "vector");
+  REQUIRE(v.size() == static_cast<std::size_t>(steps + 1));
+  double want = 0;
+  for (long k = 0; k <= steps; ++k) {
+    for (long s : late) want += s + 3 == k;
+    CAPTURE(k);
+    CHECK(v[k] == want);
+  }
+}

@@ -1,0 +1,90 @@
+// PulseGen's output sequence against MOOSE's free-run formula, evaluated here in integer steps
+// (dt a power of two and every time a whole number of steps, so no rounding is involved). It is
+// recorded twice: pulled by Tables (requestOut -> getOutputValue) and pushed (output -> input).
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "core/error.hpp"
+#include "tests/support/model.hpp"
+
+using namespace antler;
+using antler::test::Model;
+
+namespace {
+
+struct Pulse {  // in steps
+  long d1, w1, d2, w2;
+  double base, l1, l2;
+};
+
+// Output at step n of MOOSE's free-run PulseGen (the second delay counts from the first pulse's
+// start).
+double expected(const Pulse& p, long n) {
+  const long period = p.d1 + std::max(p.w1, p.d2 + p.w2);
+  const long ph = n % period;
+  if (ph < p.d1) return p.base;
+  if (ph < p.d1 + p.w1) return p.l1;
+  if (ph - p.d1 >= p.d2 && ph - p.d1 < p.d2 + p.w2) return p.l2;
+  return p.base;
+}
+
+}  // namespace
+
+TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into Tables") {
+  Model m;
+  const double dt = 1.0 / 1024;
+  const std::vector<Pulse> cfg{
+      {3, 4, 9, 2, -1.0, 5.0, 2.5},  // two pulses: period 3 + max(4, 11) = 14 steps
+      {2, 6, 0, 0, 0.5, -3.0, 7.0},  // one pulse: period 8
+      {1, 5, 2, 6, 0.0, 1.0, 2.0},   // overlapping: the second takes over after the first ends
+  };
+  const Index n = static_cast<Index>(cfg.size());
+  const ObjId pg = m.s.create("PulseGen", "/pg", n);
+  const ObjId pulled = m.s.create("Table", "/pulled", n);
+  const ObjId pushed = m.s.create("Table", "/pushed", n);
+  for (Index i = 0; i < n; ++i) {
+    const ObjId o(pg.id, i);
+    const Pulse& c = cfg[i];
+    Field<double>::set(o, "firstDelay", c.d1 * dt);
+    Field<double>::set(o, "firstWidth", c.w1 * dt);
+    Field<double>::set(o, "secondDelay", c.d2 * dt);
+    Field<double>::set(o, "secondWidth", c.w2 * dt);
+    Field<double>::set(o, "baseLevel", c.base);
+    Field<double>::set(o, "firstLevel", c.l1);
+    Field<double>::set(o, "secondLevel", c.l2);
+    m.s.addMsg("Single", ObjId(pulled.id, i), "requestOut", o, "getOutputValue");
+  }
+  m.s.addMsg("OneToOne", pg, "output", pushed, "input");
+  m.s.setClock(0, dt);
+  for (const char* path : {"/pg", "/pulled", "/pushed"}) m.s.useClock(0, path);
+  const long steps = 60;
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    m.s.start(steps * dt);
+    for (Index i = 0; i < n; ++i) {
+      CAPTURE(i);
+      std::vector<double> want{cfg[i].base};  // reinit: output = baseLevel
+      for (long k = 1; k <= steps; ++k) want.push_back(expected(cfg[i], k));
+      CHECK(Field<std::vector<double>>::get(ObjId(pulled.id, i), "vector") == want);
+      CHECK(Field<std::vector<double>>::get(ObjId(pushed.id, i), "vector") == want);
+      CHECK(Field<double>::get(ObjId(pg.id, i), "outputValue") == want.back());
+    }
+  }
+}
+
+TEST_CASE("PulseGen supports only trigMode 0 and outputs baseLevel when the period is 0") {
+  Model m;
+  const ObjId pg = m.s.create("PulseGen", "/pg");
+  CHECK_THROWS_AS(Field<unsigned>::set(pg, "trigMode", 1u), ValueError);
+  CHECK(Field<unsigned>::get(pg, "trigMode") == 0u);
+  Field<double>::set(pg, "baseLevel", 4.0);
+  Field<double>::set(pg, "firstLevel", 9.0);
+  m.s.setClock(0, 0.5);
+  m.s.useClock(0, "/pg");
+  m.s.reinit();
+  m.s.start(2.0);
+  CHECK(Field<double>::get(pg, "outputValue") == 4.0);
+}
