@@ -1,0 +1,2 @@
+// placeholder replaced by the intfire_network benchmark
+int main() { return 0; }
