@@ -9,6 +9,10 @@ MPIRUN=(mpirun --oversubscribe --bind-to none)
 antler_build() {  # antler_build DIR [cmake args...]
   local dir=$1
   shift
-  cmake -S "$ANTLER_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake -S "$ANTLER_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$ANTLER_PYTHON" "$@" >/dev/null
   cmake --build "$dir" -j "$ANTLER_JOBS"
 }
+# Debian's interpreter (with python3-numpy, -pytest, -matplotlib), not whatever is first on PATH.
+ANTLER_PYTHON="${ANTLER_PYTHON:-/usr/bin/python3}"
+export PYTHONPATH="$ANTLER_BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
+export MPLBACKEND="${MPLBACKEND:-Agg}"
