@@ -56,6 +56,10 @@ class ValueFinfoBase : public Finfo {
   virtual void get(const Element* e, Index d, Index f, Writer& w) const = 0;
   /// Sets the value of local object (d, f) of e from r.
   virtual void set(const Element* e, Index d, Index f, Reader& r) const = 0;
+  /// Appends the values of every local entry with data index in [lo, hi), in order (every field
+  /// entry of those parents for a FieldElement). A plain member of a DataElement is copied in one
+  /// strided loop: this is what vec.Vm reads.
+  virtual void getRange(const Element* e, Index lo, Index hi, Writer& w) const = 0;
   /// Reads one value from r and drops it.
   virtual void skip(Reader& r) const = 0;
   /// True if the field is a plain data member: then *offset is its byte offset in the object,

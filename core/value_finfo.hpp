@@ -69,6 +69,20 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
     if constexpr (kReadOnly) throw FieldError("set: field '" + this->name() + "' is read-only");
     write(e, d, f, r.get<F>());
   }
+  void getRange(const Element* e, Index lo, Index hi, Writer& w) const override {
+    if constexpr (std::is_trivially_copyable_v<F>) {
+      if (!e->isField() && member_ && lo < hi) {
+        const T* base = reinterpret_cast<const T*>(static_cast<const DataElement*>(e)->localData(lo));
+        char* out = w.buffer().grow(static_cast<std::size_t>(hi - lo) * sizeof(F));
+        for (Index i = 0; i < hi - lo; ++i) std::memcpy(out + i * sizeof(F), &(base[i].*member_), sizeof(F));
+        return;
+      }
+    }
+    for (Index d = lo; d < hi; ++d) {
+      const Index nf = e->isField() ? e->numField(d) : 1;
+      for (Index f = 0; f < nf; ++f) get(e, d, f, w);
+    }
+  }
   bool memberOffset(const char* sample, std::ptrdiff_t* offset) const override {
     if (!member_) return false;
     const T* obj = reinterpret_cast<const T*>(sample);

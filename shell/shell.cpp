@@ -226,7 +226,7 @@ void do_get_vec(Reader& r, Writer& w) {
   auto* vf = require_value(e, field, "getVec", false);
   check_type(vf->valueType(), t.mangled, t.name, "getVec", e->cinfo()->name() + "." + field);
   if (whole || !e->isField()) {
-    for_each_local(e, [&](Index d, Index f) { vf->get(e, d, f, w); });
+    vf->getRange(e, e->localBegin(), e->localEnd(), w);
   } else {
     check_data_index(e, o.dataIndex, "getVec");
     if (!e->isLocal(o.dataIndex)) return;
@@ -471,13 +471,27 @@ struct Reply {
   ByteBuffer payload;
 };
 
-Reply parse_reply(const char* p, std::size_t n) {
-  Reader r(p, n);
+// A reply is the payload followed by a trailer {message, kind u8, status u8, trailer bytes u32},
+// so that the payload (a vector of values can be large) is never copied to strip a header.
+void put_trailer(ByteBuffer& b, std::uint8_t status, ErrorKind kind, const std::string& message) {
+  const std::size_t at = b.size();
+  Writer(b).put<std::string>(message).put<std::uint8_t>(static_cast<std::uint8_t>(kind)).put<std::uint8_t>(status);
+  Writer(b).put<std::uint32_t>(static_cast<std::uint32_t>(b.size() - at + 4));
+}
+
+/// Parses the trailer of a reply and cuts it off (payload = what is left).
+Reply take_reply(ByteBuffer&& b) {
   Reply out;
-  out.status = r.get<std::uint8_t>();
-  out.kind = static_cast<ErrorKind>(r.get<std::uint8_t>());
+  if (b.size() < 4) throw CommError("corrupted reply: " + std::to_string(b.size()) + " bytes");
+  std::uint32_t tb = 0;
+  std::memcpy(&tb, b.data() + b.size() - 4, 4);
+  if (tb < 4 + 8 + 2 || tb > b.size()) throw CommError("corrupted reply trailer");
+  Reader r(b.data() + b.size() - tb, tb - 4);
   out.message = r.get<std::string>();
-  out.payload.append(r.position(), r.left());
+  out.kind = static_cast<ErrorKind>(r.get<std::uint8_t>());
+  out.status = r.get<std::uint8_t>();
+  b.resize(b.size() - tb);
+  out.payload = std::move(b);
   return out;
 }
 
@@ -499,8 +513,6 @@ void Shell::checkIdle(const char* op) const {
 }
 
 ByteBuffer Shell::execute(const ByteBuffer& cmd) {
-  ByteBuffer reply;
-  Writer w(reply);
   ByteBuffer payload;
   Writer pw(payload);
   std::uint8_t status = 0;
@@ -545,17 +557,16 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
     status = 2;
     message = e.what();
   }
-  w.put<std::uint8_t>(status).put<std::uint8_t>(static_cast<std::uint8_t>(kind)).put<std::string>(message);
-  if (status == 0) reply.append(payload.data(), payload.size());
-  return reply;
+  if (status != 0) payload.clear();
+  put_trailer(payload, status, kind, message);
+  return payload;
 }
 
 std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
   std::vector<Reply> replies;
   if (numNodes() == 1) {
     checkIdle("command");
-    const ByteBuffer rep = execute(cmd);
-    replies.push_back(parse_reply(rep.data(), rep.size()));
+    replies.push_back(take_reply(execute(cmd)));
   } else {
     if (!isDriver()) throw StateError("Shell commands are issued by the driver (node 0) only");
     checkIdle("command");
@@ -586,7 +597,11 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
     all.resize(total);
     ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, all.data(), cnt.data(), disp.data(),
                            MPI_BYTE, 0, MPI_COMM_WORLD));
-    for (int r = 0; r < P; ++r) replies.push_back(parse_reply(all.data() + disp[r], sizes[r]));
+    for (int r = 0; r < P; ++r) {
+      ByteBuffer one;
+      one.append(all.data() + disp[r], sizes[r]);
+      replies.push_back(take_reply(std::move(one)));
+    }
   }
   for (std::size_t r = 0; r < replies.size(); ++r) {
     const Reply& rep = replies[r];
@@ -751,8 +766,11 @@ ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::typ
   w.put<bool>(whole);
   auto rep = dispatch(c);
   const Element* e = obj.element();
-  if (e->isGlobal()) return std::move(rep[0]);
+  if (e->isGlobal() || rep.size() == 1) return std::move(rep[0]);
   ByteBuffer out;
+  std::size_t total = 0;
+  for (auto& b : rep) total += b.size();
+  out.reserve(total);
   for (auto& b : rep) out.append(b.data(), b.size());  // node order is global index order
   return out;
 }

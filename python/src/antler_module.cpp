@@ -58,7 +58,7 @@ ObjId to_objid(py::handle h) {
 struct Conv {
   std::function<void(py::handle, Writer&)> to;
   std::function<py::object(Reader&)> from;
-  std::function<py::object(const ByteBuffer&)> many;  // a packed sequence -> numpy array or list
+  std::function<py::object(ByteBuffer&&)> many;  // a packed sequence -> numpy array or list
   std::function<std::size_t(py::handle, Writer&)> toMany;
 };
 
@@ -120,12 +120,15 @@ Conv make_conv() {
     }
   };
   c.from = [](Reader& r) { return to_python<T>(r.get<T>()); };
-  c.many = [](const ByteBuffer& b) -> py::object {
+  c.many = [](ByteBuffer&& b) -> py::object {
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      // The array takes over the bytes the nodes sent: no copy.
       const std::size_t n = b.size() / sizeof(T);
-      py::array_t<T> a(static_cast<py::ssize_t>(n));
-      if (n) std::memcpy(a.mutable_data(), b.data(), n * sizeof(T));
-      return a;
+      auto* owner = new ByteBuffer(std::move(b));
+      py::capsule cap(owner, [](void* p) { delete static_cast<ByteBuffer*>(p); });
+      if (n == 0) return py::array_t<T>(0);
+      return py::array_t<T>({static_cast<py::ssize_t>(n)}, {static_cast<py::ssize_t>(sizeof(T))},
+                            reinterpret_cast<const T*>(owner->data()), cap);
     } else if constexpr (std::is_same_v<T, bool>) {
       const std::size_t n = b.size();
       py::array_t<bool> a(static_cast<py::ssize_t>(n));
