@@ -28,7 +28,8 @@ class Dot {
   void process(const Eref&, ProcPtr) {}
   void reinit(const Eref&, ProcPtr) {}
   static const Cinfo* initCinfo() {
-    static const Cinfo* c = ClassBuilder<Dot>("LatencyDot", "one value").value("Vm", &Dot::Vm_).build();
+    static const Cinfo* c =
+        ClassBuilder<Dot>("LatencyDot", "one value").value("Vm", &Dot::Vm_).build();
     return c;
   }
   double Vm_ = 1;
@@ -53,7 +54,8 @@ void allreduce_loop(Reader& r, Writer& w) {
   std::vector<char> mine(128, 1), all(128 * static_cast<std::size_t>(P));
   MPI_Barrier(MPI_COMM_WORLD);
   const auto t2 = Clock::now();
-  for (int i = 0; i < iters; ++i) MPI_Allgather(mine.data(), 128, MPI_BYTE, all.data(), 128, MPI_BYTE, MPI_COMM_WORLD);
+  for (int i = 0; i < iters; ++i)
+    MPI_Allgather(mine.data(), 128, MPI_BYTE, all.data(), 128, MPI_BYTE, MPI_COMM_WORLD);
   w.put<double>(std::chrono::duration<double>(Clock::now() - t2).count() / iters);
 }
 const bool reg = (Shell::registerCommand("bench.allreduce", &allreduce_loop), true);
@@ -72,9 +74,10 @@ int main(int argc, char** argv) {
   s.useClock(0, "/stats");
   s.reinit();
 
-  std::printf("Question: time per step of a model whose only work is one Stats reduction, at %d node(s),\n"
-              "next to a raw MPI_Allreduce of 3 doubles in the same program.\n\n",
-              s.numNodes());
+  std::printf(
+      "Question: time per step of a model whose only work is one Stats reduction, at %d node(s),\n"
+      "next to a raw MPI_Allreduce of 3 doubles in the same program.\n\n",
+      s.numNodes());
   double bestA = 1e300, bestB = 1e300, bestC = 1e300;
   for (int rep = 0; rep < 5; ++rep) {
     const auto t = Clock::now();
@@ -87,12 +90,13 @@ int main(int argc, char** argv) {
     bestB = std::min(bestB, r.get<double>());
     bestC = std::min(bestC, r.get<double>());
   }
-  const bool ok = Field<unsigned>::get(stats, "num") == 2u * s.numNodes() && Field<double>::get(stats, "mean") == 1.0;
+  const bool ok = Field<unsigned>::get(stats, "num") == 2u * s.numNodes() &&
+                  Field<double>::get(stats, "mean") == 1.0;
   std::printf("%-40s %10.2f us\n", "antler step with one Stats reduction", bestA * 1e6);
   std::printf("%-40s %10.2f us\n", "raw MPI_Allreduce (3 doubles)", bestB * 1e6);
   std::printf("%-40s %10.2f   (goal <= 3)\n", "ratio", bestA / bestB);
-  std::printf("%-40s %10.2f us  (context: the one collective a step makes)\n", "raw MPI_Allgather (128-byte blocks)",
-              bestC * 1e6);
+  std::printf("%-40s %10.2f us  (context: the one collective a step makes)\n",
+              "raw MPI_Allgather (128-byte blocks)", bestC * 1e6);
   std::printf("Stats result correct (num=%u, mean=1): %s\n", 2u * s.numNodes(), ok ? "yes" : "NO");
   return rt.finish(ok ? 0 : 1);
 }

@@ -41,14 +41,16 @@ class BenchNeuron {
                                 .build();
     return c;
   }
-  double Vm_ = 0, thresh_ = 0.02, tau_ = 0.01, refractory_ = 0.002, lastSpike_ = -1, Em_ = -0.07, Rm_ = 1e8,
-         Cm_ = 1e-10, inject_ = 0, initVm_ = -0.07;
+  double Vm_ = 0, thresh_ = 0.02, tau_ = 0.01, refractory_ = 0.002, lastSpike_ = -1, Em_ = -0.07,
+         Rm_ = 1e8, Cm_ = 1e-10, inject_ = 0, initVm_ = -0.07;
 };
 static const Cinfo* registered = BenchNeuron::initCinfo();
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+double seconds(Clock::time_point a) {
+  return std::chrono::duration<double>(Clock::now() - a).count();
+}
 
 struct Result {
   double mean, sdev, min, max;
@@ -70,7 +72,8 @@ Result hand_block(const BenchNeuron* p, std::size_t n) {
         mn = buf[k + j] < mn ? buf[k + j] : mn;
         mx = buf[k + j] > mx ? buf[k + j] : mx;
       }
-    for (; k < m; ++k) s[0] += buf[k], mn = buf[k] < mn ? buf[k] : mn, mx = buf[k] > mx ? buf[k] : mx;
+    for (; k < m; ++k)
+      s[0] += buf[k], mn = buf[k] < mn ? buf[k] : mn, mx = buf[k] > mx ? buf[k] : mx;
     const double bm = ((s[0] + s[1]) + (s[2] + s[3])) / static_cast<double>(m);
     double q[4] = {0, 0, 0, 0};
     k = 0;
@@ -84,7 +87,8 @@ Result hand_block(const BenchNeuron* p, std::size_t n) {
     if (count == 0) {
       mean = bm, m2 = bq;
     } else {
-      const double na = static_cast<double>(count), nb = static_cast<double>(m), nn = na + nb, d = bm - mean;
+      const double na = static_cast<double>(count), nb = static_cast<double>(m), nn = na + nb,
+                   d = bm - mean;
       mean += d * (nb / nn);
       m2 += bq + d * d * (na * nb / nn);
     }
@@ -128,17 +132,20 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {1000000, 10000000};
   if (s.numNodes() != 1) std::printf("note: run at one node for the single-thread question\n");
 
-  std::printf("Question: ns per value of a Stats reduction of Vm through the full reduce path, one thread,\n"
-              "next to hand-written loops over the same objects (object size %zu bytes).\n\n",
-              sizeof(BenchNeuron));
-  std::printf("%10s %12s %12s %12s %9s %9s %12s %9s\n", "N", "antler ns", "hand(blk) ns", "hand(Wf) ns",
-              "ratio", "ratio Wf", "antler 2t ns", "2t speedup");
+  std::printf(
+      "Question: ns per value of a Stats reduction of Vm through the full reduce path, one "
+      "thread,\n"
+      "next to hand-written loops over the same objects (object size %zu bytes).\n\n",
+      sizeof(BenchNeuron));
+  std::printf("%10s %12s %12s %12s %9s %9s %12s %9s\n", "N", "antler ns", "hand(blk) ns",
+              "hand(Wf) ns", "ratio", "ratio Wf", "antler 2t ns", "2t speedup");
   for (std::size_t n : sizes) {
     s.clearModel();
     const ObjId cells = s.create("BenchNeuron", "/cells", static_cast<Index>(n));
     const ObjId stats = s.create("Stats", "/stats");
     std::vector<double> vm(n);
-    for (std::size_t i = 0; i < n; ++i) vm[i] = -0.07 + 0.01 * std::sin(0.001 * static_cast<double>(i));
+    for (std::size_t i = 0; i < n; ++i)
+      vm[i] = -0.07 + 0.01 * std::sin(0.001 * static_cast<double>(i));
     Field<double>::setVec(cells.id, "Vm", vm);
     s.addMsg("Reduce", stats, "reduce", cells, "getVm");
     s.setClock(0, 1e-4);
@@ -151,23 +158,30 @@ int main(int argc, char** argv) {
     s.reinit();
     const double tA = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
     Result hb{}, hw{};
-    const double tB = best_of(reps, [&] {
-      for (int k = 0; k < steps; ++k) hb = hand_block(objs, n);
-    }) / steps;
-    const double tW = best_of(reps, [&] {
-      for (int k = 0; k < steps; ++k) hw = hand_welford(objs, n);
-    }) / steps;
+    const double tB = best_of(reps,
+                              [&] {
+                                for (int k = 0; k < steps; ++k) hb = hand_block(objs, n);
+                              }) /
+                      steps;
+    const double tW = best_of(reps,
+                              [&] {
+                                for (int k = 0; k < steps; ++k) hw = hand_welford(objs, n);
+                              }) /
+                      steps;
     const double mean = Field<double>::get(stats, "mean"), sdev = Field<double>::get(stats, "sdev");
     s.setNumThreads(2);
     s.reinit();
     const double t2 = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
     const double ns = 1e9 / static_cast<double>(n);
-    std::printf("%10zu %12.3f %12.3f %12.3f %9.3f %9.3f %12.3f %9.2f\n", n, tA * ns, tB * ns, tW * ns, tA / tB,
-                tA / tW, t2 * ns, tA / t2);
-    const bool same = mean == hb.mean && sdev == hb.sdev && std::abs(hw.mean - mean) <= 1e-12 * std::abs(mean) &&
+    std::printf("%10zu %12.3f %12.3f %12.3f %9.3f %9.3f %12.3f %9.2f\n", n, tA * ns, tB * ns,
+                tW * ns, tA / tB, tA / tW, t2 * ns, tA / t2);
+    const bool same = mean == hb.mean && sdev == hb.sdev &&
+                      std::abs(hw.mean - mean) <= 1e-12 * std::abs(mean) &&
                       std::abs(hw.sdev - sdev) <= 1e-8 * sdev;
     std::printf("%10s results agree with the hand loops: %s\n", "", same ? "yes" : "NO");
   }
-  std::printf("\nratio = antler / hand (block), the goal is <= 1.15; ratio Wf = antler / hand (Welford).\n");
+  std::printf(
+      "\nratio = antler / hand (block), the goal is <= 1.15; ratio Wf = antler / hand "
+      "(Welford).\n");
   return rt.finish(0);
 }

@@ -3,6 +3,10 @@
 /// message queue goes through Codec<T>. Trivially copyable types are copied with memcpy (the
 /// fast path); std::string and vectors of trivially copyable types are length-prefixed copies;
 /// anything else goes through Boost.Serialization's binary archive.
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -10,11 +14,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <boost/archive/binary_iarchive.hpp>
-#include <boost/archive/binary_oarchive.hpp>
-#include <boost/serialization/string.hpp>
-#include <boost/serialization/vector.hpp>
 
 #include "core/error.hpp"
 
@@ -157,7 +156,9 @@ struct Codec {
 
 template <class T>
 struct Codec<T, std::enable_if_t<std::is_trivially_copyable_v<T>>> {
-  static void write(Writer& w, const T& v) { std::memcpy(w.buffer().grow(sizeof(T)), &v, sizeof(T)); }
+  static void write(Writer& w, const T& v) {
+    std::memcpy(w.buffer().grow(sizeof(T)), &v, sizeof(T));
+  }
   static T read(Reader& r) {
     T v;
     std::memcpy(&v, r.take(sizeof(T)), sizeof(T));
@@ -202,7 +203,8 @@ struct Codec<std::vector<std::string>> {
   }
   static std::vector<std::string> read(Reader& r) {
     const auto n = r.get<std::uint64_t>();
-    if (n > r.left() / 8) throw CommError("corrupted buffer: list of " + std::to_string(n) + " strings");
+    if (n > r.left() / 8)
+      throw CommError("corrupted buffer: list of " + std::to_string(n) + " strings");
     std::vector<std::string> v;
     v.reserve(n);
     for (std::uint64_t i = 0; i < n; ++i) v.push_back(Codec<std::string>::read(r));

@@ -16,14 +16,22 @@ std::map<std::string, const Cinfo*, std::less<>>& registry() {
 
 const char* to_string(FinfoKind k) {
   switch (k) {
-    case FinfoKind::value: return "value";
-    case FinfoKind::readOnlyValue: return "readonly value";
-    case FinfoKind::lookupValue: return "lookup value";
-    case FinfoKind::dest: return "dest";
-    case FinfoKind::src: return "src";
-    case FinfoKind::shared: return "shared";
-    case FinfoKind::fieldElement: return "field element";
-    case FinfoKind::reduce: return "reduce";
+    case FinfoKind::value:
+      return "value";
+    case FinfoKind::readOnlyValue:
+      return "readonly value";
+    case FinfoKind::lookupValue:
+      return "lookup value";
+    case FinfoKind::dest:
+      return "dest";
+    case FinfoKind::src:
+      return "src";
+    case FinfoKind::shared:
+      return "shared";
+    case FinfoKind::fieldElement:
+      return "field element";
+    case FinfoKind::reduce:
+      return "reduce";
   }
   return "?";
 }
@@ -111,6 +119,8 @@ void Cinfo::registerClass(const Cinfo* c) {
   if (!fresh && it->second != c) throw InternalError("two classes named " + c->name());
 }
 
-std::string FieldElementFinfoBase::type() const { return fieldCinfo_->name() + "[]"; }
+std::string FieldElementFinfoBase::type() const {
+  return fieldCinfo_->name() + "[]";
+}
 
 }  // namespace antler

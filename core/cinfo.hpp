@@ -78,7 +78,9 @@ class Cinfo {
   /// The proc functions, or nullptr if the class cannot be scheduled.
   const ProcFinfoBase* proc() const { return proc_; }
   /// Array fields that become child FieldElements.
-  const std::vector<const FieldElementFinfoBase*>& fieldElementFinfos() const { return fieldElements_; }
+  const std::vector<const FieldElementFinfoBase*>& fieldElementFinfos() const {
+    return fieldElements_;
+  }
 
   /// Adds a field (used by ClassBuilder). A clash with an existing name is an error.
   void add(std::unique_ptr<Finfo> f);

@@ -43,40 +43,47 @@ class ClassBuilder {
  public:
   /// A class named `name` deriving from `base` (Neutral by default).
   ClassBuilder(std::string name, std::string doc, const Cinfo* base = Neutral::initCinfo())
-      : c_(std::make_unique<Cinfo>(std::move(name), std::move(doc), base, std::make_unique<DinfoT<T>>())) {}
+      : c_(std::make_unique<Cinfo>(std::move(name), std::move(doc), base,
+                                   std::make_unique<DinfoT<T>>())) {}
 
   /// A value field that is a plain data member.
   template <class F>
   ClassBuilder& value(std::string name, F T::*m, std::string doc = "") {
-    return addValue<F>(std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; },
-                       [m](T& o, const F& v) { o.*m = v; }, m);
+    return addValue<F>(
+        std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; },
+        [m](T& o, const F& v) { o.*m = v; }, m);
   }
   /// A value field read and written by member functions.
   template <class R, class A>
-  ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(A), std::string doc = "") {
+  ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(A),
+                      std::string doc = "") {
     using F = std::decay_t<R>;
-    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
-                       [set](T& o, const F& v) { (o.*set)(v); }, nullptr);
+    return addValue<F>(
+        std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+        [set](T& o, const F& v) { (o.*set)(v); }, nullptr);
   }
   /// A value field written by a member function that needs the object's Eref.
   template <class R, class A>
   ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(const Eref&, A),
                       std::string doc = "") {
     using F = std::decay_t<R>;
-    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
-                       [set](const Eref& e, T& o, const F& v) { (o.*set)(e, v); }, nullptr);
+    return addValue<F>(
+        std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+        [set](const Eref& e, T& o, const F& v) { (o.*set)(e, v); }, nullptr);
   }
   /// A read-only field that is a plain data member.
   template <class F>
   ClassBuilder& readOnly(std::string name, F T::*m, std::string doc = "") {
-    return addValue<F>(std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; }, nullptr, m);
+    return addValue<F>(
+        std::move(name), std::move(doc), [m](const T& o) -> F { return o.*m; }, nullptr, m);
   }
   /// A read-only field computed by a member function.
   template <class R>
   ClassBuilder& readOnly(std::string name, R (T::*get)() const, std::string doc = "") {
     using F = std::decay_t<R>;
-    return addValue<F>(std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
-                       nullptr, nullptr);
+    return addValue<F>(
+        std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); }, nullptr,
+        nullptr);
   }
   /// A read-only field computed by a callable `F(const Eref&, const T&)`.
   template <class F, class G>
@@ -85,12 +92,14 @@ class ClassBuilder {
   }
   /// A lookup field: `F get(K) const` and (optionally) `void set(K, F)`.
   template <class R, class KG, class KS, class A>
-  ClassBuilder& lookup(std::string name, R (T::*get)(KG) const, void (T::*set)(KS, A), std::string doc = "") {
+  ClassBuilder& lookup(std::string name, R (T::*get)(KG) const, void (T::*set)(KS, A),
+                       std::string doc = "") {
     using F = std::decay_t<R>;
     using K = std::decay_t<KG>;
     auto g = [get](const T& o, const K& k) -> F { return (o.*get)(k); };
     auto s = [set](T& o, const K& k, const F& v) { (o.*set)(k, v); };
-    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), decltype(s)>>(std::move(name), std::move(doc), g, s));
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), decltype(s)>>(
+        std::move(name), std::move(doc), g, s));
     return *this;
   }
   /// A read-only lookup field.
@@ -99,7 +108,8 @@ class ClassBuilder {
     using F = std::decay_t<R>;
     using K = std::decay_t<KG>;
     auto g = [get](const T& o, const K& k) -> F { return (o.*get)(k); };
-    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), std::nullptr_t>>(std::move(name), std::move(doc), g, nullptr));
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, decltype(g), std::nullptr_t>>(
+        std::move(name), std::move(doc), g, nullptr));
     return *this;
   }
   /// A function messages can call: `void T::fn(A...)` or `void T::fn(const Eref&, A...)`.
@@ -113,7 +123,8 @@ class ClassBuilder {
     c_->addSrc(s);
     return *this;
   }
-  /// A reduce field (an inline static ReduceFinfo<T, F, R> member of T; see reduce/reduce_finfo.hpp).
+  /// A reduce field (an inline static ReduceFinfo<T, F, R> member of T; see
+  /// reduce/reduce_finfo.hpp).
   ClassBuilder& reduce(const SrcFinfoBase& r) {
     c_->addSrc(r);
     return *this;
@@ -132,9 +143,10 @@ class ClassBuilder {
                              std::string numName = "") {
     c_->add(std::make_unique<FieldElementFinfoT<T, F>>(name, std::move(doc), F::initCinfo(), m));
     if (!numName.empty())
-      addValue<unsigned>(std::move(numName), "number of " + name + " entries",
-                         [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
-                         [m](T& o, const unsigned& n) { (o.*m).resize(n); }, nullptr);
+      addValue<unsigned>(
+          std::move(numName), "number of " + name + " entries",
+          [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
+          [m](T& o, const unsigned& n) { (o.*m).resize(n); }, nullptr);
     return *this;
   }
   /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).
@@ -165,7 +177,8 @@ class ClassBuilder {
     }
     auto getter = [](const Eref&, T&) {};
     c_->add(std::make_unique<LambdaDestFinfo<T, decltype(getter)>>(
-        detail::prefixed("get", name), "reads " + name + " (target of Reduce messages)", getter, raw));
+        detail::prefixed("get", name), "reads " + name + " (target of Reduce messages)", getter,
+        raw));
     return *this;
   }
 

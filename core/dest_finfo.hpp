@@ -73,9 +73,9 @@ class DestFinfoT final : public DestFinfoBase {
   }
   void checkField(const Element* dest, Target t) const {
     if (t.field >= dest->numField(t.data))
-      throw IndexError(name() + ": no entry " + std::to_string(t.field) + " in " + dest->path() + "[" +
-                       std::to_string(t.data) + "], which has " + std::to_string(dest->numField(t.data)) +
-                       " entries");
+      throw IndexError(name() + ": no entry " + std::to_string(t.field) + " in " + dest->path() +
+                       "[" + std::to_string(t.data) + "], which has " +
+                       std::to_string(dest->numField(t.data)) + " entries");
   }
 
  public:
@@ -97,7 +97,8 @@ class DestFinfoT final : public DestFinfoBase {
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         checkField(dest, t[i]);
-        invoke(dest, t[i].data, t[i].field, *reinterpret_cast<T*>(dest->data(t[i].data, t[i].field)), a);
+        invoke(dest, t[i].data, t[i].field,
+               *reinterpret_cast<T*>(dest->data(t[i].data, t[i].field)), a);
       }
     }
   }
@@ -107,10 +108,12 @@ class DestFinfoT final : public DestFinfoBase {
     T* obj = reinterpret_cast<T*>(de->localData(first));
     if constexpr (detail::unpack<Args>::trivial) {
       for (std::size_t i = 0; i < n; ++i)
-        invoke(dest, first + static_cast<Index>(i), 0, obj[i], detail::unpack<Args>::load(args + i * stride));
+        invoke(dest, first + static_cast<Index>(i), 0, obj[i],
+               detail::unpack<Args>::load(args + i * stride));
     } else {
       for (std::size_t i = 0; i < n; ++i)
-        invoke(dest, first + static_cast<Index>(i), 0, obj[i], detail::unpack<Args>::read(args + i * stride, stride));
+        invoke(dest, first + static_cast<Index>(i), 0, obj[i],
+               detail::unpack<Args>::read(args + i * stride, stride));
     }
   }
   void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
@@ -118,11 +121,13 @@ class DestFinfoT final : public DestFinfoBase {
     const Args a = detail::unpack<Args>::read(args, argBytes);
     if (!dest->isField()) {
       auto* de = static_cast<const DataElement*>(dest);
-      for (Index d = lo; d < hi; ++d) invoke(dest, d, 0, *reinterpret_cast<T*>(de->localData(d)), a);
+      for (Index d = lo; d < hi; ++d)
+        invoke(dest, d, 0, *reinterpret_cast<T*>(de->localData(d)), a);
     } else {
       for (Index d = lo; d < hi; ++d) {
         const Index nf = dest->numField(d);
-        for (Index f = 0; f < nf; ++f) invoke(dest, d, f, *reinterpret_cast<T*>(dest->data(d, f)), a);
+        for (Index f = 0; f < nf; ++f)
+          invoke(dest, d, f, *reinterpret_cast<T*>(dest->data(d, f)), a);
       }
     }
   }
@@ -132,7 +137,8 @@ class DestFinfoT final : public DestFinfoBase {
 template <class T, class Fn, class... A>
 class LambdaDestFinfo final : public DestFinfoBase {
  public:
-  LambdaDestFinfo(std::string name, std::string doc, Fn fn, const ValueFinfoBase* getterOf = nullptr)
+  LambdaDestFinfo(std::string name, std::string doc, Fn fn,
+                  const ValueFinfoBase* getterOf = nullptr)
       : DestFinfoBase(std::move(name), std::move(doc)), fn_(std::move(fn)), getterOf_(getterOf) {}
   const std::vector<const std::type_info*>& argTypes() const override {
     return detail::unpack<std::tuple<A...>>::types();
@@ -155,8 +161,8 @@ class LambdaDestFinfo final : public DestFinfoBase {
     const auto a = detail::unpack<std::tuple<A...>>::read(r);
     for (std::size_t i = 0; i < n; ++i) {
       if (t[i].field >= dest->numField(t[i].data))
-        throw IndexError(name() + ": no entry " + std::to_string(t[i].field) + " in " + dest->path() +
-                         "[" + std::to_string(t[i].data) + "]");
+        throw IndexError(name() + ": no entry " + std::to_string(t[i].field) + " in " +
+                         dest->path() + "[" + std::to_string(t[i].data) + "]");
       apply(dest, t[i].data, t[i].field, a);
     }
   }

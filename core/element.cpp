@@ -9,7 +9,9 @@ NodeLayout& node_layout() {
   return l;
 }
 
-Element* Id::element() const { return ElementTable::instance().get(*this); }
+Element* Id::element() const {
+  return ElementTable::instance().get(*this);
+}
 
 std::string Id::path() const {
   const Element* e = element();
@@ -21,7 +23,8 @@ std::string ObjId::path() const {
   if (!e) return id.path();
   if (e->isField()) {
     const Element* p = e->parent().element();
-    return p->path() + "[" + std::to_string(dataIndex) + "]/" + e->name() + "[" + std::to_string(fieldIndex) + "]";
+    return p->path() + "[" + std::to_string(dataIndex) + "]/" + e->name() + "[" +
+           std::to_string(fieldIndex) + "]";
   }
   if (id == Id::root()) return "/";
   return e->path() + "[" + std::to_string(dataIndex) + "]";
@@ -61,9 +64,12 @@ void Element::dropConnsTo(const Msg* m) {
   for (auto& v : conns_) std::erase_if(v, [m](const Conn& c) { return c.msg == m; });
 }
 
-void Element::removeChild(Id c) { std::erase(children_, c); }
+void Element::removeChild(Id c) {
+  std::erase(children_, c);
+}
 
-DataElement::DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent, Index n, bool global)
+DataElement::DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent, Index n,
+                         bool global)
     : Element(id, std::move(name), cinfo, parent), global_(global), size_(cinfo->dinfo().size()) {
   const auto& l = node_layout();
   if (global)
@@ -75,7 +81,9 @@ DataElement::DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent,
   base_ = cinfo->dinfo().allocate(numLocal());
 }
 
-DataElement::~DataElement() { cinfo()->dinfo().destroy(base_, numLocal()); }
+DataElement::~DataElement() {
+  cinfo()->dinfo().destroy(base_, numLocal());
+}
 
 FieldElement::FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElement* parent,
                            const FieldElementFinfoBase* finfo)
@@ -84,11 +92,17 @@ FieldElement::FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElem
   setRange(parent->numData(), parent->localBegin(), parent->localEnd());
 }
 
-char* FieldElement::data(Index d, Index f) const { return finfo_->lookup(parentData_->localData(d), f); }
+char* FieldElement::data(Index d, Index f) const {
+  return finfo_->lookup(parentData_->localData(d), f);
+}
 
-Index FieldElement::numField(Index d) const { return finfo_->getNum(parentData_->localData(d)); }
+Index FieldElement::numField(Index d) const {
+  return finfo_->getNum(parentData_->localData(d));
+}
 
-void FieldElement::setNumField(Index d, Index n) const { finfo_->setNum(parentData_->localData(d), n); }
+void FieldElement::setNumField(Index d, Index n) const {
+  finfo_->setNum(parentData_->localData(d), n);
+}
 
 ElementTable& ElementTable::instance() {
   static ElementTable t;
@@ -96,7 +110,8 @@ ElementTable& ElementTable::instance() {
 }
 
 ElementTable::ElementTable() {
-  elements_.push_back(std::make_unique<DataElement>(Id::root(), "root", Neutral::initCinfo(), Id::root(), 1, true));
+  elements_.push_back(
+      std::make_unique<DataElement>(Id::root(), "root", Neutral::initCinfo(), Id::root(), 1, true));
 }
 
 Element* ElementTable::insert(std::unique_ptr<Element> e) {

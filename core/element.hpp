@@ -112,7 +112,9 @@ class DataElement final : public Element {
   char* data(Index d, Index) const override { return localData(d); }
   Index numField(Index) const override { return 1; }
   /// Object pointer of local data index d (no checks: the hot path).
-  char* localData(Index d) const { return base_ + static_cast<std::size_t>(d - localBegin()) * size_; }
+  char* localData(Index d) const {
+    return base_ + static_cast<std::size_t>(d - localBegin()) * size_;
+  }
   /// Start of the local objects' array.
   char* base() const { return base_; }
   /// Bytes per object.
@@ -151,7 +153,9 @@ class FieldElement final : public Element {
 class ElementTable {
  public:
   static ElementTable& instance();
-  Element* get(Id id) const { return id.value < elements_.size() ? elements_[id.value].get() : nullptr; }
+  Element* get(Id id) const {
+    return id.value < elements_.size() ? elements_[id.value].get() : nullptr;
+  }
   /// Next Id that create() will hand out.
   Id nextId() const { return Id(static_cast<std::uint32_t>(elements_.size())); }
   /// Takes ownership of e (whose id must be nextId()) and links it to its parent.

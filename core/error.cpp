@@ -4,30 +4,48 @@ namespace antler {
 
 const char* to_string(ErrorKind k) {
   switch (k) {
-    case ErrorKind::value: return "value error";
-    case ErrorKind::path: return "path error";
-    case ErrorKind::field: return "field error";
-    case ErrorKind::type: return "type error";
-    case ErrorKind::index: return "index error";
-    case ErrorKind::class_: return "class error";
-    case ErrorKind::msg: return "message error";
-    case ErrorKind::state: return "state error";
-    case ErrorKind::comm: return "communication error";
+    case ErrorKind::value:
+      return "value error";
+    case ErrorKind::path:
+      return "path error";
+    case ErrorKind::field:
+      return "field error";
+    case ErrorKind::type:
+      return "type error";
+    case ErrorKind::index:
+      return "index error";
+    case ErrorKind::class_:
+      return "class error";
+    case ErrorKind::msg:
+      return "message error";
+    case ErrorKind::state:
+      return "state error";
+    case ErrorKind::comm:
+      return "communication error";
   }
   return "error";
 }
 
 void throw_error(ErrorKind kind, const std::string& what) {
   switch (kind) {
-    case ErrorKind::value: throw ValueError(what);
-    case ErrorKind::path: throw PathError(what);
-    case ErrorKind::field: throw FieldError(what);
-    case ErrorKind::type: throw TypeError(what);
-    case ErrorKind::index: throw IndexError(what);
-    case ErrorKind::class_: throw ClassError(what);
-    case ErrorKind::msg: throw MsgError(what);
-    case ErrorKind::state: throw StateError(what);
-    case ErrorKind::comm: throw CommError(what);
+    case ErrorKind::value:
+      throw ValueError(what);
+    case ErrorKind::path:
+      throw PathError(what);
+    case ErrorKind::field:
+      throw FieldError(what);
+    case ErrorKind::type:
+      throw TypeError(what);
+    case ErrorKind::index:
+      throw IndexError(what);
+    case ErrorKind::class_:
+      throw ClassError(what);
+    case ErrorKind::msg:
+      throw MsgError(what);
+    case ErrorKind::state:
+      throw StateError(what);
+    case ErrorKind::comm:
+      throw CommError(what);
   }
   throw CommError(what);
 }

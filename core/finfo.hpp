@@ -87,15 +87,16 @@ class LookupValueFinfoBase : public Finfo {
 /// targets inlined in the typed implementation.
 class DestFinfoBase : public Finfo {
  public:
-  DestFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::dest) {}
+  DestFinfoBase(std::string name, std::string doc)
+      : Finfo(std::move(name), std::move(doc), FinfoKind::dest) {}
   /// The argument types, in order.
   virtual const std::vector<const std::type_info*>& argTypes() const = 0;
   std::string type() const override { return type_list_name(argTypes()); }
   /// Calls the function on one local object with arguments read from r.
   virtual void call(const Element* e, Index d, Index f, Reader& r) const = 0;
   /// Calls the function with the same packed arguments on each local target of dest.
-  virtual void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
-                           std::size_t n) const = 0;
+  virtual void callTargets(const Element* dest, const char* args, std::size_t argBytes,
+                           const Target* t, std::size_t n) const = 0;
   /// Calls the function on every local entry with data index in [lo, hi) (all field entries of
   /// those parents when dest is a FieldElement).
   virtual void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
@@ -131,7 +132,8 @@ class SrcFinfoBase : public Finfo {
 /// The clock's entry points into a class: process and reinit over a contiguous slice.
 class ProcFinfoBase : public Finfo {
  public:
-  ProcFinfoBase(std::string name, std::string doc) : Finfo(std::move(name), std::move(doc), FinfoKind::shared) {}
+  ProcFinfoBase(std::string name, std::string doc)
+      : Finfo(std::move(name), std::move(doc), FinfoKind::shared) {}
   std::string type() const override { return "process,reinit"; }
   /// Runs process on local data entries [lo, hi) of e.
   virtual void process(const Element* e, Index lo, Index hi, const ProcInfo& p) const = 0;

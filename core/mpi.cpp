@@ -1,8 +1,8 @@
 #include "core/mpi.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 
 #include "core/error.hpp"
@@ -15,7 +15,8 @@ void check(int rc, const char* call) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  throw CommError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+  throw CommError(std::string(call) +
+                  " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 bool active() {
@@ -32,8 +33,8 @@ Guard::Guard(int* argc, char*** argv) {
     owns_ = true;
     if (provided < MPI_THREAD_FUNNELED) {
       MPI_Finalize();
-      throw CommError("MPI_Init_thread: this MPI provides thread level " + std::to_string(provided) +
-                      ", antler needs MPI_THREAD_FUNNELED");
+      throw CommError("MPI_Init_thread: this MPI provides thread level " +
+                      std::to_string(provided) + ", antler needs MPI_THREAD_FUNNELED");
     }
     // Errors come back as return codes, which check() turns into exceptions.
     ANTLER_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -49,7 +50,8 @@ Guard::~Guard() {
   if (owns_ && std::uncaught_exceptions() == 0 && active()) MPI_Finalize();
 }
 
-void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts, std::vector<char>& out) {
+void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts,
+                std::vector<char>& out) {
   int size = 1;
   ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   std::vector<unsigned long long> all(static_cast<std::size_t>(size));
@@ -60,7 +62,8 @@ void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& count
   std::size_t total = 0;
   counts.assign(static_cast<std::size_t>(size), 0);
   for (int r = 0; r < size; ++r) {
-    if (all[r] > static_cast<unsigned long long>(INT32_MAX) || total > static_cast<std::size_t>(INT32_MAX))
+    if (all[r] > static_cast<unsigned long long>(INT32_MAX) ||
+        total > static_cast<std::size_t>(INT32_MAX))
       throw CommError("allgatherv: more than 2 GiB in one exchange");
     counts[r] = all[r];
     cnt[r] = static_cast<int>(all[r]);
@@ -69,12 +72,12 @@ void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& count
   }
   out.resize(total);
   if (total == 0) return;
-  ANTLER_MPI(MPI_Allgatherv(data, static_cast<int>(n), MPI_BYTE, out.data(), cnt.data(), disp.data(), MPI_BYTE,
-                            MPI_COMM_WORLD));
+  ANTLER_MPI(MPI_Allgatherv(data, static_cast<int>(n), MPI_BYTE, out.data(), cnt.data(),
+                            disp.data(), MPI_BYTE, MPI_COMM_WORLD));
 }
 
-void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, std::vector<std::size_t>& counts,
-                      std::vector<char>& out) {
+void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes,
+                      std::vector<std::size_t>& counts, std::vector<char>& out) {
   int size = 1;
   ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   const std::size_t P = static_cast<std::size_t>(size);
@@ -86,8 +89,8 @@ void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, 
   const std::uint64_t n64 = n;
   std::memcpy(mine.data(), &n64, 8);
   std::memcpy(mine.data() + 8, data, std::min(n, inlineBytes));
-  ANTLER_MPI(MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, blocks.data(), static_cast<int>(block),
-                           MPI_BYTE, MPI_COMM_WORLD));
+  ANTLER_MPI(MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, blocks.data(),
+                           static_cast<int>(block), MPI_BYTE, MPI_COMM_WORLD));
   counts.assign(P, 0);
   std::size_t total = 0;
   bool overflow = false;
@@ -102,7 +105,9 @@ void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, 
   std::vector<std::size_t> offset(P, 0);
   for (std::size_t r = 1; r < P; ++r) offset[r] = offset[r - 1] + counts[r - 1];
   for (std::size_t r = 0; r < P; ++r)
-    if (counts[r]) std::memcpy(out.data() + offset[r], blocks.data() + r * block + 8, std::min(counts[r], inlineBytes));
+    if (counts[r])
+      std::memcpy(out.data() + offset[r], blocks.data() + r * block + 8,
+                  std::min(counts[r], inlineBytes));
   if (!overflow) return;
   // Second round: the bytes beyond each node's inline block.
   std::vector<int> cnt(P), disp(P);
@@ -117,10 +122,12 @@ void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, 
   }
   std::vector<char> tail(extra);
   const int myExtra = n > inlineBytes ? static_cast<int>(n - inlineBytes) : 0;
-  ANTLER_MPI(MPI_Allgatherv(myExtra ? data + inlineBytes : nullptr, myExtra, MPI_BYTE, tail.data(), cnt.data(),
-                            disp.data(), MPI_BYTE, MPI_COMM_WORLD));
+  ANTLER_MPI(MPI_Allgatherv(myExtra ? data + inlineBytes : nullptr, myExtra, MPI_BYTE, tail.data(),
+                            cnt.data(), disp.data(), MPI_BYTE, MPI_COMM_WORLD));
   for (std::size_t r = 0; r < P; ++r)
-    if (cnt[r]) std::memcpy(out.data() + offset[r] + inlineBytes, tail.data() + disp[r], static_cast<std::size_t>(cnt[r]));
+    if (cnt[r])
+      std::memcpy(out.data() + offset[r] + inlineBytes, tail.data() + disp[r],
+                  static_cast<std::size_t>(cnt[r]));
 }
 
 void abort(const std::string& why) {

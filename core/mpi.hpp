@@ -35,13 +35,14 @@ bool active();
 
 /// Gathers every node's bytes onto every node; `counts` gets each node's size, `out` the
 /// concatenation in node order.
-void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts, std::vector<char>& out);
+void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts,
+                std::vector<char>& out);
 
 /// Like allgatherv, but in one MPI_Allgather of fixed blocks of `inlineBytes` when every node's
 /// data fits (the common case for small exchanges: one collective instead of two); a node with
 /// more makes everyone follow with one MPI_Allgatherv of the overflow.
-void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes, std::vector<std::size_t>& counts,
-                      std::vector<char>& out);
+void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes,
+                      std::vector<std::size_t>& counts, std::vector<char>& out);
 
 /// Aborts every rank with a message naming this rank and the cause (for unrecoverable errors).
 [[noreturn]] void abort(const std::string& why);

@@ -8,19 +8,25 @@ namespace {
 // Neutral is the root of the class tree, so it is built without ClassBuilder's default base.
 const Cinfo* makeNeutral() {
   return ClassBuilder<Neutral>("Neutral", "base class of every class; a plain container", nullptr)
-      .readOnlyFn<std::string>("name", [](const Eref& e, const Neutral&) { return e.element()->name(); },
-                               "name of the element")
-      .readOnlyFn<std::string>("path", [](const Eref& e, const Neutral&) { return e.objId().path(); },
-                               "full path of the object")
-      .readOnlyFn<std::string>("className",
-                               [](const Eref& e, const Neutral&) { return e.element()->cinfo()->name(); },
-                               "class of the element")
-      .readOnlyFn<unsigned>("numData", [](const Eref& e, const Neutral&) { return e.element()->numData(); },
-                            "number of data entries over all nodes")
-      .readOnlyFn<unsigned>("numField", [](const Eref& e, const Neutral&) { return e.element()->numField(e.dataIndex()); },
-                            "number of field entries of this data entry (1 unless a field element)")
-      .readOnlyFn<ObjId>("parent", [](const Eref& e, const Neutral&) { return ObjId(e.element()->parent()); },
-                         "parent element")
+      .readOnlyFn<std::string>(
+          "name", [](const Eref& e, const Neutral&) { return e.element()->name(); },
+          "name of the element")
+      .readOnlyFn<std::string>(
+          "path", [](const Eref& e, const Neutral&) { return e.objId().path(); },
+          "full path of the object")
+      .readOnlyFn<std::string>(
+          "className", [](const Eref& e, const Neutral&) { return e.element()->cinfo()->name(); },
+          "class of the element")
+      .readOnlyFn<unsigned>(
+          "numData", [](const Eref& e, const Neutral&) { return e.element()->numData(); },
+          "number of data entries over all nodes")
+      .readOnlyFn<unsigned>(
+          "numField",
+          [](const Eref& e, const Neutral&) { return e.element()->numField(e.dataIndex()); },
+          "number of field entries of this data entry (1 unless a field element)")
+      .readOnlyFn<ObjId>(
+          "parent", [](const Eref& e, const Neutral&) { return ObjId(e.element()->parent()); },
+          "parent element")
       .readOnlyFn<std::vector<ObjId>>(
           "children",
           [](const Eref& e, const Neutral&) {

@@ -35,14 +35,15 @@ Component parse_component(const std::string& s, std::string_view path, std::stri
     c.name = s;
   } else {
     if (s.back() != ']')
-      throw ValueError(std::string(op) + ": malformed path '" + std::string(path) + "' (unclosed '[')");
+      throw ValueError(std::string(op) + ": malformed path '" + std::string(path) +
+                       "' (unclosed '[')");
     c.name = s.substr(0, lb);
     const std::string idx = s.substr(lb + 1, s.size() - lb - 2);
     unsigned long v = 0;
     auto [p, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), v);
     if (ec != std::errc() || p != idx.data() + idx.size() || idx.empty() || v > 0xFFFFFFFEul)
-      throw ValueError(std::string(op) + ": malformed index '[" + idx + "]' in path '" + std::string(path) +
-                       "' (expected a non-negative integer)");
+      throw ValueError(std::string(op) + ": malformed index '[" + idx + "]' in path '" +
+                       std::string(path) + "' (expected a non-negative integer)");
     c.hasIndex = true;
     c.index = static_cast<Index>(v);
   }
@@ -68,8 +69,8 @@ ObjId walk(std::string_view path, std::string_view op, bool throwMissing) {
     if (!next) {
       if (!throwMissing) return ObjId(Id(~0u));
       const auto kids = child_names(cur);
-      throw PathError(std::string(op) + ": no element '" + c.name + "' in " + cur->path() + " (path '" +
-                      std::string(path) + "'; children of " + cur->path() + ": " +
+      throw PathError(std::string(op) + ": no element '" + c.name + "' in " + cur->path() +
+                      " (path '" + std::string(path) + "'; children of " + cur->path() + ": " +
                       (kids.empty() ? std::string("none") : join_names(kids)) + ")");
     }
     if (next->isField()) {
@@ -78,8 +79,9 @@ ObjId walk(std::string_view path, std::string_view op, bool throwMissing) {
       data = c.hasIndex ? c.index : 0;
       field = 0;
       if (data >= next->numData())
-        throw IndexError(std::string(op) + ": index " + std::to_string(data) + " out of range for " +
-                         next->path() + ", which has " + std::to_string(next->numData()) + " entries");
+        throw IndexError(std::string(op) + ": index " + std::to_string(data) +
+                         " out of range for " + next->path() + ", which has " +
+                         std::to_string(next->numData()) + " entries");
     }
     cur = next;
   }
@@ -122,13 +124,17 @@ Pattern parse_pattern(const std::string& s, std::string_view whole) {
         i = j + 1;
         if (one.empty()) continue;
         Condition c{};
-        if (one.rfind("TYPE!=", 0) == 0) c = {Condition::type_ne, one.substr(6)};
-        else if (one.rfind("TYPE==", 0) == 0) c = {Condition::type_eq, one.substr(6)};
-        else if (one.rfind("TYPE=", 0) == 0) c = {Condition::type_eq, one.substr(5)};
-        else if (one.rfind("ISA=", 0) == 0) c = {Condition::isa, one.substr(4)};
+        if (one.rfind("TYPE!=", 0) == 0)
+          c = {Condition::type_ne, one.substr(6)};
+        else if (one.rfind("TYPE==", 0) == 0)
+          c = {Condition::type_eq, one.substr(6)};
+        else if (one.rfind("TYPE=", 0) == 0)
+          c = {Condition::type_eq, one.substr(5)};
+        else if (one.rfind("ISA=", 0) == 0)
+          c = {Condition::isa, one.substr(4)};
         else
-          throw ValueError("wildcardFind: unknown condition '[" + one + "]' in '" + std::string(whole) +
-                           "' (valid: TYPE=C, TYPE!=C, ISA=C)");
+          throw ValueError("wildcardFind: unknown condition '[" + one + "]' in '" +
+                           std::string(whole) + "' (valid: TYPE=C, TYPE!=C, ISA=C)");
         p.conds.push_back(c);
       }
     }
@@ -161,7 +167,8 @@ bool name_ok(const Element* e, const Pattern& p) {
   return e->name().rfind(p.prefix, 0) == 0;
 }
 
-void match(const Element* cur, const std::vector<Pattern>& pats, std::size_t k, std::vector<ObjId>& out) {
+void match(const Element* cur, const std::vector<Pattern>& pats, std::size_t k,
+           std::vector<ObjId>& out) {
   if (k == pats.size()) {
     out.emplace_back(cur->id());
     return;
@@ -181,14 +188,19 @@ void match(const Element* cur, const std::vector<Pattern>& pats, std::size_t k, 
 
 }  // namespace
 
-ObjId resolve_path(std::string_view path, std::string_view operation) { return walk(path, operation, true); }
+ObjId resolve_path(std::string_view path, std::string_view operation) {
+  return walk(path, operation, true);
+}
 
-ObjId find_path(std::string_view path) { return walk(path, "find", false); }
+ObjId find_path(std::string_view path) {
+  return walk(path, "find", false);
+}
 
 bool valid_name(std::string_view name) {
   if (name.empty()) return false;
   for (char ch : name)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
+      return false;
   return true;
 }
 
@@ -200,8 +212,8 @@ std::pair<std::string, std::string> split_new_path(std::string_view path, std::s
   if (parent.empty()) parent = "/";
   std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
   if (!valid_name(name))
-    throw ValueError(std::string(op) + ": invalid name '" + name + "' in path '" + std::string(path) +
-                     "' (use letters, digits, '_', '-', '.')");
+    throw ValueError(std::string(op) + ": invalid name '" + name + "' in path '" +
+                     std::string(path) + "' (use letters, digits, '_', '-', '.')");
   return {parent, name};
 }
 

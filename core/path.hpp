@@ -20,7 +20,8 @@ ObjId find_path(std::string_view path);
 
 /// Splits "/a/b[3]" into parent path "/a" and last name "b" (index not allowed). ValueError if
 /// the name is empty or has characters outside [A-Za-z0-9_.-].
-std::pair<std::string, std::string> split_new_path(std::string_view path, std::string_view operation);
+std::pair<std::string, std::string> split_new_path(std::string_view path,
+                                                   std::string_view operation);
 
 /// True if name is a valid element name.
 bool valid_name(std::string_view name);

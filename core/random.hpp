@@ -25,7 +25,8 @@ constexpr std::uint64_t mix64(std::uint64_t x) {
 /// A SplitMix64 stream seeded from (seed, key).
 class Rng {
  public:
-  constexpr Rng(std::uint64_t seed, std::uint64_t key) : s_(mix64(seed ^ mix64(key + 0x632BE59BD9B4E019ull))) {}
+  constexpr Rng(std::uint64_t seed, std::uint64_t key)
+      : s_(mix64(seed ^ mix64(key + 0x632BE59BD9B4E019ull))) {}
   /// Next 64 random bits.
   constexpr std::uint64_t next() {
     s_ += 0x9E3779B97F4A7C15ull;

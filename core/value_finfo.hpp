@@ -56,7 +56,9 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
   F read(const Element* e, Index d, Index f) const override {
     return detail::call_get<Get, T>(get_, e, d, f);
   }
-  void get(const Element* e, Index d, Index f, Writer& w) const override { w.put<F>(read(e, d, f)); }
+  void get(const Element* e, Index d, Index f, Writer& w) const override {
+    w.put<F>(read(e, d, f));
+  }
   void write(const Element* e, Index d, Index f, const F& v) const override {
     if constexpr (kReadOnly) {
       (void)e, (void)d, (void)f, (void)v;
@@ -72,9 +74,11 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
   void getRange(const Element* e, Index lo, Index hi, Writer& w) const override {
     if constexpr (std::is_trivially_copyable_v<F>) {
       if (!e->isField() && member_ && lo < hi) {
-        const T* base = reinterpret_cast<const T*>(static_cast<const DataElement*>(e)->localData(lo));
+        const T* base =
+            reinterpret_cast<const T*>(static_cast<const DataElement*>(e)->localData(lo));
         char* out = w.buffer().grow(static_cast<std::size_t>(hi - lo) * sizeof(F));
-        for (Index i = 0; i < hi - lo; ++i) std::memcpy(out + i * sizeof(F), &(base[i].*member_), sizeof(F));
+        for (Index i = 0; i < hi - lo; ++i)
+          std::memcpy(out + i * sizeof(F), &(base[i].*member_), sizeof(F));
         return;
       }
     }
@@ -101,7 +105,9 @@ template <class T, class K, class F, class Get, class Set>
 class LookupValueFinfoT final : public LookupValueFinfoBase {
  public:
   LookupValueFinfoT(std::string name, std::string doc, Get g, Set s)
-      : LookupValueFinfoBase(std::move(name), std::move(doc)), get_(std::move(g)), set_(std::move(s)) {}
+      : LookupValueFinfoBase(std::move(name), std::move(doc)),
+        get_(std::move(g)),
+        set_(std::move(s)) {}
   const std::type_info& keyType() const override { return typeid(K); }
   const std::type_info& valueType() const override { return typeid(F); }
   bool hasSetter() const override { return !std::is_same_v<Set, std::nullptr_t>; }

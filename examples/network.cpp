@@ -59,7 +59,9 @@ class Cell {
 class Drive {
  public:
   inline static SrcFinfo<double> output{"output", "the drive, each step"};
-  void process(const Eref& e, ProcPtr p) { output.send(e, level_ * (1.0 + std::sin(40.0 * p->currTime))); }
+  void process(const Eref& e, ProcPtr p) {
+    output.send(e, level_ * (1.0 + std::sin(40.0 * p->currTime)));
+  }
   void reinit(const Eref&, ProcPtr) {}
   static const Cinfo* initCinfo() {
     static const Cinfo* c = ClassBuilder<Drive>("Drive", "a sinusoidally modulated drive")
@@ -103,8 +105,8 @@ int main(int argc, char** argv) {
   const unsigned long total = std::accumulate(spikes.begin(), spikes.end(), 0ul);
   unsigned long checksum = 0;
   for (Index i = 0; i < n; ++i) checksum = checksum * 31 + spikes[i];
-  std::printf("antler network example: %u cells, %d node(s), %u thread(s) per node\n", n, s.numNodes(),
-              s.numThreads());
+  std::printf("antler network example: %u cells, %d node(s), %u thread(s) per node\n", n,
+              s.numNodes(), s.numThreads());
   std::printf("simulated %.3f s in steps of 1 ms\n", s.currentTime());
   std::printf("result: spikes=%lu mean_Vm=%.12f checksum=%lu\n", total,
               std::accumulate(vm.begin(), vm.end(), 0.0) / n, checksum);

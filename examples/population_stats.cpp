@@ -8,11 +8,10 @@
 //
 // Run: mpirun -n 2 population_stats
 #include <algorithm>
+#include <boost/serialization/vector.hpp>
 #include <cmath>
 #include <cstdio>
 #include <vector>
-
-#include <boost/serialization/vector.hpp>
 
 #include "core/class_builder.hpp"
 #include "models/stats.hpp"
@@ -30,10 +29,12 @@ struct TopK {
     std::uint32_t id;
     Index data;
     // Larger value first; ties by index, so the answer does not depend on the split.
-    bool operator<(const Entry& o) const { return value != o.value ? value > o.value : data < o.data; }
+    bool operator<(const Entry& o) const {
+      return value != o.value ? value > o.value : data < o.data;
+    }
     template <class Ar>
     void serialize(Ar& ar, unsigned) {
-      ar & value & id & data;
+      ar& value& id& data;
     }
   };
   static constexpr std::size_t k = 5;
@@ -46,7 +47,7 @@ struct TopK {
   void tertiaryReduce(const TopK& o) { secondaryReduce(o); }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & best;
+    ar& best;
   }
 
  private:
@@ -80,7 +81,8 @@ class Cell {
 class Census {
  public:
   void digest(const Eref&, const TopK* r) { top_ = r->best; }
-  inline static ReduceFinfo<Census, double, TopK> reduce{"reduce", &Census::digest, "connect to any 'get' field"};
+  inline static ReduceFinfo<Census, double, TopK> reduce{"reduce", &Census::digest,
+                                                         "connect to any 'get' field"};
   void process(const Eref& e, ProcPtr) { reduce.send(e); }
   void reinit(const Eref& e, ProcPtr) { reduce.send(e); }
   std::vector<double> topValues() const {
@@ -94,12 +96,13 @@ class Census {
     return v;
   }
   static const Cinfo* initCinfo() {
-    static const Cinfo* c = ClassBuilder<Census>("Census", "the five largest values of a field")
-                                .readOnly("topValues", &Census::topValues, "largest values, descending")
-                                .readOnly("topIndices", &Census::topIndices, "their data indices")
-                                .reduce(Census::reduce)
-                                .proc<&Census::process, &Census::reinit>()
-                                .build();
+    static const Cinfo* c =
+        ClassBuilder<Census>("Census", "the five largest values of a field")
+            .readOnly("topValues", &Census::topValues, "largest values, descending")
+            .readOnly("topIndices", &Census::topIndices, "their data indices")
+            .reduce(Census::reduce)
+            .proc<&Census::process, &Census::reinit>()
+            .build();
     return c;
   }
 
@@ -131,16 +134,17 @@ int main(int argc, char** argv) {
   s.useClock(0, "/census");
   s.reinit();
 
-  std::printf("antler population stats: %u cells, %d node(s), %u thread(s) per node\n", n, s.numNodes(),
-              s.numThreads());
-  std::printf("%8s %14s %14s %14s %14s\n", "t (ms)", "mean Vm (mV)", "sdev (mV)", "min (mV)", "max (mV)");
+  std::printf("antler population stats: %u cells, %d node(s), %u thread(s) per node\n", n,
+              s.numNodes(), s.numThreads());
+  std::printf("%8s %14s %14s %14s %14s\n", "t (ms)", "mean Vm (mV)", "sdev (mV)", "min (mV)",
+              "max (mV)");
   bool ok = true;
   for (int k = 1; k <= 5; ++k) {
     s.start(0.002);
     const double mean = Field<double>::get(stats, "mean"), sdev = Field<double>::get(stats, "sdev");
     const double mn = Field<double>::get(stats, "min"), mx = Field<double>::get(stats, "max");
-    std::printf("%8.1f %14.6f %14.6f %14.6f %14.6f\n", s.currentTime() * 1e3, mean * 1e3, sdev * 1e3, mn * 1e3,
-                mx * 1e3);
+    std::printf("%8.1f %14.6f %14.6f %14.6f %14.6f\n", s.currentTime() * 1e3, mean * 1e3,
+                sdev * 1e3, mn * 1e3, mx * 1e3);
     // The same statistics by a plain serial loop over every Vm.
     const auto vm = Field<double>::getVec(cells.id, "Vm");
     double sum = 0;
@@ -148,14 +152,16 @@ int main(int argc, char** argv) {
     const double m = sum / n;
     double q = 0;
     for (double v : vm) q += (v - m) * (v - m);
-    ok = ok && std::abs(mean - m) <= 1e-12 * std::abs(m) && std::abs(sdev - std::sqrt(q / n)) <= 1e-9 * sdev &&
-         mn == *std::min_element(vm.begin(), vm.end()) && mx == *std::max_element(vm.begin(), vm.end()) &&
-         Field<unsigned>::get(stats, "num") == n;
+    ok = ok && std::abs(mean - m) <= 1e-12 * std::abs(m) &&
+         std::abs(sdev - std::sqrt(q / n)) <= 1e-9 * sdev &&
+         mn == *std::min_element(vm.begin(), vm.end()) &&
+         mx == *std::max_element(vm.begin(), vm.end()) && Field<unsigned>::get(stats, "num") == n;
   }
   const auto vm = Field<double>::getVec(cells.id, "Vm");
   std::vector<unsigned> order(n);
   for (Index i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return vm[a] > vm[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](unsigned a, unsigned b) { return vm[a] > vm[b]; });
   const auto topIdx = Field<std::vector<unsigned>>::get(census, "topIndices");
   const auto topVal = Field<std::vector<double>>::get(census, "topValues");
   std::printf("top %zu cells by Vm (TopK, a user-defined reduce class):", topIdx.size());
@@ -163,8 +169,9 @@ int main(int argc, char** argv) {
     std::printf(" %u (%.6f mV)", topIdx[i], topVal[i] * 1e3);
     ok = ok && topIdx[i] == order[i] && topVal[i] == vm[order[i]];
   }
-  std::printf("\nresult: mean=%.12g sdev=%.12g top=%u,%u,%u,%u,%u\n", Field<double>::get(stats, "mean"),
-              Field<double>::get(stats, "sdev"), topIdx.at(0), topIdx.at(1), topIdx.at(2), topIdx.at(3), topIdx.at(4));
+  std::printf("\nresult: mean=%.12g sdev=%.12g top=%u,%u,%u,%u,%u\n",
+              Field<double>::get(stats, "mean"), Field<double>::get(stats, "sdev"), topIdx.at(0),
+              topIdx.at(1), topIdx.at(2), topIdx.at(3), topIdx.at(4));
   std::printf("check against a serial loop over every Vm: %s\n", ok ? "OK" : "MISMATCH");
   return rt.finish(ok ? 0 : 1);
 }

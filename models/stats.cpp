@@ -12,16 +12,17 @@ void Stats::digest(const Eref&, const ReduceStats* r) {
 }
 
 const Cinfo* Stats::initCinfo() {
-  static const Cinfo* c = ClassBuilder<Stats>("Stats", "statistics of a field over a population")
-                              .readOnly("mean", &Stats::mean_, "mean of the last reduction (NaN if num is 0)")
-                              .readOnly("sdev", &Stats::sdev_, "population standard deviation (NaN if num is 0)")
-                              .readOnly("sum", &Stats::sum_, "sum of the values")
-                              .readOnly("num", &Stats::num_, "number of values reduced")
-                              .readOnly("min", &Stats::min_, "smallest value (NaN if num is 0)")
-                              .readOnly("max", &Stats::max_, "largest value (NaN if num is 0)")
-                              .reduce(Stats::reduce)
-                              .proc<&Stats::process, &Stats::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<Stats>("Stats", "statistics of a field over a population")
+          .readOnly("mean", &Stats::mean_, "mean of the last reduction (NaN if num is 0)")
+          .readOnly("sdev", &Stats::sdev_, "population standard deviation (NaN if num is 0)")
+          .readOnly("sum", &Stats::sum_, "sum of the values")
+          .readOnly("num", &Stats::num_, "number of values reduced")
+          .readOnly("min", &Stats::min_, "smallest value (NaN if num is 0)")
+          .readOnly("max", &Stats::max_, "largest value (NaN if num is 0)")
+          .reduce(Stats::reduce)
+          .proc<&Stats::process, &Stats::reinit>()
+          .build();
   return c;
 }
 

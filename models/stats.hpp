@@ -13,8 +13,8 @@ class Stats {
  public:
   /// Stores the result of a reduction (declared before `reduce`, which names it).
   void digest(const Eref& e, const ReduceStats* r);
-  inline static ReduceFinfo<Stats, double, ReduceStats> reduce{"reduce", &Stats::digest,
-                                                               "connect to any 'get' field (Reduce message)"};
+  inline static ReduceFinfo<Stats, double, ReduceStats> reduce{
+      "reduce", &Stats::digest, "connect to any 'get' field (Reduce message)"};
   void process(const Eref& e, ProcPtr) { reduce.send(e); }
   void reinit(const Eref& e, ProcPtr) { reduce.send(e); }
   static const Cinfo* initCinfo();

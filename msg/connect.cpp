@@ -5,9 +5,12 @@ namespace antler {
 
 namespace {
 
-std::string sig(const std::vector<const std::type_info*>& t) { return "(" + (t.empty() ? std::string() : type_list_name(t)) + ")"; }
+std::string sig(const std::vector<const std::type_info*>& t) {
+  return "(" + (t.empty() ? std::string() : type_list_name(t)) + ")";
+}
 
-bool same_types(const std::vector<const std::type_info*>& a, const std::vector<const std::type_info*>& b) {
+bool same_types(const std::vector<const std::type_info*>& a,
+                const std::vector<const std::type_info*>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (*a[i] != *b[i]) return false;
@@ -16,14 +19,15 @@ bool same_types(const std::vector<const std::type_info*>& a, const std::vector<c
 
 void check_index(const char* op, const char* role, const Element* e, Index d) {
   if (d >= e->numData())
-    throw IndexError(std::string(op) + ": " + role + " index " + std::to_string(d) + " out of range for " +
-                     e->path() + ", which has " + std::to_string(e->numData()) + " entries");
+    throw IndexError(std::string(op) + ": " + role + " index " + std::to_string(d) +
+                     " out of range for " + e->path() + ", which has " +
+                     std::to_string(e->numData()) + " entries");
 }
 
 }  // namespace
 
-Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcField, const ObjId& dest,
-             std::string_view destField) {
+Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcField,
+             const ObjId& dest, std::string_view destField) {
   constexpr const char* op = "connect";
   const MsgKind kind = parse_msg_kind(kindName, op);
   if (kind == MsgKind::reduce)
@@ -36,15 +40,17 @@ Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcFi
   const Finfo* sf = se->cinfo()->findFinfo(srcField);
   if (!sf || sf->kind() != FinfoKind::src) {
     const auto srcs = se->cinfo()->fieldNames(FinfoKind::src);
-    throw FieldError(std::string(op) + ": '" + std::string(srcField) + "' is not a source field of " +
-                     se->cinfo()->name() + " (" + se->path() + "; source fields: " +
-                     (srcs.empty() ? std::string("none") : join_names(srcs)) + ")");
+    throw FieldError(std::string(op) + ": '" + std::string(srcField) +
+                     "' is not a source field of " + se->cinfo()->name() + " (" + se->path() +
+                     "; source fields: " + (srcs.empty() ? std::string("none") : join_names(srcs)) +
+                     ")");
   }
   const Finfo* df = de->cinfo()->findFinfo(destField);
   if (!df || df->kind() != FinfoKind::dest) {
     const auto dests = de->cinfo()->fieldNames(FinfoKind::dest);
-    throw FieldError(std::string(op) + ": '" + std::string(destField) + "' is not a destination field of " +
-                     de->cinfo()->name() + " (" + de->path() + "; destination fields: " + join_names(dests) + ")");
+    throw FieldError(std::string(op) + ": '" + std::string(destField) +
+                     "' is not a destination field of " + de->cinfo()->name() + " (" + de->path() +
+                     "; destination fields: " + join_names(dests) + ")");
   }
   auto* s = static_cast<const SrcFinfoBase*>(sf);
   auto* d = static_cast<const DestFinfoBase*>(df);
@@ -53,8 +59,8 @@ Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcFi
                    " reads a value; only a Reduce message can target it");
   if (!same_types(s->argTypes(), d->argTypes()))
     throw TypeError(std::string(op) + ": " + se->cinfo()->name() + "." + s->name() + " sends " +
-                    sig(s->argTypes()) + " but " + de->cinfo()->name() + "." + d->name() + " takes " +
-                    sig(d->argTypes()));
+                    sig(s->argTypes()) + " but " + de->cinfo()->name() + "." + d->name() +
+                    " takes " + sig(d->argTypes()));
 
   auto& table = MsgTable::instance();
   const std::uint32_t id = table.nextId();
@@ -68,9 +74,9 @@ Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcFi
       break;
     case MsgKind::oneToOne:
       if (se->numData() != de->numData())
-        throw MsgError(std::string(op) + ": OneToOne needs equal sizes, but " + se->path() + " has " +
-                       std::to_string(se->numData()) + " entries and " + de->path() + " has " +
-                       std::to_string(de->numData()));
+        throw MsgError(std::string(op) + ": OneToOne needs equal sizes, but " + se->path() +
+                       " has " + std::to_string(se->numData()) + " entries and " + de->path() +
+                       " has " + std::to_string(de->numData()));
       m = std::make_unique<OneToOneMsg>(id, se, de, sf, df);
       break;
     case MsgKind::oneToAll:

@@ -11,29 +11,36 @@ namespace antler {
 
 const char* to_string(MsgKind k) {
   switch (k) {
-    case MsgKind::single: return "Single";
-    case MsgKind::oneToOne: return "OneToOne";
-    case MsgKind::oneToAll: return "OneToAll";
-    case MsgKind::diagonal: return "Diagonal";
-    case MsgKind::sparse: return "Sparse";
-    case MsgKind::reduce: return "Reduce";
+    case MsgKind::single:
+      return "Single";
+    case MsgKind::oneToOne:
+      return "OneToOne";
+    case MsgKind::oneToAll:
+      return "OneToAll";
+    case MsgKind::diagonal:
+      return "Diagonal";
+    case MsgKind::sparse:
+      return "Sparse";
+    case MsgKind::reduce:
+      return "Reduce";
   }
   return "?";
 }
 
 MsgKind parse_msg_kind(std::string_view name, std::string_view op) {
-  for (auto k : {MsgKind::single, MsgKind::oneToOne, MsgKind::oneToAll, MsgKind::diagonal, MsgKind::sparse,
-                 MsgKind::reduce})
+  for (auto k : {MsgKind::single, MsgKind::oneToOne, MsgKind::oneToAll, MsgKind::diagonal,
+                 MsgKind::sparse, MsgKind::reduce})
     if (name == to_string(k)) return k;
   throw MsgError(std::string(op) + ": unknown message kind '" + std::string(name) +
                  "' (kinds: Single, OneToOne, OneToAll, Diagonal, Sparse, Reduce)");
 }
 
-Msg::Msg(std::uint32_t id, MsgKind kind, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+Msg::Msg(std::uint32_t id, MsgKind kind, Element* src, Element* dest, const Finfo* sf,
+         const Finfo* df)
     : id_(id), kind_(kind), src_(src), dest_(dest), srcFinfo_(sf), destFinfo_(df) {}
 
-void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args, std::size_t argBytes, Index lo,
-                  Index hi) const {
+void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
+                  std::size_t argBytes, Index lo, Index hi) const {
   switch (kind_) {
     case MsgKind::single: {
       auto* m = static_cast<const SingleMsg*>(this);
@@ -68,10 +75,12 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
         return;
       }
       // Rows are sorted by data index: skip to this thread's slice, stop past it.
-      const Target* first = std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
+      const Target* first =
+          std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
       const Target* last = first;
       while (last != e && last->data < hi) ++last;
-      if (last != first) func->callTargets(dest_, args, argBytes, first, static_cast<std::size_t>(last - first));
+      if (last != first)
+        func->callTargets(dest_, args, argBytes, first, static_cast<std::size_t>(last - first));
       return;
     }
     case MsgKind::reduce:
@@ -113,16 +122,19 @@ std::vector<Target> Msg::targets(Index d, Index f) const {
   return out;
 }
 
-SparseMsg::SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df)
+SparseMsg::SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf,
+                     const Finfo* df)
     : Msg(id, MsgKind::sparse, src, dest, sf, df), rowStart_(src->numData() + 1, 0) {}
 
 void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
   if (!(p >= 0.0 && p <= 1.0))
-    throw ValueError("setRandomConnectivity: probability " + std::to_string(p) + " is not in [0, 1]");
+    throw ValueError("setRandomConnectivity: probability " + std::to_string(p) +
+                     " is not in [0, 1]");
   const Index nsrc = src()->numData(), ndest = dest()->numData();
   std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
   std::vector<Target> ent;
-  if (p > 0.0) ent.reserve(static_cast<std::size_t>(p * nsrc * static_cast<double>(ndest) * 1.05) + 16);
+  if (p > 0.0)
+    ent.reserve(static_cast<std::size_t>(p * nsrc * static_cast<double>(ndest) * 1.05) + 16);
   // Each row draws from its own stream keyed by (seed, row), so the matrix does not depend on the
   // node count. Gaps between connections are geometric: O(entries), not O(rows x columns).
   const double logq = p < 1.0 ? std::log1p(-p) : 0.0;
@@ -153,11 +165,13 @@ void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Ind
   const Index nsrc = src()->numData(), ndest = dest()->numData();
   for (std::size_t k = 0; k < srcIdx.size(); ++k) {
     if (srcIdx[k] >= nsrc)
-      throw IndexError("pairFill: source index " + std::to_string(srcIdx[k]) + " out of range for " +
-                       src()->path() + ", which has " + std::to_string(nsrc) + " entries");
+      throw IndexError("pairFill: source index " + std::to_string(srcIdx[k]) +
+                       " out of range for " + src()->path() + ", which has " +
+                       std::to_string(nsrc) + " entries");
     if (destIdx[k] >= ndest)
-      throw IndexError("pairFill: destination index " + std::to_string(destIdx[k]) + " out of range for " +
-                       dest()->path() + ", which has " + std::to_string(ndest) + " entries");
+      throw IndexError("pairFill: destination index " + std::to_string(destIdx[k]) +
+                       " out of range for " + dest()->path() + ", which has " +
+                       std::to_string(ndest) + " entries");
   }
   std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
   for (Index s : srcIdx) ++rs[s + 1];
@@ -166,7 +180,8 @@ void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Ind
   std::vector<std::uint64_t> fill(rs.begin(), rs.end() - 1);
   for (std::size_t k = 0; k < srcIdx.size(); ++k) ent[fill[srcIdx[k]]++] = {destIdx[k], 0};
   for (Index i = 0; i < nsrc; ++i)
-    std::stable_sort(ent.begin() + static_cast<long>(rs[i]), ent.begin() + static_cast<long>(rs[i + 1]),
+    std::stable_sort(ent.begin() + static_cast<long>(rs[i]),
+                     ent.begin() + static_cast<long>(rs[i + 1]),
                      [](const Target& a, const Target& b) { return a.data < b.data; });
   rowStart_ = std::move(rs);
   entries_ = std::move(ent);
@@ -206,7 +221,8 @@ MsgTable& MsgTable::instance() {
   return t;
 }
 
-Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo, const DestFinfoBase* func) {
+Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo,
+                      const DestFinfoBase* func) {
   if (m->id() != nextId()) throw InternalError("message inserted out of id order");
   Msg* raw = m.get();
   msgs_.push_back(std::move(m));

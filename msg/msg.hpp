@@ -37,8 +37,8 @@ class Msg {
 
   /// Calls `func` on every target of a send from source entry (d, f) whose data index lies in
   /// [lo, hi) (a thread's slice of the destination's local entries).
-  void deliver(const DestFinfoBase* func, Index d, Index f, const char* args, std::size_t argBytes, Index lo,
-               Index hi) const;
+  void deliver(const DestFinfoBase* func, Index d, Index f, const char* args, std::size_t argBytes,
+               Index lo, Index hi) const;
 
   /// Every target of source entry (d, f), on any node (for introspection and tests).
   std::vector<Target> targets(Index d, Index f) const;
@@ -55,7 +55,8 @@ class Msg {
 /// One source entry to one destination entry.
 class SingleMsg final : public Msg {
  public:
-  SingleMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df, Target from, Target to)
+  SingleMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df,
+            Target from, Target to)
       : Msg(id, MsgKind::single, src, dest, sf, df), from_(from), to_(to) {}
   Target from() const { return from_; }
   Target to() const { return to_; }
@@ -81,7 +82,8 @@ class OneToAllMsg final : public Msg {
 /// Source data entry i to destination data entry i + stride (when that exists).
 class DiagonalMsg final : public Msg {
  public:
-  DiagonalMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df, long stride)
+  DiagonalMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df,
+              long stride)
       : Msg(id, MsgKind::diagonal, src, dest, sf, df), stride_(stride) {}
   long stride() const { return stride_; }
   void setStride(long s) { stride_ = s; }

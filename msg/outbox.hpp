@@ -25,11 +25,14 @@ struct BatchHeader {
   std::uint32_t count;     ///< records in the batch
   std::uint32_t recBytes;  ///< bytes per record, or 0 if records are variable-sized
   std::uint32_t first;     ///< dense batches: data index of the first record
-  std::uint32_t dense;     ///< 1: records are the arguments only, from data indices first, first+1, ...
+  std::uint32_t
+      dense;  ///< 1: records are the arguments only, from data indices first, first+1, ...
 };
 
 /// Records and headers start at multiples of 4 bytes, so headers can be read in place.
-constexpr std::uint32_t padded(std::size_t n) { return static_cast<std::uint32_t>((n + 3) & ~std::size_t{3}); }
+constexpr std::uint32_t padded(std::size_t n) {
+  return static_cast<std::uint32_t>((n + 3) & ~std::size_t{3});
+}
 
 /// One thread's queue of sends, split into segments (one per Element processed in a tick).
 ///
@@ -78,7 +81,8 @@ class Outbox {
         ++h->count;
       } else {
         batch_ = buf_.size();
-        *reinterpret_cast<BatchHeader*>(buf_.grow(sizeof(BatchHeader))) = BatchHeader{src, bind, 1, 0, 0, 0};
+        *reinterpret_cast<BatchHeader*>(buf_.grow(sizeof(BatchHeader))) =
+            BatchHeader{src, bind, 1, 0, 0, 0};
       }
       Writer w(buf_);
       w.put(d).put(f);

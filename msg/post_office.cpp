@@ -29,7 +29,9 @@ T load(const char* p) {
   return v;
 }
 
-[[noreturn]] void corrupt(const std::string& why) { throw CommError("corrupted message buffer: " + why); }
+[[noreturn]] void corrupt(const std::string& why) {
+  throw CommError("corrupted message buffer: " + why);
+}
 
 /// Reads the batch at p and advances p past it. The header alone says how long the batch is, so a
 /// batch whose source was deleted after sending is skipped (src == nullptr); otherwise the record
@@ -42,8 +44,10 @@ BatchView parse_batch(const char*& p, const char* end) {
   BatchView b{Id(h.src).element(), h.bind, h.count, h.recBytes, h.first, h.dense == 1, p};
   if (h.recBytes % 4) corrupt("record size " + std::to_string(h.recBytes));
   if (b.dense || h.recBytes) {
-    if (!b.dense && h.recBytes < 2 * sizeof(Index)) corrupt("record size " + std::to_string(h.recBytes));
-    if (h.recBytes && static_cast<std::size_t>(end - p) / h.recBytes < h.count) corrupt("truncated batch");
+    if (!b.dense && h.recBytes < 2 * sizeof(Index))
+      corrupt("record size " + std::to_string(h.recBytes));
+    if (h.recBytes && static_cast<std::size_t>(end - p) / h.recBytes < h.count)
+      corrupt("truncated batch");
     p += static_cast<std::size_t>(h.count) * h.recBytes;
   } else {
     for (std::uint32_t i = 0; i < h.count; ++i) {
@@ -60,12 +64,15 @@ BatchView parse_batch(const char*& p, const char* end) {
     corrupt("source port " + std::to_string(h.bind) + " of " + b.src->path() + " does not exist");
   const std::ptrdiff_t fixed = srcs[h.bind]->fixedArgBytes();
   std::uint32_t want = 0;
-  if (fixed >= 0) want = b.dense ? padded(static_cast<std::size_t>(fixed)) : padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed));
+  if (fixed >= 0)
+    want = b.dense ? padded(static_cast<std::size_t>(fixed))
+                   : padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed));
   if (h.recBytes != want || (b.dense && fixed < 0))
-    corrupt("record size " + std::to_string(h.recBytes) + " for " + b.src->path() + "." + srcs[h.bind]->name() +
-            ", expected " + std::to_string(want));
+    corrupt("record size " + std::to_string(h.recBytes) + " for " + b.src->path() + "." +
+            srcs[h.bind]->name() + ", expected " + std::to_string(want));
   if (b.dense && (h.first > b.src->numData() || h.count > b.src->numData() - h.first))
-    corrupt("dense batch [" + std::to_string(h.first) + ", +" + std::to_string(h.count) + ") outside " + b.src->path());
+    corrupt("dense batch [" + std::to_string(h.first) + ", +" + std::to_string(h.count) +
+            ") outside " + b.src->path());
   return b;
 }
 
@@ -74,7 +81,8 @@ template <class Fn>
 void for_each_record(const BatchView& b, Fn&& fn) {
   const char* p = b.recs;
   if (b.dense) {
-    for (std::uint32_t i = 0; i < b.count; ++i, p += b.recBytes) fn(b.first + i, Index{0}, p, std::size_t{b.recBytes});
+    for (std::uint32_t i = 0; i < b.count; ++i, p += b.recBytes)
+      fn(b.first + i, Index{0}, p, std::size_t{b.recBytes});
     return;
   }
   for (std::uint32_t i = 0; i < b.count; ++i) {
@@ -93,12 +101,15 @@ void for_each_record(const BatchView& b, Fn&& fn) {
 
 }  // namespace
 
-PostOffice::PostOffice() { setNumThreads(1); }
+PostOffice::PostOffice() {
+  setNumThreads(1);
+}
 
 void PostOffice::setNumThreads(unsigned n) {
   if (n == 0) n = 1;
   // Keep what is queued: deferred sends from Shell calls survive a thread-count change.
-  std::vector<Outbox> keep(std::make_move_iterator(deferredOut_.begin()), std::make_move_iterator(deferredOut_.end()));
+  std::vector<Outbox> keep(std::make_move_iterator(deferredOut_.begin()),
+                           std::make_move_iterator(deferredOut_.end()));
   process_.assign(n, Outbox{});
   deferredIn_.assign(n, Outbox{});
   deferredOut_.assign(n, Outbox{});
@@ -178,7 +189,8 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
     w.put<std::uint64_t>(n);
   }
   packed_.append(attachment.data(), attachment.size());
-  for (unsigned t = 0; t < T; ++t) packed_.append(deferredIn_[t].bytes().data(), deferredIn_[t].bytes().size());
+  for (unsigned t = 0; t < T; ++t)
+    packed_.append(deferredIn_[t].bytes().data(), deferredIn_[t].bytes().size());
   for (std::size_t j = 0; j < nseg; ++j)
     for (unsigned t = 0; t < T; ++t)
       if (j < process_[t].segmentEnds().size()) {
@@ -201,8 +213,9 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
     const auto ab = rd.get<std::uint64_t>();
     const auto db = rd.get<std::uint64_t>();
     if (ns != nseg && disagreement.empty())
-      disagreement = "nodes disagree on the elements processed this tick: node " + std::to_string(r) + " sent " +
-                     std::to_string(ns) + " segments, node " + std::to_string(l.node) + " has " + std::to_string(nseg);
+      disagreement = "nodes disagree on the elements processed this tick: node " +
+                     std::to_string(r) + " sent " + std::to_string(ns) + " segments, node " +
+                     std::to_string(l.node) + " has " + std::to_string(nseg);
     const char* sizes = rd.take(static_cast<std::size_t>(ns) * 8);
     attachments_.emplace_back(rd.take(ab), ab);
     const char* p = rd.take(db);
@@ -228,15 +241,17 @@ void PostOffice::plan(std::size_t nseg) {
       const BatchView b = parse_batch(p, s.end);
       if (!b.src) continue;
       for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {
-        deferredPlan_.push_back(Record{b.src->id().value, b.bind, d, f, args, static_cast<std::uint32_t>(n)});
+        deferredPlan_.push_back(
+            Record{b.src->id().value, b.bind, d, f, args, static_cast<std::uint32_t>(n)});
       });
     }
   }
-  std::stable_sort(deferredPlan_.begin(), deferredPlan_.end(), [](const Record& a, const Record& b) {
-    if (a.src != b.src) return a.src < b.src;
-    if (a.d != b.d) return a.d < b.d;
-    return a.f < b.f;
-  });
+  std::stable_sort(deferredPlan_.begin(), deferredPlan_.end(),
+                   [](const Record& a, const Record& b) {
+                     if (a.src != b.src) return a.src < b.src;
+                     if (a.d != b.d) return a.d < b.d;
+                     return a.f < b.f;
+                   });
   spans_.clear();
   for (std::size_t j = 0; j < nseg; ++j)
     for (const Span& s : segSpans_[j])
@@ -282,13 +297,14 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
       const MsgKind k = sl.msg->kind();
       if (b.dense && !b.src->isField() && !sl.msg->dest()->isField() &&
           (k == MsgKind::oneToOne || k == MsgKind::diagonal)) {
-        const long shift = k == MsgKind::diagonal ? static_cast<const DiagonalMsg*>(sl.msg)->stride() : 0;
+        const long shift =
+            k == MsgKind::diagonal ? static_cast<const DiagonalMsg*>(sl.msg)->stride() : 0;
         // Destination data index of record i is first + i + shift; keep those in [lo, hi).
         const long d0 = static_cast<long>(b.first) + shift;
         const long a = std::max<long>(d0, sl.lo), e = std::min<long>(d0 + b.count, sl.hi);
         if (a < e)
-          sl.func->callDense(sl.msg->dest(), b.recs + static_cast<std::size_t>(a - d0) * b.recBytes, b.recBytes,
-                             static_cast<Index>(a), static_cast<std::size_t>(e - a));
+          sl.func->callDense(sl.msg->dest(), b.recs + static_cast<std::size_t>(a - d0) * b.recBytes,
+                             b.recBytes, static_cast<Index>(a), static_cast<std::size_t>(e - a));
         continue;
       }
       for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {

@@ -64,7 +64,9 @@ class PostOffice {
   /// of every node's flags.
   std::uint32_t exchange(std::uint32_t flags, const ByteBuffer& attachment = ByteBuffer());
   /// Every node's attachment from the last exchange, in node order (valid until finishDelivery).
-  const std::vector<std::pair<const char*, std::size_t>>& attachments() const { return attachments_; }
+  const std::vector<std::pair<const char*, std::size_t>>& attachments() const {
+    return attachments_;
+  }
   /// Every thread, after exchange: delivers to the targets in thread t's slices.
   void deliver(unsigned t) const;
   /// Master thread, after every thread delivered: empties the delivered queues.

@@ -35,9 +35,12 @@ class SrcFinfo final : public SrcFinfoBase {
   /// Sends (a...) from object e to every destination connected to this port.
   void send(const Eref& e, const A&... a) const {
     if (Outbox* ob = PostOffice::current())
-      if (ob->extendDense(e.element()->id().value, bindIndex(), e.dataIndex(), e.fieldIndex(), a...)) return;
+      if (ob->extendDense(e.element()->id().value, bindIndex(), e.dataIndex(), e.fieldIndex(),
+                          a...))
+        return;
     if (!e.element()->hasConns(bindIndex())) return;
-    PostOffice::instance().outbox().append(e.element()->id().value, bindIndex(), e.dataIndex(), e.fieldIndex(), a...);
+    PostOffice::instance().outbox().append(e.element()->id().value, bindIndex(), e.dataIndex(),
+                                           e.fieldIndex(), a...);
   }
 };
 

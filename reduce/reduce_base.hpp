@@ -22,13 +22,13 @@ namespace antler {
 
 /// A reduce class for values of type F.
 template <class R, class F>
-concept ReduceClass = std::default_initializable<R> && std::copy_constructible<R> &&
-                      (requires(R r, const F& v) { r.primaryReduce(v); } ||
-                       requires(R r, const F& v, const ObjId& o) { r.primaryReduce(v, o); }) &&
+concept ReduceClass = std::default_initializable<R> && std::copy_constructible<R> &&(
+                          requires(R r, const F& v) { r.primaryReduce(v); } ||
+                          requires(R r, const F& v, const ObjId& o) { r.primaryReduce(v, o); }) &&
                       requires(R r, const R& o) {
-                        r.secondaryReduce(o);
-                        r.tertiaryReduce(o);
-                      };
+  r.secondaryReduce(o);
+  r.tertiaryReduce(o);
+};
 
 /// One reduction in flight: one partial per thread, the folds, and the digest.
 class ReduceBase {

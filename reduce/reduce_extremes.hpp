@@ -26,7 +26,7 @@ class ReduceMax {
   F value() const { return v_; }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & v_ & any_;
+    ar& v_& any_;
   }
 
  private:
@@ -53,7 +53,7 @@ class ReduceMin {
   F value() const { return v_; }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & v_ & any_;
+    ar& v_& any_;
   }
 
  private:
@@ -78,7 +78,7 @@ class ReduceSum {
   unsigned long long count() const { return n_; }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & v_ & n_;
+    ar& v_& n_;
   }
 
  private:

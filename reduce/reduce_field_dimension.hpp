@@ -16,7 +16,7 @@ class ReduceFieldDimension {
   Index maxIndex() const { return max_; }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & max_;
+    ar& max_;
   }
 
  private:

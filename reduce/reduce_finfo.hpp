@@ -4,8 +4,8 @@
 ///
 ///   class Stats {
 ///    public:
-///     void digest(const Eref& e, const ReduceStats* r) { mean_ = r->mean(); ... }  // declare first
-///     inline static ReduceFinfo<Stats, double, ReduceStats> reduce{
+///     void digest(const Eref& e, const ReduceStats* r) { mean_ = r->mean(); ... }  // declare
+///     first inline static ReduceFinfo<Stats, double, ReduceStats> reduce{
 ///         "reduce", &Stats::digest, "connect to any 'get' field"};
 ///     void process(const Eref& e, ProcPtr) { reduce.send(e); }
 ///   };
@@ -27,9 +27,13 @@ namespace antler {
 namespace detail {
 
 template <class R, class F>
-concept has_block = requires(R r, const F* p, std::size_t n) { r.primaryReduceBlock(p, n); };
+concept has_block = requires(R r, const F* p, std::size_t n) {
+  r.primaryReduceBlock(p, n);
+};
 template <class R, class F>
-concept wants_objid = requires(R r, const F& v, const ObjId& o) { r.primaryReduce(v, o); };
+concept wants_objid = requires(R r, const F& v, const ObjId& o) {
+  r.primaryReduce(v, o);
+};
 
 /// Folds the targets with data index in [lo, hi) of e's field vf (C++ type Src) into r.
 /// The hot loop: for a plain data member of a DataElement it is a strided load per object, with
@@ -49,7 +53,8 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
       return static_cast<F>(v);
     };
     if constexpr (wants_objid<R, F>) {
-      for (std::size_t i = 0; i < n; ++i) r.primaryReduce(load(i), ObjId(e->id(), lo + static_cast<Index>(i)));
+      for (std::size_t i = 0; i < n; ++i)
+        r.primaryReduce(load(i), ObjId(e->id(), lo + static_cast<Index>(i)));
     } else if constexpr (has_block<R, F>) {
       constexpr std::size_t B = 512;
       F buf[B];
@@ -141,13 +146,15 @@ class FieldReduceJob final : public ReduceBase {
     partials_[t].r = R{};
     if (msg_.isSingle()) {
       const Target x = msg_.singleTarget();
-      if (x.data >= lo && x.data < hi) one_(partials_[t].r, msg_.dest(), msg_.getter(), x.data, x.field);
+      if (x.data >= lo && x.data < hi)
+        one_(partials_[t].r, msg_.dest(), msg_.getter(), x.data, x.field);
     } else {
       loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
     }
   }
   void secondary() override {
-    for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
+    for (std::size_t t = 1; t < partials_.size(); ++t)
+      partials_[0].r.secondaryReduce(partials_[t].r);
   }
   void save(Writer& w) const override { w.put<R>(partials_[0].r); }
   void tertiary(std::vector<Reader>& nodes) override {
@@ -176,7 +183,7 @@ class FieldReduceJob final : public ReduceBase {
 
 /// A reduce field of class T folding values of type F with reduce class R.
 template <class T, class F, class R>
-  requires ReduceClass<R, F>
+requires ReduceClass<R, F>
 class ReduceFinfo final : public ReduceFinfoBase {
  public:
   using Digest = void (T::*)(const Eref&, const R*);
@@ -197,8 +204,9 @@ class ReduceFinfo final : public ReduceFinfoBase {
     const ValueFinfoBase* g = msg.getter();
     auto [loop, one] = detail::select_loop<R, F>(g->valueType());
     if (!loop)
-      throw TypeError("connect: " + msg.src()->cinfo()->name() + "." + name() + " reduces " + type_name<F>() +
-                      ", but " + msg.dest()->cinfo()->name() + "." + g->name() + " is " + type_name(g->valueType()));
+      throw TypeError("connect: " + msg.src()->cinfo()->name() + "." + name() + " reduces " +
+                      type_name<F>() + ", but " + msg.dest()->cinfo()->name() + "." + g->name() +
+                      " is " + type_name(g->valueType()));
     return std::make_unique<detail::FieldReduceJob<T, F, R>>(msg, digest_, loop, one);
   }
 

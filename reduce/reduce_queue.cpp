@@ -88,7 +88,8 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
   return attachment_;
 }
 
-void ReduceQueue::afterExchange(unsigned tick, const std::vector<std::pair<const char*, std::size_t>>& nodes,
+void ReduceQueue::afterExchange(unsigned tick,
+                                const std::vector<std::pair<const char*, std::size_t>>& nodes,
                                 unsigned T) {
   std::vector<std::uint32_t>& all = scratchIds_;
   all.clear();
@@ -126,8 +127,9 @@ void ReduceQueue::afterExchange(unsigned tick, const std::vector<std::pair<const
       const auto count = rd.get<std::uint64_t>();
       const auto theirSum = rd.get<std::uint64_t>();
       if (count != pred.size() || theirSum != sum)
-        throw CommError("nodes disagree on the predicted reductions: node " + std::to_string(r) + " sent " +
-                        std::to_string(count) + " partials, node " + std::to_string(node_layout().node) + " expected " +
+        throw CommError("nodes disagree on the predicted reductions: node " + std::to_string(r) +
+                        " sent " + std::to_string(count) + " partials, node " +
+                        std::to_string(node_layout().node) + " expected " +
                         std::to_string(pred.size()));
       for (std::size_t k = 0; k < pred.size(); ++k) {
         const auto len = rd.get<std::uint64_t>();
@@ -145,7 +147,8 @@ void ReduceQueue::afterExchange(unsigned tick, const std::vector<std::pair<const
   for (std::uint32_t id : all) {
     const Msg* m = MsgTable::instance().get(id);
     if (!m || m->kind() != MsgKind::reduce)
-      throw CommError("reduction request for message " + std::to_string(id) + ", which is not a Reduce message");
+      throw CommError("reduction request for message " + std::to_string(id) +
+                      ", which is not a Reduce message");
     ReduceBase* job = static_cast<const ReduceMsg*>(m)->job();
     job->reset(T);
     pending_.push_back(job);
@@ -212,8 +215,9 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
       Reader again(all.data() + off - counts[r], counts[r]);
       again.take(12);
       const auto theirs = again.get<std::vector<std::uint64_t>>();
-      disagreement = "nodes disagree on the pending reductions: node " + std::to_string(r) + " has [" + ids(theirs) +
-                     "], node " + std::to_string(l.node) + " has [" + ids(myIds) + "]";
+      disagreement = "nodes disagree on the pending reductions: node " + std::to_string(r) +
+                     " has [" + ids(theirs) + "], node " + std::to_string(l.node) + " has [" +
+                     ids(myIds) + "]";
       continue;
     }
     for (std::size_t k = 0; k < pending_.size(); ++k) {

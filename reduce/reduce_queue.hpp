@@ -51,7 +51,8 @@ class ReduceQueue {
   const ByteBuffer& attachment(unsigned tick);
   /// Master, after the exchange: finishes the predicted reductions if every node's requests
   /// match the prediction; otherwise sets the pending reductions for steps 3-4.
-  void afterExchange(unsigned tick, const std::vector<std::pair<const char*, std::size_t>>& nodes, unsigned T);
+  void afterExchange(unsigned tick, const std::vector<std::pair<const char*, std::size_t>>& nodes,
+                     unsigned T);
 
   /// True if reductions are pending for steps 3-4 this round (the same answer on every node).
   bool pending() const { return !pending_.empty(); }

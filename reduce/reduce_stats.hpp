@@ -11,11 +11,10 @@
 /// that infinity (NaN with both signs) and sdev NaN; min and max report it. With no values at all,
 /// count is 0, sum 0, and mean, sdev, min and max are NaN.
 #include <algorithm>
+#include <boost/serialization/access.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-
-#include <boost/serialization/access.hpp>
 
 namespace antler {
 
@@ -59,7 +58,9 @@ class ReduceStats {
     merge(n, sum, mean, (q[0] + q[1]) + (q[2] + q[3]), mn, mx);
   }
   /// Folds another thread's partial (Chan et al.'s parallel update).
-  void secondaryReduce(const ReduceStats& o) { merge(o.count_, o.sum_, o.mean_, o.m2_, o.min_, o.max_); }
+  void secondaryReduce(const ReduceStats& o) {
+    merge(o.count_, o.sum_, o.mean_, o.m2_, o.min_, o.max_);
+  }
   /// Folds another node's partial (same update).
   void tertiaryReduce(const ReduceStats& o) { secondaryReduce(o); }
 
@@ -69,15 +70,24 @@ class ReduceStats {
   /// Mean (NaN if count is 0).
   double mean() const { return count_ ? mean_ : std::numeric_limits<double>::quiet_NaN(); }
   /// Population standard deviation, sqrt(M2 / count) (NaN if count is 0).
-  double sdev() const { return count_ ? std::sqrt(m2_ / static_cast<double>(count_)) : std::numeric_limits<double>::quiet_NaN(); }
+  double sdev() const {
+    return count_ ? std::sqrt(m2_ / static_cast<double>(count_))
+                  : std::numeric_limits<double>::quiet_NaN();
+  }
   /// Population variance (NaN if count is 0).
-  double variance() const { return count_ ? m2_ / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN(); }
-  double min() const { return count_ && min_ <= max_ ? min_ : std::numeric_limits<double>::quiet_NaN(); }
-  double max() const { return count_ && min_ <= max_ ? max_ : std::numeric_limits<double>::quiet_NaN(); }
+  double variance() const {
+    return count_ ? m2_ / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN();
+  }
+  double min() const {
+    return count_ && min_ <= max_ ? min_ : std::numeric_limits<double>::quiet_NaN();
+  }
+  double max() const {
+    return count_ && min_ <= max_ ? max_ : std::numeric_limits<double>::quiet_NaN();
+  }
 
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & count_ & sum_ & mean_ & m2_ & min_ & max_;
+    ar& count_& sum_& mean_& m2_& min_& max_;
   }
 
  private:

@@ -20,12 +20,14 @@ class FieldDimensionJob final : public ReduceBase {
     for (Index d = lo; d < hi; ++d) partials_[t].r.primaryReduce(fe_->numField(d));
   }
   void secondary() override {
-    for (std::size_t t = 1; t < partials_.size(); ++t) partials_[0].r.secondaryReduce(partials_[t].r);
+    for (std::size_t t = 1; t < partials_.size(); ++t)
+      partials_[0].r.secondaryReduce(partials_[t].r);
   }
   void save(Writer& w) const override { w.put(partials_[0].r); }
   void tertiary(std::vector<Reader>& nodes) override {
     result_ = nodes[0].get<ReduceFieldDimension>();
-    for (std::size_t n = 1; n < nodes.size(); ++n) result_.tertiaryReduce(nodes[n].get<ReduceFieldDimension>());
+    for (std::size_t n = 1; n < nodes.size(); ++n)
+      result_.tertiaryReduce(nodes[n].get<ReduceFieldDimension>());
   }
   void finishLocal() override { result_ = partials_[0].r; }
   // The digest runs on every node: each holds the FieldElement's metadata.

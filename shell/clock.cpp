@@ -10,9 +10,9 @@
 //   Barrier 1 The threads fold the reductions this tick is predicted to request; then the master
 //             thread (the only one that calls MPI) exchanges queues, flags, reduction requests
 //             and those partials with the other nodes (when the prediction holds, the reductions
-//             are finished here, in the same collective) and builds the delivery plan: deferred sends
-//             sorted by source, then for each Element segment, node by node, thread by thread —
-//             the serial order. Every node now knows the same pending reductions.
+//             are finished here, in the same collective) and builds the delivery plan: deferred
+//             sends sorted by source, then for each Element segment, node by node, thread by thread
+//             — the serial order. Every node now knows the same pending reductions.
 //   Deliver   Each thread first folds its own slice of every pending reduction's targets
 //             (primaryReduce: values as process left them), then walks the whole delivery plan and
 //             calls destination functions only on targets in its own slice of each destination,
@@ -27,7 +27,6 @@
 // Flags are exchanged in collectives every node makes in the same order, so a failure on one node
 // ends the run everywhere instead of leaving the others waiting in a collective.
 #include "shell/clock.hpp"
-#include "shell/spin_barrier.hpp"
 
 #include <omp.h>
 
@@ -39,6 +38,7 @@
 #include "core/proc_info.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_queue.hpp"
+#include "shell/spin_barrier.hpp"
 
 namespace antler {
 
@@ -47,7 +47,9 @@ Clock& Clock::instance() {
   return c;
 }
 
-Clock::Clock() { numThreads_ = static_cast<unsigned>(std::max(1, omp_get_max_threads())); }
+Clock::Clock() {
+  numThreads_ = static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+}
 
 void Clock::setTickDt(unsigned tick, double dt) {
   if (tick >= kNumTicks)
@@ -106,7 +108,8 @@ void Clock::reinit() {
 void Clock::start(double runtime) {
   if (running_) throw StateError("start: the clock is already running");
   if (!(runtime >= 0) || !std::isfinite(runtime))
-    throw ValueError("start: runtime must be a non-negative finite number, got " + std::to_string(runtime));
+    throw ValueError("start: runtime must be a non-negative finite number, got " +
+                     std::to_string(runtime));
   const double base = baseDt();
   if (base == 0) {
     // Nothing scheduled: time still advances, as in MOOSE, but there is nothing to run.
@@ -133,7 +136,9 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
       if (!e) continue;
       sched[k].push_back({e, e->cinfo()->proc()});
     }
-    stride[k] = base > 0 ? std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dt_[k] / base))) : 1;
+    stride[k] = base > 0 ? std::max<std::uint64_t>(
+                               1, static_cast<std::uint64_t>(std::llround(dt_[k] / base)))
+                         : 1;
   }
 
   auto& po = PostOffice::instance();
@@ -279,9 +284,9 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
       if (static_cast<unsigned>(omp_get_num_threads()) == T) {
         body(static_cast<unsigned>(omp_get_thread_num()));
       } else if (omp_get_thread_num() == 0) {
-        errors[0] = std::make_exception_ptr(StateError(
-            "start: OpenMP gave " + std::to_string(omp_get_num_threads()) + " threads, " + std::to_string(T) +
-            " were asked for"));
+        errors[0] = std::make_exception_ptr(
+            StateError("start: OpenMP gave " + std::to_string(omp_get_num_threads()) +
+                       " threads, " + std::to_string(T) + " were asked for"));
       }
     }
   }

@@ -80,12 +80,14 @@ struct Field {
 template <class K, class T>
 struct LookupField {
   static T get(ObjId o, std::string_view field, const K& key) {
-    const ByteBuffer b = Shell::instance().lookupGetPacked(o, field, typeid(K), detail::pack(key), typeid(T));
+    const ByteBuffer b =
+        Shell::instance().lookupGetPacked(o, field, typeid(K), detail::pack(key), typeid(T));
     Reader r(b);
     return r.get<T>();
   }
   static void set(ObjId o, std::string_view field, const K& key, const T& v) {
-    Shell::instance().lookupSetPacked(o, field, typeid(K), detail::pack(key), typeid(T), detail::pack(v));
+    Shell::instance().lookupSetPacked(o, field, typeid(K), detail::pack(key), typeid(T),
+                                      detail::pack(v));
   }
 };
 

@@ -33,22 +33,24 @@ std::map<std::string, Shell::Handler>& extensions() {
 
 Element* require_element(const ObjId& o, const char* op) {
   Element* e = o.element();
-  if (!e) throw PathError(std::string(op) + ": element " + std::to_string(o.id.value) + " does not exist");
+  if (!e)
+    throw PathError(std::string(op) + ": element " + std::to_string(o.id.value) +
+                    " does not exist");
   return e;
 }
 
 void check_data_index(const Element* e, Index d, const char* op) {
   if (d >= e->numData())
-    throw IndexError(std::string(op) + ": index " + std::to_string(d) + " out of range for " + e->path() +
-                     ", which has " + std::to_string(e->numData()) + " entries");
+    throw IndexError(std::string(op) + ": index " + std::to_string(d) + " out of range for " +
+                     e->path() + ", which has " + std::to_string(e->numData()) + " entries");
 }
 
 /// Checks (d, f) on the owner: for a FieldElement, f must be below the parent's entry count.
 void check_field_index(const Element* e, Index d, Index f, const char* op) {
   if (e->isField() && f >= e->numField(d))
-    throw IndexError(std::string(op) + ": index " + std::to_string(f) + " out of range for " + e->name() +
-                     " of " + e->parent().path() + "[" + std::to_string(d) + "], which has " +
-                     std::to_string(e->numField(d)) + " entries");
+    throw IndexError(std::string(op) + ": index " + std::to_string(f) + " out of range for " +
+                     e->name() + " of " + e->parent().path() + "[" + std::to_string(d) +
+                     "], which has " + std::to_string(e->numField(d)) + " entries");
 }
 
 std::vector<std::string> value_fields(const Cinfo* c) {
@@ -58,28 +60,33 @@ std::vector<std::string> value_fields(const Cinfo* c) {
   return v;
 }
 
-const ValueFinfoBase* require_value(const Element* e, std::string_view field, const char* op, bool writable) {
+const ValueFinfoBase* require_value(const Element* e, std::string_view field, const char* op,
+                                    bool writable) {
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || (f->kind() != FinfoKind::value && f->kind() != FinfoKind::readOnlyValue))
-    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a field of " + e->cinfo()->name() +
-                     " (fields: " + join_names(value_fields(e->cinfo())) + ")");
+    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a field of " +
+                     e->cinfo()->name() + " (fields: " + join_names(value_fields(e->cinfo())) +
+                     ")");
   auto* vf = static_cast<const ValueFinfoBase*>(f);
   if (writable && vf->readOnly())
-    throw FieldError(std::string(op) + ": field '" + std::string(field) + "' of " + e->cinfo()->name() +
-                     " is read-only");
+    throw FieldError(std::string(op) + ": field '" + std::string(field) + "' of " +
+                     e->cinfo()->name() + " is read-only");
   return vf;
 }
 
-void check_type(const std::type_info& want, const std::string& gotMangled, const std::string& gotName,
-                const char* op, const std::string& what) {
+void check_type(const std::type_info& want, const std::string& gotMangled,
+                const std::string& gotName, const char* op, const std::string& what) {
   if (gotMangled != want.name())
-    throw TypeError(std::string(op) + ": " + what + " has type " + type_name(want) + ", not " + gotName);
+    throw TypeError(std::string(op) + ": " + what + " has type " + type_name(want) + ", not " +
+                    gotName);
 }
 
 struct TypeTag {
   std::string mangled, name;
 };
-void put_type(Writer& w, const std::type_info& t) { w.put<std::string>(t.name()).put<std::string>(type_name(t)); }
+void put_type(Writer& w, const std::type_info& t) {
+  w.put<std::string>(t.name()).put<std::string>(type_name(t));
+}
 TypeTag get_type(Reader& r) {
   TypeTag t;
   t.mangled = r.get<std::string>();
@@ -124,8 +131,8 @@ void do_destroy(Reader& r, Writer&) {
   Element* e = require_element(o, "delete");
   if (o.id == Id::root()) throw ValueError("delete: cannot delete the root element '/'");
   if (e->isField())
-    throw ValueError("delete: " + e->path() + " is a field element, part of its parent " + e->parent().path() +
-                     "; delete the parent instead");
+    throw ValueError("delete: " + e->path() + " is a field element, part of its parent " +
+                     e->parent().path() + "; delete the parent instead");
   // Unschedule the whole subtree, drop every message touching it, then the elements.
   std::vector<Element*> stack{e};
   while (!stack.empty()) {
@@ -153,7 +160,8 @@ void do_add_msg(Reader& r, Writer& w) {
   if (k == MsgKind::reduce || (srcFinfo && srcFinfo->kind() == FinfoKind::reduce)) {
     // A reduce field reads every entry of an Element (Reduce) or one object (Single).
     if (k != MsgKind::reduce && k != MsgKind::single)
-      throw MsgError("addMsg: the reduce field '" + sf + "' connects with a Reduce message (every entry) or a " +
+      throw MsgError("addMsg: the reduce field '" + sf +
+                     "' connects with a Reduce message (every entry) or a " +
                      "Single message (one object), not " + kind);
     m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
   } else {
@@ -166,8 +174,8 @@ Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
   Msg* m = MsgTable::instance().get(id);
   if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
   if (m->kind() != kind)
-    throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " + to_string(m->kind()) +
-                   " message, not " + to_string(kind));
+    throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " +
+                   to_string(m->kind()) + " message, not " + to_string(kind));
   return m;
 }
 
@@ -175,7 +183,8 @@ void do_random(Reader& r, Writer&) {
   const auto id = r.get<std::uint32_t>();
   const auto p = r.get<double>();
   const auto seed = r.get<std::uint64_t>();
-  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "setRandomConnectivity"))->setRandomConnectivity(p, seed);
+  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "setRandomConnectivity"))
+      ->setRandomConnectivity(p, seed);
 }
 
 void do_pair_fill(Reader& r, Writer&) {
@@ -245,8 +254,8 @@ void do_set_vec(Reader& r, Writer&) {
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
   if (!e->isField()) {
     if (n != e->numData())
-      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
-                       std::to_string(e->numData()) + " entries");
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
+                       ", which has " + std::to_string(e->numData()) + " entries");
     for (Index d = 0; d < e->numData(); ++d) {
       if (e->isLocal(d))
         vf->set(e, d, 0, r);
@@ -264,7 +273,8 @@ void do_set_vec(Reader& r, Writer&) {
     if (node_layout().numNodes > 1 && !e->isGlobal()) {
       std::vector<std::size_t> counts;
       std::vector<char> all;
-      mpi::allgather_inline(reinterpret_cast<const char*>(&mine), sizeof mine, sizeof mine, counts, all);
+      mpi::allgather_inline(reinterpret_cast<const char*>(&mine), sizeof mine, sizeof mine, counts,
+                            all);
       total = 0;
       for (int k = 0; k < node_layout().numNodes; ++k) {
         std::uint64_t x;
@@ -274,8 +284,8 @@ void do_set_vec(Reader& r, Writer&) {
       }
     }
     if (n != total)
-      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
-                       std::to_string(total) + " entries over all its parents");
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
+                       ", which has " + std::to_string(total) + " entries over all its parents");
     for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
     for (Index d = e->localBegin(); d < e->localEnd(); ++d)
       for (Index f = 0; f < e->numField(d); ++f) vf->set(e, d, f, r);
@@ -284,9 +294,9 @@ void do_set_vec(Reader& r, Writer&) {
   check_data_index(e, o.dataIndex, "setVec");
   if (!e->isLocal(o.dataIndex)) return;
   if (n != e->numField(o.dataIndex))
-    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " + e->parent().path() + "[" +
-                     std::to_string(o.dataIndex) + "], which has " + std::to_string(e->numField(o.dataIndex)) +
-                     " entries");
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
+                     e->parent().path() + "[" + std::to_string(o.dataIndex) + "], which has " +
+                     std::to_string(e->numField(o.dataIndex)) + " entries");
   for (Index f = 0; f < n; ++f) vf->set(e, o.dataIndex, f, r);
 }
 
@@ -305,7 +315,8 @@ void do_set_all(Reader& r, Writer&) {
   });
 }
 
-const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field, const char* op) {
+const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
+                                           const char* op) {
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::lookupValue)
     throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
@@ -322,7 +333,8 @@ void do_lookup(Reader& r, Writer& w, bool set) {
   const TypeTag vt = get_type(r);
   Element* e = require_element(o, op);
   auto* lf = require_lookup(e, field, op);
-  check_type(lf->keyType(), kt.mangled, kt.name, op, "the key of " + e->cinfo()->name() + "." + field);
+  check_type(lf->keyType(), kt.mangled, kt.name, op,
+             "the key of " + e->cinfo()->name() + "." + field);
   check_type(lf->valueType(), vt.mangled, vt.name, op, e->cinfo()->name() + "." + field);
   if (set && !lf->hasSetter()) throw FieldError(std::string(op) + ": " + field + " is read-only");
   check_data_index(e, o.dataIndex, op);
@@ -345,7 +357,8 @@ void do_call(Reader& r, Writer&) {
   Element* e = require_element(o, "call");
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::dest)
-    throw FieldError("call: '" + field + "' is not a destination function of " + e->cinfo()->name() +
+    throw FieldError("call: '" + field + "' is not a destination function of " +
+                     e->cinfo()->name() +
                      " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
   auto* df = static_cast<const DestFinfoBase*>(f);
   const auto& want = df->argTypes();
@@ -383,14 +396,19 @@ void do_use_clock(Reader& r, Writer&) {
   for (const ObjId& o : found) {
     const Element* e = o.element();
     if (e->isField() || !e->cinfo()->proc())
-      throw FieldError("useClock: " + e->path() + " (a " + e->cinfo()->name() +
-                       ") has no process function; only classes with a 'proc' field can be scheduled");
+      throw FieldError(
+          "useClock: " + e->path() + " (a " + e->cinfo()->name() +
+          ") has no process function; only classes with a 'proc' field can be scheduled");
   }
   for (const ObjId& o : found) Clock::instance().addElement(tick, o.id);
 }
 
-void do_reinit(Reader&, Writer&) { Clock::instance().reinit(); }
-void do_start(Reader& r, Writer&) { Clock::instance().start(r.get<double>()); }
+void do_reinit(Reader&, Writer&) {
+  Clock::instance().reinit();
+}
+void do_start(Reader& r, Writer&) {
+  Clock::instance().start(r.get<double>());
+}
 void do_set_threads(Reader& r, Writer&) {
   const auto n = r.get<unsigned>();
   Clock::instance().setNumThreads(n);
@@ -411,8 +429,9 @@ void do_sync(Reader& r, Writer& w) {
   if (!e->isField()) {
     std::vector<std::string> fields;
     for (auto* f : e->cinfo()->fieldElementFinfos()) fields.push_back(e->path() + "/" + f->name());
-    throw ValueError("syncDataHandler: " + e->path() + " is not a field element" +
-                     (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
+    throw ValueError(
+        "syncDataHandler: " + e->path() + " is not a field element" +
+        (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
   }
   w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), Clock::instance().numThreads()));
 }
@@ -424,7 +443,8 @@ void do_reduce_now(Reader& r, Writer&) {
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::reduce)
     throw FieldError("reduceNow: '" + field + "' is not a reduce field of " + e->cinfo()->name() +
-                     " (reduce fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::reduce)) + ")");
+                     " (reduce fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::reduce)) +
+                     ")");
   check_data_index(e, o.dataIndex, "reduceNow");
   std::vector<ReduceBase*> jobs;
   for (const Conn& c : e->conns(static_cast<const SrcFinfoBase*>(f)->bindIndex()))
@@ -475,7 +495,10 @@ struct Reply {
 // so that the payload (a vector of values can be large) is never copied to strip a header.
 void put_trailer(ByteBuffer& b, std::uint8_t status, ErrorKind kind, const std::string& message) {
   const std::size_t at = b.size();
-  Writer(b).put<std::string>(message).put<std::uint8_t>(static_cast<std::uint8_t>(kind)).put<std::uint8_t>(status);
+  Writer(b)
+      .put<std::string>(message)
+      .put<std::uint8_t>(static_cast<std::uint8_t>(kind))
+      .put<std::uint8_t>(status);
   Writer(b).put<std::uint32_t>(static_cast<std::uint32_t>(b.size() - at + 4));
 }
 
@@ -504,12 +527,17 @@ Shell& Shell::instance() {
   return s;
 }
 
-int Shell::numNodes() const { return node_layout().numNodes; }
-int Shell::myNode() const { return node_layout().node; }
+int Shell::numNodes() const {
+  return node_layout().numNodes;
+}
+int Shell::myNode() const {
+  return node_layout().node;
+}
 
 void Shell::checkIdle(const char* op) const {
   if (Clock::instance().running())
-    throw StateError(std::string(op) + ": not allowed while the clock is running (the Shell is not re-entrant)");
+    throw StateError(std::string(op) +
+                     ": not allowed while the clock is running (the Shell is not re-entrant)");
 }
 
 ByteBuffer Shell::execute(const ByteBuffer& cmd) {
@@ -522,32 +550,83 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
     Reader r(cmd);
     const auto op = static_cast<Op>(r.get<std::uint32_t>());
     switch (op) {
-      case Op::create: do_create(r, pw); break;
-      case Op::destroy: do_destroy(r, pw); break;
-      case Op::addMsg: do_add_msg(r, pw); break;
-      case Op::setRandomConnectivity: do_random(r, pw); break;
-      case Op::pairFill: do_pair_fill(r, pw); break;
-      case Op::setStride: do_set_stride(r, pw); break;
-      case Op::set: do_set(r, pw); break;
-      case Op::get: do_get(r, pw); break;
-      case Op::setVec: do_set_vec(r, pw); break;
-      case Op::getVec: do_get_vec(r, pw); break;
-      case Op::setAll: do_set_all(r, pw); break;
-      case Op::lookupGet: do_lookup(r, pw, false); break;
-      case Op::lookupSet: do_lookup(r, pw, true); break;
-      case Op::call: do_call(r, pw); break;
-      case Op::setClock: do_set_clock(r, pw); break;
-      case Op::useClock: do_use_clock(r, pw); break;
-      case Op::reinit: do_reinit(r, pw); break;
-      case Op::start: do_start(r, pw); break;
-      case Op::setNumThreads: do_set_threads(r, pw); break;
-      case Op::clearModel: do_clear(r, pw); break;
-      case Op::syncDataHandler: do_sync(r, pw); break;
-      case Op::reduceNow: do_reduce_now(r, pw); break;
-      case Op::seed: global_seed() = r.get<std::uint64_t>(); break;
-      case Op::loadLibrary: do_load_library(r, pw); break;
-      case Op::extension: do_extension(r, pw); break;
-      default: throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
+      case Op::create:
+        do_create(r, pw);
+        break;
+      case Op::destroy:
+        do_destroy(r, pw);
+        break;
+      case Op::addMsg:
+        do_add_msg(r, pw);
+        break;
+      case Op::setRandomConnectivity:
+        do_random(r, pw);
+        break;
+      case Op::pairFill:
+        do_pair_fill(r, pw);
+        break;
+      case Op::setStride:
+        do_set_stride(r, pw);
+        break;
+      case Op::set:
+        do_set(r, pw);
+        break;
+      case Op::get:
+        do_get(r, pw);
+        break;
+      case Op::setVec:
+        do_set_vec(r, pw);
+        break;
+      case Op::getVec:
+        do_get_vec(r, pw);
+        break;
+      case Op::setAll:
+        do_set_all(r, pw);
+        break;
+      case Op::lookupGet:
+        do_lookup(r, pw, false);
+        break;
+      case Op::lookupSet:
+        do_lookup(r, pw, true);
+        break;
+      case Op::call:
+        do_call(r, pw);
+        break;
+      case Op::setClock:
+        do_set_clock(r, pw);
+        break;
+      case Op::useClock:
+        do_use_clock(r, pw);
+        break;
+      case Op::reinit:
+        do_reinit(r, pw);
+        break;
+      case Op::start:
+        do_start(r, pw);
+        break;
+      case Op::setNumThreads:
+        do_set_threads(r, pw);
+        break;
+      case Op::clearModel:
+        do_clear(r, pw);
+        break;
+      case Op::syncDataHandler:
+        do_sync(r, pw);
+        break;
+      case Op::reduceNow:
+        do_reduce_now(r, pw);
+        break;
+      case Op::seed:
+        global_seed() = r.get<std::uint64_t>();
+        break;
+      case Op::loadLibrary:
+        do_load_library(r, pw);
+        break;
+      case Op::extension:
+        do_extension(r, pw);
+        break;
+      default:
+        throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
     }
   } catch (const Error& e) {
     status = 1;
@@ -577,8 +656,8 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
     std::memcpy(head.data() + 8, cmd.data(), std::min<std::size_t>(size, kHead - 8));
     ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
     if (size > kHead - 8)
-      ANTLER_MPI(MPI_Bcast(const_cast<char*>(cmd.data()) + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE,
-                           0, MPI_COMM_WORLD));
+      ANTLER_MPI(MPI_Bcast(const_cast<char*>(cmd.data()) + (kHead - 8),
+                           static_cast<int>(size - (kHead - 8)), MPI_BYTE, 0, MPI_COMM_WORLD));
     const ByteBuffer rep = execute(cmd);
     std::vector<std::size_t> counts;
     std::vector<char> all;
@@ -586,7 +665,8 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
     const int P = numNodes();
     std::vector<unsigned long long> sizes(static_cast<std::size_t>(P));
     unsigned long long mine = rep.size();
-    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
+    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                          0, MPI_COMM_WORLD));
     std::vector<int> cnt(static_cast<std::size_t>(P)), disp(static_cast<std::size_t>(P));
     std::size_t total = 0;
     for (int r = 0; r < P; ++r) {
@@ -595,8 +675,8 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
       total += sizes[r];
     }
     all.resize(total);
-    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, all.data(), cnt.data(), disp.data(),
-                           MPI_BYTE, 0, MPI_COMM_WORLD));
+    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, all.data(),
+                           cnt.data(), disp.data(), MPI_BYTE, 0, MPI_COMM_WORLD));
     for (int r = 0; r < P; ++r) {
       ByteBuffer one;
       one.append(all.data() + disp[r], sizes[r]);
@@ -610,7 +690,8 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
     // The same error on every node (a check on replicated metadata) reads as one error; an error
     // that only one node saw names that node.
     bool everywhere = true;
-    for (const Reply& o : replies) everywhere = everywhere && o.status == rep.status && o.message == rep.message;
+    for (const Reply& o : replies)
+      everywhere = everywhere && o.status == rep.status && o.message == rep.message;
     if (!everywhere && numNodes() > 1) msg += " (on node " + std::to_string(r) + ")";
     if (rep.status == 1) throw_error(rep.kind, msg);
     throw InternalError(msg);
@@ -631,14 +712,16 @@ int Shell::serve() {
     cmd.resize(size);
     std::memcpy(cmd.data(), head.data() + 8, std::min<std::size_t>(size, kHead - 8));
     if (size > kHead - 8)
-      ANTLER_MPI(MPI_Bcast(cmd.data() + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE, 0, MPI_COMM_WORLD));
+      ANTLER_MPI(MPI_Bcast(cmd.data() + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE,
+                           0, MPI_COMM_WORLD));
     Reader r(cmd);
     if (static_cast<Op>(r.get<std::uint32_t>()) == Op::quit) return r.get<int>();
     const ByteBuffer rep = execute(cmd);
     unsigned long long mine = rep.size();
-    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, nullptr, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
-    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, 0,
-                           MPI_COMM_WORLD));
+    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, nullptr, 1, MPI_UNSIGNED_LONG_LONG, 0,
+                          MPI_COMM_WORLD));
+    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, nullptr, nullptr,
+                           nullptr, MPI_BYTE, 0, MPI_COMM_WORLD));
   }
 }
 
@@ -657,13 +740,19 @@ void Shell::quitWorkers(int exitCode) {
 
 ObjId Shell::create(std::string_view className, std::string_view path, Index n, bool global) {
   ByteBuffer c = command(Op::create);
-  Writer(c).put<std::string>(std::string(className)).put<std::string>(std::string(path)).put<Index>(n).put<bool>(global);
+  Writer(c)
+      .put<std::string>(std::string(className))
+      .put<std::string>(std::string(path))
+      .put<Index>(n)
+      .put<bool>(global);
   auto rep = dispatch(c);
   Reader r(rep[0]);
   return r.get<ObjId>();
 }
 
-void Shell::destroy(std::string_view path) { destroy(resolve_path(path, "delete")); }
+void Shell::destroy(std::string_view path) {
+  destroy(resolve_path(path, "delete"));
+}
 
 void Shell::destroy(ObjId obj) {
   ByteBuffer c = command(Op::destroy);
@@ -687,7 +776,8 @@ std::uint32_t Shell::addMsg(std::string_view kind, ObjId src, std::string_view s
 
 std::uint32_t Shell::addMsg(std::string_view kind, std::string_view src, std::string_view srcField,
                             std::string_view dest, std::string_view destField) {
-  return addMsg(kind, resolve_path(src, "addMsg"), srcField, resolve_path(dest, "addMsg"), destField);
+  return addMsg(kind, resolve_path(src, "addMsg"), srcField, resolve_path(dest, "addMsg"),
+                destField);
 }
 
 void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed) {
@@ -696,7 +786,8 @@ void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::ui
   dispatch(c);
 }
 
-void Shell::pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest) {
+void Shell::pairFill(std::uint32_t msg, const std::vector<Index>& src,
+                     const std::vector<Index>& dest) {
   ByteBuffer c = command(Op::pairFill);
   Writer(c).put<std::uint32_t>(msg).put(src).put(dest);
   dispatch(c);
@@ -708,11 +799,17 @@ void Shell::setStride(std::uint32_t msg, long stride) {
   dispatch(c);
 }
 
-const Msg* Shell::msg(std::uint32_t id) const { return MsgTable::instance().get(id); }
+const Msg* Shell::msg(std::uint32_t id) const {
+  return MsgTable::instance().get(id);
+}
 
-void Shell::clearModel() { dispatch(command(Op::clearModel)); }
+void Shell::clearModel() {
+  dispatch(command(Op::clearModel));
+}
 
-ObjId Shell::find(std::string_view path) const { return resolve_path(path, "find"); }
+ObjId Shell::find(std::string_view path) const {
+  return resolve_path(path, "find");
+}
 
 bool Shell::exists(std::string_view path) const {
   try {
@@ -728,18 +825,24 @@ std::vector<ObjId> Shell::children(std::string_view path) const {
   return out;
 }
 
-std::vector<ObjId> Shell::wildcardFind(std::string_view pattern) const { return wildcard_find(pattern); }
+std::vector<ObjId> Shell::wildcardFind(std::string_view pattern) const {
+  return wildcard_find(pattern);
+}
 
-std::vector<std::string> Shell::classNames() { return Cinfo::classNames(); }
+std::vector<std::string> Shell::classNames() {
+  return Cinfo::classNames();
+}
 
 std::vector<Shell::FieldInfo> Shell::fieldInfo(std::string_view className) {
   const Cinfo* c = Cinfo::require(className, "getFieldNames");
   std::vector<FieldInfo> out;
-  for (const Finfo* f : c->finfos()) out.push_back({f->name(), to_string(f->kind()), f->type(), f->doc()});
+  for (const Finfo* f : c->finfos())
+    out.push_back({f->name(), to_string(f->kind()), f->type(), f->doc()});
   return out;
 }
 
-void Shell::setPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value) {
+void Shell::setPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                      const ByteBuffer& value) {
   ByteBuffer c = command(Op::set);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
@@ -758,7 +861,8 @@ ByteBuffer Shell::getPacked(ObjId obj, std::string_view field, const std::type_i
   return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
 }
 
-ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::type_info& type, bool whole) {
+ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                               bool whole) {
   ByteBuffer c = command(Op::getVec);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
@@ -775,8 +879,8 @@ ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::typ
   return out;
 }
 
-void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& values,
-                         std::uint64_t n, bool whole) {
+void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                         const ByteBuffer& values, std::uint64_t n, bool whole) {
   ByteBuffer c = command(Op::setVec);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
@@ -786,7 +890,8 @@ void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info
   dispatch(c);
 }
 
-void Shell::setAllPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value) {
+void Shell::setAllPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                         const ByteBuffer& value) {
   ByteBuffer c = command(Op::setAll);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
@@ -808,8 +913,9 @@ ByteBuffer Shell::lookupGetPacked(ObjId obj, std::string_view field, const std::
   return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
 }
 
-void Shell::lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType, const ByteBuffer& key,
-                            const std::type_info& type, const ByteBuffer& value) {
+void Shell::lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                            const ByteBuffer& key, const std::type_info& type,
+                            const ByteBuffer& value) {
   ByteBuffer c = command(Op::lookupSet);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
@@ -820,11 +926,13 @@ void Shell::lookupSetPacked(ObjId obj, std::string_view field, const std::type_i
   dispatch(c);
 }
 
-void Shell::callPacked(ObjId obj, std::string_view dest, const std::vector<const std::type_info*>& types,
-                       const ByteBuffer& args) {
+void Shell::callPacked(ObjId obj, std::string_view dest,
+                       const std::vector<const std::type_info*>& types, const ByteBuffer& args) {
   ByteBuffer c = command(Op::call);
   Writer w(c);
-  w.put<ObjId>(obj).put<std::string>(std::string(dest)).put<std::uint32_t>(static_cast<std::uint32_t>(types.size()));
+  w.put<ObjId>(obj)
+      .put<std::string>(std::string(dest))
+      .put<std::uint32_t>(static_cast<std::uint32_t>(types.size()));
   for (auto* t : types) put_type(w, *t);
   c.append(args.data(), args.size());
   dispatch(c);
@@ -838,11 +946,16 @@ void Shell::setClock(unsigned tick, double dt) {
 
 void Shell::useClock(unsigned tick, std::string_view path, std::string_view field) {
   ByteBuffer c = command(Op::useClock);
-  Writer(c).put<unsigned>(tick).put<std::string>(std::string(path)).put<std::string>(std::string(field));
+  Writer(c)
+      .put<unsigned>(tick)
+      .put<std::string>(std::string(path))
+      .put<std::string>(std::string(field));
   dispatch(c);
 }
 
-void Shell::reinit() { dispatch(command(Op::reinit)); }
+void Shell::reinit() {
+  dispatch(command(Op::reinit));
+}
 
 void Shell::start(double runtime) {
   ByteBuffer c = command(Op::start);
@@ -854,7 +967,9 @@ void Shell::stop() {
   if (Clock::instance().running()) Clock::instance().requestStop();
 }
 
-double Shell::currentTime() const { return Clock::instance().currentTime(); }
+double Shell::currentTime() const {
+  return Clock::instance().currentTime();
+}
 
 void Shell::setNumThreads(unsigned n) {
   ByteBuffer c = command(Op::setNumThreads);
@@ -862,7 +977,9 @@ void Shell::setNumThreads(unsigned n) {
   dispatch(c);
 }
 
-unsigned Shell::numThreads() const { return Clock::instance().numThreads(); }
+unsigned Shell::numThreads() const {
+  return Clock::instance().numThreads();
+}
 
 std::vector<std::string> Shell::loadLibrary(const std::string& path) {
   ByteBuffer c = command(Op::loadLibrary);
@@ -872,7 +989,9 @@ std::vector<std::string> Shell::loadLibrary(const std::string& path) {
   return r.get<std::vector<std::string>>();
 }
 
-double Shell::baseDt() const { return Clock::instance().baseDt(); }
+double Shell::baseDt() const {
+  return Clock::instance().baseDt();
+}
 
 void Shell::seed(std::uint64_t s) {
   ByteBuffer c = command(Op::seed);
@@ -880,7 +999,9 @@ void Shell::seed(std::uint64_t s) {
   dispatch(c);
 }
 
-Index Shell::doSyncDataHandler(std::string_view path) { return doSyncDataHandler(resolve_path(path, "syncDataHandler").id); }
+Index Shell::doSyncDataHandler(std::string_view path) {
+  return doSyncDataHandler(resolve_path(path, "syncDataHandler").id);
+}
 
 Index Shell::doSyncDataHandler(Id fe) {
   ByteBuffer c = command(Op::syncDataHandler);
@@ -896,7 +1017,9 @@ void Shell::reduceNow(ObjId requester, std::string_view field) {
   dispatch(c);
 }
 
-void Shell::registerCommand(const std::string& name, Handler h) { extensions()[name] = h; }
+void Shell::registerCommand(const std::string& name, Handler h) {
+  extensions()[name] = h;
+}
 
 std::vector<ByteBuffer> Shell::dispatchExtension(const std::string& name, const ByteBuffer& args) {
   ByteBuffer c = command(Op::extension);

@@ -103,22 +103,25 @@ class Shell {
   // ---- values (routed to the node that owns the object) ----
 
   /// Sets field of obj to the packed value of C++ type `type`.
-  void setPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value);
+  void setPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                 const ByteBuffer& value);
   /// The packed value of field of obj (TypeError if the field's type is not `type`).
   ByteBuffer getPacked(ObjId obj, std::string_view field, const std::type_info& type);
   /// Packed values of field over all entries of an Element, in global order (wholeElement), or
   /// over the field entries of one parent of a FieldElement (obj's dataIndex).
-  ByteBuffer getVecPacked(ObjId obj, std::string_view field, const std::type_info& type, bool wholeElement);
+  ByteBuffer getVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                          bool wholeElement);
   /// Sets field on every entry from n packed values (n must be the entry count).
-  void setVecPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& values,
-                    std::uint64_t n, bool wholeElement);
+  void setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                    const ByteBuffer& values, std::uint64_t n, bool wholeElement);
   /// Sets field on every entry of the Element (every field entry of a FieldElement) to one value.
-  void setAllPacked(ObjId obj, std::string_view field, const std::type_info& type, const ByteBuffer& value);
+  void setAllPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                    const ByteBuffer& value);
   /// LookupValueFinfo get/set with a packed key.
   ByteBuffer lookupGetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
                              const ByteBuffer& key, const std::type_info& type);
-  void lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType, const ByteBuffer& key,
-                       const std::type_info& type, const ByteBuffer& value);
+  void lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                       const ByteBuffer& key, const std::type_info& type, const ByteBuffer& value);
   /// Calls a DestFinfo on obj with packed arguments of the given types.
   void callPacked(ObjId obj, std::string_view dest, const std::vector<const std::type_info*>& types,
                   const ByteBuffer& args);

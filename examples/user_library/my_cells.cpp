@@ -15,7 +15,9 @@ namespace {
 /// x(t) = amplitude * sin(2 pi frequency t + phase), updated every step.
 class Oscillator {
  public:
-  void process(const Eref&, ProcPtr p) { x_ = amplitude_ * std::sin(2 * M_PI * frequency_ * p->currTime + phase_); }
+  void process(const Eref&, ProcPtr p) {
+    x_ = amplitude_ * std::sin(2 * M_PI * frequency_ * p->currTime + phase_);
+  }
   void reinit(const Eref&, ProcPtr) { x_ = amplitude_ * std::sin(phase_); }
   static const Cinfo* initCinfo() {
     static const Cinfo* c = ClassBuilder<Oscillator>("Oscillator", "a sine wave")
@@ -34,7 +36,8 @@ class Oscillator {
 
 /// The reduce class: smallest and largest value and how many there were.
 struct Range {
-  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  double lo = std::numeric_limits<double>::infinity(),
+         hi = -std::numeric_limits<double>::infinity();
   unsigned long n = 0;
   void primaryReduce(double v) {
     lo = std::min(lo, v);
@@ -49,7 +52,7 @@ struct Range {
   void tertiaryReduce(const Range& o) { secondaryReduce(o); }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & lo & hi & n;
+    ar& lo& hi& n;
   }
 };
 
@@ -60,16 +63,18 @@ class Spread {
     spread_ = r->n ? r->hi - r->lo : 0.0;
     count_ = static_cast<unsigned>(r->n);
   }
-  inline static ReduceFinfo<Spread, double, Range> reduce{"reduce", &Spread::digest, "connect to a 'get' field"};
+  inline static ReduceFinfo<Spread, double, Range> reduce{"reduce", &Spread::digest,
+                                                          "connect to a 'get' field"};
   void process(const Eref& e, ProcPtr) { reduce.send(e); }
   void reinit(const Eref& e, ProcPtr) { reduce.send(e); }
   static const Cinfo* initCinfo() {
-    static const Cinfo* c = ClassBuilder<Spread>("Spread", "max - min of a field over a population")
-                                .readOnly("spread", &Spread::spread_, "max - min of the last reduction")
-                                .readOnly("count", &Spread::count_, "values reduced")
-                                .reduce(Spread::reduce)
-                                .proc<&Spread::process, &Spread::reinit>()
-                                .build();
+    static const Cinfo* c =
+        ClassBuilder<Spread>("Spread", "max - min of a field over a population")
+            .readOnly("spread", &Spread::spread_, "max - min of the last reduction")
+            .readOnly("count", &Spread::count_, "values reduced")
+            .reduce(Spread::reduce)
+            .proc<&Spread::process, &Spread::reinit>()
+            .build();
     return c;
   }
 

@@ -8,12 +8,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <typeindex>
-#include <unistd.h>
 #include <unordered_map>
 
 #include "core/element.hpp"
@@ -52,7 +52,8 @@ ObjId to_objid(py::handle h) {
     auto t = h.cast<Triple>();
     return ObjId(Id(std::get<0>(t)), std::get<1>(t), std::get<2>(t));
   }
-  throw TypeError("expected an element, a vec or a path, got " + py::str(py::type::of(h)).cast<std::string>());
+  throw TypeError("expected an element, a vec or a path, got " +
+                  py::str(py::type::of(h)).cast<std::string>());
 }
 
 struct Conv {
@@ -73,11 +74,13 @@ T cast_value(py::handle h) {
     for (auto x : h) out.push_back(to_objid(x));
     return out;
   } else if constexpr (std::is_same_v<T, bool>) {
-    if (!py::isinstance<py::bool_>(h) && !py::isinstance<py::int_>(h) && !py::hasattr(h, "__bool__"))
+    if (!py::isinstance<py::bool_>(h) && !py::isinstance<py::int_>(h) &&
+        !py::hasattr(h, "__bool__"))
       throw TypeError("expected bool");
     return py::bool_(py::reinterpret_borrow<py::object>(h)).cast<bool>();
   } else if constexpr (std::is_unsigned_v<T> && std::is_integral_v<T>) {
-    if (py::isinstance<py::float_>(h)) throw TypeError("expected a non-negative integer, got float");
+    if (py::isinstance<py::float_>(h))
+      throw TypeError("expected a non-negative integer, got float");
     const long long v = py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>();
     if (v < 0) throw TypeError("expected a non-negative integer, got " + std::to_string(v));
     return static_cast<T>(v);
@@ -99,7 +102,8 @@ py::object to_python(const T& v) {
     py::list l;
     for (auto& o : v) l.append(to_python(o));
     return l;
-  } else if constexpr (std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<int>> ||
+  } else if constexpr (std::is_same_v<T, std::vector<double>> ||
+                       std::is_same_v<T, std::vector<int>> ||
                        std::is_same_v<T, std::vector<unsigned>>) {
     using E = typename T::value_type;
     py::array_t<E> a(static_cast<py::ssize_t>(v.size()));
@@ -116,7 +120,8 @@ Conv make_conv() {
     try {
       w.put<T>(cast_value<T>(h));
     } catch (const py::cast_error&) {
-      throw TypeError("expected " + type_name<T>() + ", got " + py::str(py::type::of(h)).cast<std::string>());
+      throw TypeError("expected " + type_name<T>() + ", got " +
+                      py::str(py::type::of(h)).cast<std::string>());
     }
   };
   c.from = [](Reader& r) { return to_python<T>(r.get<T>()); };
@@ -146,7 +151,8 @@ Conv make_conv() {
       if (py::isinstance<py::array>(h)) {
         auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(h);
         if (!a) throw TypeError("cannot convert the array to " + type_name<T>());
-        if (a.ndim() != 1) throw ValueError("expected a 1-d array, got " + std::to_string(a.ndim()) + " dimensions");
+        if (a.ndim() != 1)
+          throw ValueError("expected a 1-d array, got " + std::to_string(a.ndim()) + " dimensions");
         w.buffer().append(a.data(), static_cast<std::size_t>(a.size()) * sizeof(T));
         return static_cast<std::size_t>(a.size());
       }
@@ -156,8 +162,8 @@ Conv make_conv() {
       try {
         w.put<T>(cast_value<T>(x));
       } catch (const py::cast_error&) {
-        throw TypeError("expected a sequence of " + type_name<T>() + ", entry " + std::to_string(n) + " is " +
-                        py::str(py::type::of(x)).cast<std::string>());
+        throw TypeError("expected a sequence of " + type_name<T>() + ", entry " +
+                        std::to_string(n) + " is " + py::str(py::type::of(x)).cast<std::string>());
       }
       ++n;
     }
@@ -219,8 +225,12 @@ const ValueFinfoBase* value_finfo(const Element* e, const std::string& field, co
   return static_cast<const ValueFinfoBase*>(f);
 }
 
-ObjId oid(const Triple& t) { return ObjId(Id(std::get<0>(t)), std::get<1>(t), std::get<2>(t)); }
-Triple triple(const ObjId& o) { return {o.id.value, o.dataIndex, o.fieldIndex}; }
+ObjId oid(const Triple& t) {
+  return ObjId(Id(std::get<0>(t)), std::get<1>(t), std::get<2>(t));
+}
+Triple triple(const ObjId& o) {
+  return {o.id.value, o.dataIndex, o.fieldIndex};
+}
 
 py::object get_field(const Triple& t, const std::string& field) {
   const ObjId o = oid(t);
@@ -236,7 +246,8 @@ void set_field(const Triple& t, const std::string& field, py::handle value) {
   const ObjId o = oid(t);
   const Element* e = element_of(o);
   const auto* vf = value_finfo(e, field, "set");
-  if (vf->readOnly()) throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
+  if (vf->readOnly())
+    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
   const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
   ByteBuffer b;
   Writer w(b);
@@ -260,11 +271,13 @@ void set_vec(const Triple& t, const std::string& field, py::handle value, bool w
   const ObjId o = oid(t);
   const Element* e = element_of(o);
   const auto* vf = value_finfo(e, field, "set");
-  if (vf->readOnly()) throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
+  if (vf->readOnly())
+    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
   const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
-  const bool scalar = vf->valueType() == typeid(std::string) ? py::isinstance<py::str>(value)
-                                                             : !py::isinstance<py::sequence>(value) &&
-                                                                   !py::isinstance<py::array>(value);
+  const bool scalar =
+      vf->valueType() == typeid(std::string)
+          ? py::isinstance<py::str>(value)
+          : !py::isinstance<py::sequence>(value) && !py::isinstance<py::array>(value);
   ByteBuffer b;
   Writer w(b);
   try {
@@ -289,8 +302,9 @@ void call_dest(const Triple& t, const std::string& dest, py::args args) {
                      " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
   const auto& types = static_cast<const DestFinfoBase*>(f)->argTypes();
   if (args.size() != types.size())
-    throw TypeError("call: " + e->cinfo()->name() + "." + dest + " takes " + std::to_string(types.size()) +
-                    " argument(s) (" + type_list_name(types) + "), got " + std::to_string(args.size()));
+    throw TypeError("call: " + e->cinfo()->name() + "." + dest + " takes " +
+                    std::to_string(types.size()) + " argument(s) (" + type_list_name(types) +
+                    "), got " + std::to_string(args.size()));
   ByteBuffer b;
   Writer w(b);
   for (std::size_t i = 0; i < types.size(); ++i) conv_for(*types[i], dest).to(args[i], w);
@@ -300,8 +314,9 @@ void call_dest(const Triple& t, const std::string& dest, py::args args) {
 py::tuple element_info(const Triple& t) {
   const ObjId o = oid(t);
   const Element* e = element_of(o);
-  return py::make_tuple(e->cinfo()->name(), e->path(), e->numData(), e->isField(), e->parent().value,
-                        e->isField() ? static_cast<const FieldElement*>(e)->fieldDimension() : 0u, e->name());
+  return py::make_tuple(
+      e->cinfo()->name(), e->path(), e->numData(), e->isField(), e->parent().value,
+      e->isField() ? static_cast<const FieldElement*>(e)->fieldDimension() : 0u, e->name());
 }
 
 py::object find(const std::string& path) {
@@ -312,7 +327,8 @@ py::object find(const std::string& path) {
 
 std::vector<py::tuple> field_info(const std::string& cls) {
   std::vector<py::tuple> out;
-  for (auto& f : Shell::fieldInfo(cls)) out.push_back(py::make_tuple(f.name, f.kind, f.type, f.doc));
+  for (auto& f : Shell::fieldInfo(cls))
+    out.push_back(py::make_tuple(f.name, f.kind, f.type, f.doc));
   return out;
 }
 
@@ -360,7 +376,8 @@ PYBIND11_MODULE(_antler, m) {
     } catch (const Error& e) {
       py::object cls;
       if (error_classes())
-        cls = py::reinterpret_borrow<py::dict>(error_classes()).attr("get")(static_cast<int>(e.kind()));
+        cls = py::reinterpret_borrow<py::dict>(error_classes())
+                  .attr("get")(static_cast<int>(e.kind()));
       if (cls && !cls.is_none())
         PyErr_SetString(cls.ptr(), e.what());
       else
@@ -404,22 +421,24 @@ PYBIND11_MODULE(_antler, m) {
   m.def("set_vec", &set_vec);
   m.def("call", &call_dest);
 
-  m.def("add_msg", [](const std::string& kind, const Triple& s, const std::string& sf, const Triple& d,
-                      const std::string& df) { return Shell::instance().addMsg(kind, oid(s), sf, oid(d), df); });
+  m.def("add_msg", [](const std::string& kind, const Triple& s, const std::string& sf,
+                      const Triple& d, const std::string& df) {
+    return Shell::instance().addMsg(kind, oid(s), sf, oid(d), df);
+  });
   m.def("msg_info", [](std::uint32_t id) {
     const Msg* msg = Shell::instance().msg(id);
     if (!msg) throw MsgError("no message with id " + std::to_string(id));
     std::size_t entries = 0;
     if (msg->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(msg)->numEntries();
-    return py::make_tuple(to_string(msg->kind()), triple(ObjId(msg->src()->id())), msg->srcFinfo()->name(),
-                          triple(ObjId(msg->dest()->id())), msg->destFinfo()->name(), entries);
+    return py::make_tuple(to_string(msg->kind()), triple(ObjId(msg->src()->id())),
+                          msg->srcFinfo()->name(), triple(ObjId(msg->dest()->id())),
+                          msg->destFinfo()->name(), entries);
   });
   m.def("set_random_connectivity", [](std::uint32_t id, double p, std::uint64_t seed) {
     Shell::instance().setRandomConnectivity(id, p, seed);
   });
-  m.def("pair_fill", [](std::uint32_t id, const std::vector<Index>& s, const std::vector<Index>& d) {
-    Shell::instance().pairFill(id, s, d);
-  });
+  m.def("pair_fill", [](std::uint32_t id, const std::vector<Index>& s,
+                        const std::vector<Index>& d) { Shell::instance().pairFill(id, s, d); });
   m.def("set_stride", [](std::uint32_t id, long s) { Shell::instance().setStride(id, s); });
 
   m.def("set_clock", [](unsigned tick, double dt) { Shell::instance().setClock(tick, dt); });
@@ -436,8 +455,10 @@ PYBIND11_MODULE(_antler, m) {
   m.def("num_nodes", [] { return Shell::instance().numNodes(); });
   m.def("my_node", [] { return Shell::instance().myNode(); });
   m.def("seed", [](std::uint64_t s) { Shell::instance().seed(s); });
-  m.def("sync_data_handler", [](const Triple& t) { return Shell::instance().doSyncDataHandler(oid(t).id); });
-  m.def("reduce_now", [](const Triple& t, const std::string& f) { Shell::instance().reduceNow(oid(t), f); });
+  m.def("sync_data_handler",
+        [](const Triple& t) { return Shell::instance().doSyncDataHandler(oid(t).id); });
+  m.def("reduce_now",
+        [](const Triple& t, const std::string& f) { Shell::instance().reduceNow(oid(t), f); });
   m.def("load_library", [](const std::string& p) { return Shell::instance().loadLibrary(p); });
   m.def("clear_model", [] { Shell::instance().clearModel(); });
 }

@@ -16,7 +16,8 @@ TEST_CASE("value fields: get and set one object on whatever node owns it") {
   for (Index i = 0; i < 11; ++i) Field<double>::set(ObjId(a.id, i), "x", 1.5 * i - 4);
   for (Index i = 0; i < 11; ++i) {
     CHECK(Field<double>::get(ObjId(a.id, i), "x") == 1.5 * i - 4);
-    CHECK(Field<double>::get(ObjId(a.id, i), "doubled") == 2 * (1.5 * i - 4));  // read-only via getter
+    CHECK(Field<double>::get(ObjId(a.id, i), "doubled") ==
+          2 * (1.5 * i - 4));  // read-only via getter
   }
   CHECK(Field<unsigned>::get(ObjId(a.id, 4), "count") == 0u);
   CHECK(Field<std::string>::get(ObjId(a.id, 4), "name") == "a");
@@ -150,7 +151,8 @@ TEST_CASE("introspection lists classes and fields with kinds and types") {
   CHECK(find("name").kind == "readonly value");  // inherited from Neutral
   CHECK(Shell::fieldInfo("TestReceiver")[0].name == "name");
   bool hasSyn = false;
-  for (auto& f : Shell::fieldInfo("TestReceiver")) hasSyn = hasSyn || (f.name == "syn" && f.kind == "field element");
+  for (auto& f : Shell::fieldInfo("TestReceiver"))
+    hasSyn = hasSyn || (f.name == "syn" && f.kind == "field element");
   CHECK(hasSyn);
   CHECK_THROWS_AS(Shell::fieldInfo("Nope"), ClassError);
 }

@@ -108,7 +108,8 @@ TEST_CASE("wildcardFind matches names, prefixes, depth and class conditions") {
   };
   CHECK(paths("/model/##[TYPE=TestAdder]") ==
         std::vector<std::string>{"/model/neurons", "/model/nets", "/model/sub/deep"});
-  CHECK(paths("/model/#") == std::vector<std::string>{"/model/neurons", "/model/nets", "/model/sub"});
+  CHECK(paths("/model/#") ==
+        std::vector<std::string>{"/model/neurons", "/model/nets", "/model/sub"});
   CHECK(paths("/model/ne#") == std::vector<std::string>{"/model/neurons", "/model/nets"});
   CHECK(paths("/model/##[TYPE!=TestAdder]") ==
         std::vector<std::string>{"/model/sub", "/model/sub/rec", "/model/sub/rec/syn"});

@@ -72,7 +72,8 @@ TEST_CASE("connect checks fields, argument types, kinds and indices at connect t
     m.s.addMsg("Sideways", a, "out", b, "add");
     FAIL("no error");
   } catch (const MsgError& e) {
-    CHECK(std::string(e.what()).find("Single, OneToOne, OneToAll, Diagonal, Sparse, Reduce") != std::string::npos);
+    CHECK(std::string(e.what()).find("Single, OneToOne, OneToAll, Diagonal, Sparse, Reduce") !=
+          std::string::npos);
   }
   CHECK_THROWS_AS(m.s.addMsg("OneToOne", a, "out", b, "add"), MsgError);  // sizes differ
   CHECK_THROWS_AS(m.s.addMsg("Single", ObjId(a.id, 1), "out", ObjId(b.id, 4), "add"), IndexError);
@@ -115,16 +116,19 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
   // Binomial(60000, 0.1): mean 6000, sd ~73; 6 sd bounds.
   CHECK(n > 6000 - 440);
   CHECK(n < 6000 + 440);
-  for (Index d = 0; d < 200; ++d) CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == 2 * per1[d]);
+  for (Index d = 0; d < 200; ++d)
+    CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == 2 * per1[d]);
   // A refill replaces s2's own entries and keeps s1's.
   m.s.setRandomConnectivity(s2, 0.1, 8);
   bool differs = false;
-  for (Index i = 0; i < 300 && !differs; ++i) differs = !(datas(m1->targets(i, 0)) == datas(m2->targets(i, 0)));
+  for (Index i = 0; i < 300 && !differs; ++i)
+    differs = !(datas(m1->targets(i, 0)) == datas(m2->targets(i, 0)));
   CHECK(differs);
   std::vector<Index> per3(200, 0);
   for (Index i = 0; i < 300; ++i)
     for (auto t : m2->targets(i, 0)) ++per3[t.data];
-  for (Index d = 0; d < 200; ++d) CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == per1[d] + per3[d]);
+  for (Index d = 0; d < 200; ++d)
+    CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == per1[d] + per3[d]);
   CHECK(m.s.doSyncDataHandler(syn.id) == [&] {
     Index mx = 0;
     for (Index d = 0; d < 200; ++d) mx = std::max(mx, per1[d] + per3[d]);

@@ -78,7 +78,8 @@ bool close(double a, double b, double rel = 1e-12) {
 std::vector<double> population(std::size_t n) {
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i)
-    v[i] = 1e3 + 7.5 * std::sin(0.37 * static_cast<double>(i)) - 0.001 * static_cast<double>(i % 13);  // large mean
+    v[i] = 1e3 + 7.5 * std::sin(0.37 * static_cast<double>(i)) -
+           0.001 * static_cast<double>(i % 13);  // large mean
   return v;
 }
 

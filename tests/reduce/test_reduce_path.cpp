@@ -18,7 +18,9 @@ using antler::test::Model;
 
 namespace {
 
-double vm_formula(std::size_t i) { return -0.07 + 0.01 * std::sin(0.1 * static_cast<double>(i)) + 1e-5 * static_cast<double>(i % 17); }
+double vm_formula(std::size_t i) {
+  return -0.07 + 0.01 * std::sin(0.1 * static_cast<double>(i)) + 1e-5 * static_cast<double>(i % 17);
+}
 
 struct Expected {
   double mean, sdev, sum, min, max;
@@ -30,11 +32,14 @@ Expected expected(const std::vector<double>& v) {
   const long double m = s / v.size();
   long double q = 0;
   for (double x : v) q += (x - m) * (x - m);
-  return {static_cast<double>(m), static_cast<double>(std::sqrt(q / v.size())), static_cast<double>(s),
-          *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+  return {static_cast<double>(m), static_cast<double>(std::sqrt(q / v.size())),
+          static_cast<double>(s), *std::min_element(v.begin(), v.end()),
+          *std::max_element(v.begin(), v.end())};
 }
 
-void check_rel(double got, double want) { CHECK(std::abs(got - want) <= 1e-12 * std::abs(want)); }
+void check_rel(double got, double want) {
+  CHECK(std::abs(got - want) <= 1e-12 * std::abs(want));
+}
 
 struct StatsValues {
   double mean, sdev, sum, min, max;
@@ -43,22 +48,28 @@ struct StatsValues {
 };
 
 StatsValues read_stats(ObjId s) {
-  return {Field<double>::get(s, "mean"), Field<double>::get(s, "sdev"), Field<double>::get(s, "sum"),
-          Field<double>::get(s, "min"),  Field<double>::get(s, "max"),  Field<unsigned>::get(s, "num")};
+  return {Field<double>::get(s, "mean"), Field<double>::get(s, "sdev"),
+          Field<double>::get(s, "sum"),  Field<double>::get(s, "min"),
+          Field<double>::get(s, "max"),  Field<unsigned>::get(s, "num")};
 }
 
 // Each node's view of a FieldElement's fieldDimension (for "on every rank" checks).
-void field_dim_handler(Reader& r, Writer& w) { w.put<Index>(static_cast<FieldElement*>(r.get<Id>().element())->fieldDimension()); }
-[[maybe_unused]] const bool reg = (Shell::registerCommand("test.fieldDimension", &field_dim_handler), true);
+void field_dim_handler(Reader& r, Writer& w) {
+  w.put<Index>(static_cast<FieldElement*>(r.get<Id>().element())->fieldDimension());
+}
+[[maybe_unused]] const bool reg =
+    (Shell::registerCommand("test.fieldDimension", &field_dim_handler), true);
 
 // Runs reductions whose set differs between nodes (node 0 one fewer): must fail, not hang.
 void disagree_handler(Reader& r, Writer&) {
   const auto a = r.get<std::uint32_t>(), b = r.get<std::uint32_t>();
   std::vector<ReduceBase*> jobs{static_cast<const ReduceMsg*>(MsgTable::instance().get(a))->job()};
-  if (node_layout().node != 0) jobs.push_back(static_cast<const ReduceMsg*>(MsgTable::instance().get(b))->job());
+  if (node_layout().node != 0)
+    jobs.push_back(static_cast<const ReduceMsg*>(MsgTable::instance().get(b))->job());
   ReduceQueue::instance().runNow(jobs, 1);
 }
-[[maybe_unused]] const bool reg2 = (Shell::registerCommand("test.disagree", &disagree_handler), true);
+[[maybe_unused]] const bool reg2 =
+    (Shell::registerCommand("test.disagree", &disagree_handler), true);
 
 }  // namespace
 
@@ -241,11 +252,13 @@ TEST_CASE("Reduce connections are checked at connect time") {
     m.s.addMsg("Reduce", s, "reduce", a, "getText");
     FAIL("no error");
   } catch (const TypeError& e) {
-    CHECK(std::string(e.what()).find("reduces double, but TestAdder.text is string") != std::string::npos);
+    CHECK(std::string(e.what()).find("reduces double, but TestAdder.text is string") !=
+          std::string::npos);
   }
   CHECK_THROWS_AS(m.s.addMsg("Reduce", s, "mean", a, "getX"), FieldError);
   CHECK_THROWS_AS(m.s.addMsg("Reduce", a, "out", a, "getX"), FieldError);
-  CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "getX"), MsgError);  // Reduce or Single only
+  CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "getX"),
+                  MsgError);  // Reduce or Single only
   CHECK_THROWS_AS(m.s.addMsg("Single", s, "reduce", ObjId(a.id, 5), "getX"), IndexError);
   CHECK(s.element()->msgIds().empty());
   CHECK_THROWS_AS(m.s.reduceNow(s, "mean"), FieldError);

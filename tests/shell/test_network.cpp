@@ -98,7 +98,8 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
     for (Index i = 0; i < 10; ++i) {
       for (Index j : rows[i]) c.add(j, outB[i]);
       if (i == 3) a.add(0, outB[i]);
-      for (const Target& t : rmsg->targets(i, 0)) acc[t.data][t.field] += w[t.data][t.field] * outB[i];
+      for (const Target& t : rmsg->targets(i, 0))
+        acc[t.data][t.field] += w[t.data][t.field] * outB[i];
     }
     // Tick 1, every second step: C processes and sends to A[i + 2].
     if ((s + 1) % 2 == 0) {
@@ -126,7 +127,8 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
   }
 }
 
-TEST_CASE("sends from dest functions and Shell calls arrive at the next delivery, sorted by source") {
+TEST_CASE(
+    "sends from dest functions and Shell calls arrive at the next delivery, sorted by source") {
   Model m;
   const ObjId a = m.s.create("TestAdder", "/a", 6);
   const ObjId b = m.s.create("TestAdder", "/b", 6);

@@ -3,23 +3,24 @@
 namespace antler::test {
 
 const Cinfo* Adder::initCinfo() {
-  static const Cinfo* c = ClassBuilder<Adder>("TestAdder", "test element: sends and folds values")
-                              .value("x", &Adder::x_, "value sent each step")
-                              .readOnly("sum", &Adder::sum_, "fold of what was received")
-                              .readOnly("count", &Adder::count_, "values received")
-                              .readOnly("text", &Adder::text_, "strings received")
-                              .readOnly("doubled", &Adder::getDoubled, "2 x")
-                              .lookup("weight", &Adder::weightOf, &Adder::setWeightOf, "a lookup field")
-                              .dest<&Adder::add>("add", "folds a value into sum")
-                              .dest<&Adder::relay>("relay", "sends v on out (a send from delivery)")
-                              .dest<&Adder::addPair>("addPair", "adds v * i")
-                              .dest<&Adder::addText>("addText", "appends a string")
-                              .dest<&Adder::scale>("scale", "x = k x + index")
-                              .src(Adder::out)
-                              .src(Adder::pair)
-                              .src(Adder::label)
-                              .proc<&Adder::process, &Adder::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<Adder>("TestAdder", "test element: sends and folds values")
+          .value("x", &Adder::x_, "value sent each step")
+          .readOnly("sum", &Adder::sum_, "fold of what was received")
+          .readOnly("count", &Adder::count_, "values received")
+          .readOnly("text", &Adder::text_, "strings received")
+          .readOnly("doubled", &Adder::getDoubled, "2 x")
+          .lookup("weight", &Adder::weightOf, &Adder::setWeightOf, "a lookup field")
+          .dest<&Adder::add>("add", "folds a value into sum")
+          .dest<&Adder::relay>("relay", "sends v on out (a send from delivery)")
+          .dest<&Adder::addPair>("addPair", "adds v * i")
+          .dest<&Adder::addText>("addText", "appends a string")
+          .dest<&Adder::scale>("scale", "x = k x + index")
+          .src(Adder::out)
+          .src(Adder::pair)
+          .src(Adder::label)
+          .proc<&Adder::process, &Adder::reinit>()
+          .build();
   return c;
 }
 
@@ -42,14 +43,15 @@ const Cinfo* Receiver::initCinfo() {
 }
 
 const Cinfo* Relax::initCinfo() {
-  static const Cinfo* c = ClassBuilder<Relax>("TestRelax", "relaxes Vm towards target")
-                              .value("Vm", &Relax::Vm_)
-                              .value("initVm", &Relax::initVm_)
-                              .value("target", &Relax::target_)
-                              .value("rate", &Relax::rate_)
-                              .value("level", &Relax::level_, "an int field (converted when reduced)")
-                              .proc<&Relax::process, &Relax::reinit>()
-                              .build();
+  static const Cinfo* c =
+      ClassBuilder<Relax>("TestRelax", "relaxes Vm towards target")
+          .value("Vm", &Relax::Vm_)
+          .value("initVm", &Relax::initVm_)
+          .value("target", &Relax::target_)
+          .value("rate", &Relax::rate_)
+          .value("level", &Relax::level_, "an int field (converted when reduced)")
+          .proc<&Relax::process, &Relax::reinit>()
+          .build();
   return c;
 }
 

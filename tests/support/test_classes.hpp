@@ -84,7 +84,8 @@ class Relax {
 class Faulty {
  public:
   void process(const Eref& e, ProcPtr) {
-    if (static_cast<int>(e.dataIndex()) == failAt_) throw ValueError("Faulty: failed at entry " + std::to_string(failAt_));
+    if (static_cast<int>(e.dataIndex()) == failAt_)
+      throw ValueError("Faulty: failed at entry " + std::to_string(failAt_));
   }
   void reinit(const Eref&, ProcPtr) {}
   static const Cinfo* initCinfo();
