@@ -11,6 +11,18 @@ using namespace antler;
 using antler::test::Model;
 
 namespace {
+// Each node's hash of a Sparse message's (source, destination data) pairs.
+void matrix_hash(Reader& r, Writer& w) {
+  auto* m = static_cast<const SparseMsg*>(MsgTable::instance().get(r.get<std::uint32_t>()));
+  std::uint64_t h = 1469598103934665603ull;
+  for (Index i = 0; i < m->numRows(); ++i) {
+    auto [b, e] = m->row(i);
+    for (const Target* t = b; t != e; ++t) h = (h ^ (std::uint64_t{i} << 32 | t->data)) * 1099511628211ull;
+  }
+  w.put<std::uint64_t>(h);
+}
+[[maybe_unused]] const bool reg = (Shell::registerCommand("test.matrixHash", &matrix_hash), true);
+
 std::vector<Index> datas(const std::vector<Target>& t) {
   std::vector<Index> out;
   for (auto& x : t) out.push_back(x.data);
@@ -134,6 +146,15 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
     for (Index d = 0; d < 200; ++d) mx = std::max(mx, per1[d] + per3[d]);
     return mx;
   }());
+  // Every node built the same matrix: the rows do not depend on the node count or rank.
+  ByteBuffer arg;
+  Writer(arg).put<std::uint32_t>(s1);
+  const auto hashes = m.s.dispatchExtension("test.matrixHash", arg);
+  for (const ByteBuffer& b : hashes) {
+    Reader rd(b);
+    Reader rd0(hashes[0]);
+    CHECK(rd.get<std::uint64_t>() == rd0.get<std::uint64_t>());
+  }
   const auto all = m.s.addMsg("Sparse", a, "out", a, "add");
   m.s.setRandomConnectivity(all, 1.0, 1);
   CHECK(static_cast<const SparseMsg*>(m.s.msg(all))->numEntries() == 300u * 300u);
