@@ -10,9 +10,12 @@ namespace antler {
 void IntFire::process(const Eref& e, ProcPtr p) {
   const double slack = detail::step_slack(p->dt);
   const double due = p->currTime + slack;
-  while (!pending_.empty() && pending_.top().first <= due) {
-    Vm_ += pending_.top().second;
-    pending_.pop();
+  if (nextDue_ <= due) {
+    while (!pending_.empty() && pending_.top().first <= due) {
+      Vm_ += pending_.top().second;
+      pending_.pop();
+    }
+    nextDue_ = pending_.empty() ? std::numeric_limits<double>::infinity() : pending_.top().first;
   }
   if (Vm_ > thresh_ && p->currTime - lastSpike_ + slack >= refractoryPeriod_) {
     spikeOut.send(e, p->currTime);
@@ -28,6 +31,7 @@ void IntFire::process(const Eref& e, ProcPtr p) {
 void IntFire::reinit(const Eref&, ProcPtr) {
   Vm_ = initVm_;
   pending_ = {};
+  nextDue_ = std::numeric_limits<double>::infinity();
   lastSpike_ = -std::numeric_limits<double>::infinity();
   spiked_ = 0.0;
 }
