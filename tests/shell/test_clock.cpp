@@ -73,3 +73,24 @@ TEST_CASE("an exception in process ends the run on every node and reaches the dr
   m.s.start(3);
   CHECK(m.s.currentTime() == doctest::Approx(3.0));
 }
+
+TEST_CASE("stop() from a process function ends the run on every node at the end of that step") {
+  Model m;
+  const ObjId st = m.s.create("TestStopper", "/stop", 5);
+  const ObjId a = m.s.create("TestAdder", "/a", 5);
+  const ObjId b = m.s.create("TestAdder", "/b", 5);
+  m.s.addMsg("OneToOne", a, "out", b, "add");
+  Field<double>::set(ObjId(st.id, 4), "stopAt", 3.0);  // the last entry: on the last node
+  m.s.setClock(0, 1.0);
+  m.s.useClock(0, "/##[TYPE=TestStopper]");
+  m.s.useClock(0, "/a");
+  m.s.useClock(0, "/b");
+  m.s.reinit();
+  m.s.start(10.0);
+  CHECK(m.s.currentTime() == doctest::Approx(3.0));
+  CHECK(Field<unsigned>::get(ObjId(b.id, 0), "count") == 3u);  // three whole steps, then stop
+  Field<double>::set(ObjId(st.id, 4), "stopAt", 1e300);
+  m.s.start(2.0);  // the next start runs normally
+  CHECK(m.s.currentTime() == doctest::Approx(5.0));
+  m.s.stop();  // not running: nothing to stop
+}

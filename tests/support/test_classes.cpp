@@ -1,5 +1,7 @@
 #include "tests/support/test_classes.hpp"
 
+#include "shell/shell.hpp"
+
 namespace antler::test {
 
 const Cinfo* Adder::initCinfo() {
@@ -55,6 +57,18 @@ const Cinfo* Relax::initCinfo() {
   return c;
 }
 
+void Stopper::process(const Eref&, ProcPtr p) {
+  if (p->currTime >= stopAt_ - 1e-9) Shell::instance().stop();
+}
+
+const Cinfo* Stopper::initCinfo() {
+  static const Cinfo* c = ClassBuilder<Stopper>("TestStopper", "stops the clock at a time")
+                              .value("stopAt", &Stopper::stopAt_)
+                              .proc<&Stopper::process, &Stopper::reinit>()
+                              .build();
+  return c;
+}
+
 const Cinfo* Faulty::initCinfo() {
   static const Cinfo* c = ClassBuilder<Faulty>("TestFaulty", "throws in process")
                               .value("failAt", &Faulty::failAt_)
@@ -64,8 +78,9 @@ const Cinfo* Faulty::initCinfo() {
 }
 
 namespace {
-[[maybe_unused]] const Cinfo* reg[] = {Adder::initCinfo(), Syn::initCinfo(), Receiver::initCinfo(),
-                                       Relax::initCinfo(), Faulty::initCinfo()};
+[[maybe_unused]] const Cinfo* reg[] = {Adder::initCinfo(),    Syn::initCinfo(),
+                                       Receiver::initCinfo(), Relax::initCinfo(),
+                                       Faulty::initCinfo(),   Stopper::initCinfo()};
 }
 
 }  // namespace antler::test

@@ -80,6 +80,15 @@ class Relax {
   int level_ = 0;
 };
 
+/// Asks the clock to stop (Shell::stop) once the time reaches stopAt, from its process.
+class Stopper {
+ public:
+  void process(const Eref&, ProcPtr p);
+  void reinit(const Eref&, ProcPtr) {}
+  static const Cinfo* initCinfo();
+  double stopAt_ = 1e300;
+};
+
 /// Throws in process when its index equals `failAt` (tests error propagation from a run).
 class Faulty {
  public:
