@@ -1,7 +1,10 @@
 #include "core/mpi.hpp"
 
 #include <algorithm>
+#include <omp.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -42,6 +45,17 @@ Guard::Guard(int* argc, char*** argv) {
   ANTLER_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   ANTLER_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   node_layout() = NodeLayout{rank_, size_};
+  // Several ranks on one machine share its cores: unless OMP_NUM_THREADS says otherwise, each
+  // rank takes its share, so that `mpirun -n 2` on 2 cores does not run 4 threads (oversubscribed
+  // threads spin at every barrier while the thread they wait for is descheduled).
+  if (!std::getenv("OMP_NUM_THREADS") && size_ > 1) {
+    MPI_Comm local;
+    ANTLER_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+    int localSize = 1;
+    ANTLER_MPI(MPI_Comm_size(local, &localSize));
+    MPI_Comm_free(&local);
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / localSize));
+  }
 }
 
 Guard::~Guard() {

@@ -43,7 +43,8 @@ class Clock {
   /// Smallest dt in use (0 if no tick is used).
   double baseDt() const;
 
-  /// Threads per node used by the next run (default: OpenMP's max threads, i.e. OMP_NUM_THREADS).
+  /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
+  /// the cores shared among the ranks on this machine, see mpi::Guard).
   void setNumThreads(unsigned n);
   unsigned numThreads() const { return numThreads_; }
 

@@ -27,7 +27,7 @@ class SpinBarrier {
       return;
     }
     for (unsigned spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-      if (spins < 4096) {
+      if (spins < 256) {
 #if defined(__x86_64__) || defined(__i386__)
         _mm_pause();
 #endif
