@@ -13,7 +13,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
-def test_classes():
+def user_classes():
     """The doctest suite's test classes (TestAdder, TestReceiver, ...), loaded as a user library."""
     path = os.environ.get("ANTLER_TEST_CLASSES")
     if not path:

@@ -40,7 +40,7 @@ def test_field_names():
         antler.getFieldNames("NoSuchClass")
 
 
-def test_value_fields_and_vec_numpy(model, test_classes):
+def test_value_fields_and_vec_numpy(model, user_classes):
     a = antler.TestAdder("/a", 101)
     v = antler.vec(a)
     x = np.sin(np.arange(101) * 0.1)
@@ -58,7 +58,7 @@ def test_value_fields_and_vec_numpy(model, test_classes):
     assert v.count.dtype == np.uint32
 
 
-def test_functions_and_strings(model, test_classes):
+def test_functions_and_strings(model, user_classes):
     a = antler.TestAdder("/a", 3)
     a.x = 3.0
     a.scale(2.0)  # x = 2 x + index
@@ -69,7 +69,7 @@ def test_functions_and_strings(model, test_classes):
     assert antler.vec("/a").text == ["", "", ""]
 
 
-def test_field_elements(model, test_classes):
+def test_field_elements(model, user_classes):
     r = antler.TestReceiver("/r", 4)
     rv = antler.vec(r)
     rv.numSyn = [0, 1, 2, 3]
@@ -86,7 +86,7 @@ def test_field_elements(model, test_classes):
     assert antler.element("/r[2]").syn.weight.shape == (2,)
 
 
-def test_messages_and_run_match_a_serial_reference(model, test_classes):
+def test_messages_and_run_match_a_serial_reference(model, user_classes):
     a = antler.TestAdder("/a", 6)
     b = antler.TestAdder("/b", 6)
     c = antler.TestAdder("/c", 4)
@@ -117,7 +117,7 @@ def test_messages_and_run_match_a_serial_reference(model, test_classes):
     np.testing.assert_array_equal(antler.vec(c).sum, csum)
 
 
-def test_random_connectivity_is_reproducible(model, test_classes):
+def test_random_connectivity_is_reproducible(model, user_classes):
     a = antler.TestAdder("/a", 50)
     r = antler.TestReceiver("/r", 40)
     m1 = antler.connect(a, "out", "/r/syn", "hit", "Sparse")
@@ -129,7 +129,7 @@ def test_random_connectivity_is_reproducible(model, test_classes):
     assert 0.2 * 2000 - 6 * np.sqrt(2000 * 0.16) < m1.numEntries < 0.2 * 2000 + 6 * np.sqrt(2000 * 0.16)
 
 
-def test_stats_equal_numpy(model, test_classes):
+def test_stats_equal_numpy(model, user_classes):
     a = antler.TestAdder("/a", 1000)
     x = np.cos(np.arange(1000) * 0.01) * 3 - 1
     antler.vec(a).x = x
@@ -152,7 +152,7 @@ def test_threads_and_nodes():
     antler.setNumThreads(2)
 
 
-def test_error_types(model, test_classes):
+def test_error_types(model, user_classes):
     a = antler.TestAdder("/a", 3)
     b = antler.TestAdder("/b", 3)
     with pytest.raises(ValueError) as e:  # unknown path
@@ -195,7 +195,7 @@ def test_error_types(model, test_classes):
     assert [c.path for c in antler.element("/").children] == ["/a", "/b"]
 
 
-def test_errors_raised_during_a_run_reach_the_script(model, test_classes):
+def test_errors_raised_during_a_run_reach_the_script(model, user_classes):
     f = antler.TestFaulty("/f", 8)
     antler.element("/f[6]").failAt = 6
     antler.setClock(0, 1.0)
