@@ -232,23 +232,32 @@ Triple triple(const ObjId& o) {
   return {o.id.value, o.dataIndex, o.fieldIndex};
 }
 
-py::object get_field(const Triple& t, const std::string& field) {
+/// The object, its value field and the field type's converter, checked for a get or a set.
+struct Access {
+  ObjId o;
+  const Element* e;
+  const ValueFinfoBase* vf;
+  const Conv& c;
+};
+
+Access access(const Triple& t, const std::string& field, bool set) {
   const ObjId o = oid(t);
   const Element* e = element_of(o);
-  const auto* vf = value_finfo(e, field, "get");
-  const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
+  const auto* vf = value_finfo(e, field, set ? "set" : "get");
+  if (set && vf->readOnly())
+    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
+  return {o, e, vf, conv_for(vf->valueType(), e->cinfo()->name() + "." + field)};
+}
+
+py::object get_field(const Triple& t, const std::string& field) {
+  const auto [o, e, vf, c] = access(t, field, false);
   const ByteBuffer b = Shell::instance().getPacked(o, field, vf->valueType());
   Reader r(b);
   return c.from(r);
 }
 
 void set_field(const Triple& t, const std::string& field, py::handle value) {
-  const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* vf = value_finfo(e, field, "set");
-  if (vf->readOnly())
-    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
-  const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
+  const auto [o, e, vf, c] = access(t, field, true);
   ByteBuffer b;
   Writer w(b);
   try {
@@ -260,20 +269,12 @@ void set_field(const Triple& t, const std::string& field, py::handle value) {
 }
 
 py::object get_vec(const Triple& t, const std::string& field, bool whole) {
-  const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* vf = value_finfo(e, field, "get");
-  const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
+  const auto [o, e, vf, c] = access(t, field, false);
   return c.many(Shell::instance().getVecPacked(o, field, vf->valueType(), whole));
 }
 
 void set_vec(const Triple& t, const std::string& field, py::handle value, bool whole) {
-  const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* vf = value_finfo(e, field, "set");
-  if (vf->readOnly())
-    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
-  const Conv& c = conv_for(vf->valueType(), e->cinfo()->name() + "." + field);
+  const auto [o, e, vf, c] = access(t, field, true);
   const bool scalar =
       vf->valueType() == typeid(std::string)
           ? py::isinstance<py::str>(value)
