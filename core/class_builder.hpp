@@ -21,6 +21,7 @@
 #include "core/cinfo.hpp"
 #include "core/dest_finfo.hpp"
 #include "core/field_element_finfo.hpp"
+#include "core/limits.hpp"
 #include "core/neutral.hpp"
 #include "core/proc_finfo.hpp"
 #include "core/value_finfo.hpp"
@@ -142,11 +143,17 @@ class ClassBuilder {
   ClassBuilder& fieldElement(std::string name, std::vector<F> T::*m, std::string doc = "",
                              std::string numName = "") {
     c_->add(std::make_unique<FieldElementFinfoT<T, F>>(name, std::move(doc), F::initCinfo(), m));
-    if (!numName.empty())
+    if (!numName.empty()) {
+      const std::string op = "set " + c_->name() + "." + numName;
       addValue<unsigned>(
           std::move(numName), "number of " + name + " entries",
           [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
-          [m](T& o, const unsigned& n) { (o.*m).resize(n); }, nullptr);
+          [m, op](T& o, const unsigned& n) {
+            check_allocation(op, F::initCinfo()->name(), n, sizeof(F));
+            (o.*m).resize(n);
+          },
+          nullptr);
+    }
     return *this;
   }
   /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).

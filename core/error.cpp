@@ -1,6 +1,40 @@
 #include "core/error.hpp"
 
+#include <charconv>
+#include <cmath>
+
 namespace antler {
+
+std::string format_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+std::string quoted(std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out + "'";
+}
 
 const char* to_string(ErrorKind k) {
   switch (k) {

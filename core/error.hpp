@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace antler {
@@ -72,6 +73,12 @@ struct CommError : Error {
   explicit CommError(const std::string& w) : Error(ErrorKind::comm, w) {}
 };
 
+/// Raised on a node whose part of an operation that runs on every node succeeded while another
+/// node's part failed: the Shell reports that node's error, and this one only if none is known.
+struct FailedElsewhere : CommError {
+  explicit FailedElsewhere(const std::string& op) : CommError(op + " failed on another node") {}
+};
+
 /// A bug in antler: an invariant that does not hold.
 class InternalError : public std::logic_error {
  public:
@@ -80,6 +87,13 @@ class InternalError : public std::logic_error {
 
 /// Throws the Error subclass that matches kind (used to re-raise errors from other nodes).
 [[noreturn]] void throw_error(ErrorKind kind, const std::string& what);
+
+/// The shortest text that reads back as exactly v ("0.1", "1e+300", "nan", "-inf").
+std::string format_double(double v);
+
+/// s in single quotes, with control characters and bytes >= 0x7f escaped (\x00, \n, ...), so
+/// that a message shows a name exactly as given and nothing in it can cut the message short.
+std::string quoted(std::string_view s);
 
 /// "a, b, c" (at most `limit` names, then ", ...").
 std::string join_names(const std::vector<std::string>& names, std::size_t limit = 40);

@@ -65,6 +65,13 @@ class ValueFinfoBase : public Finfo {
   /// True if the field is a plain data member: then *offset is its byte offset in the object,
   /// measured on the object at `sample` (so the reduce loop can read it as a strided load).
   virtual bool memberOffset(const char* sample, std::ptrdiff_t* offset) const = 0;
+  /// True if setting the field only assigns a plain data member: it cannot fail or have effects
+  /// beyond that member, so a multi-entry write needs no undo log (see Shell setVec).
+  virtual bool assignsOnly() const = 0;
+  /// Reads n values from r and runs the field's setter on each, on a scratch object of the
+  /// class (never on a real one): throws what a real write would throw for a value the setter
+  /// refuses. Setters that need the object's Eref are not run (their values are only skipped).
+  virtual void validate(Reader& r, std::uint64_t n) const = 0;
 };
 
 /// A field read and written with a key (e.g. a table entry by index).

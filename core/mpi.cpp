@@ -64,6 +64,12 @@ Guard::~Guard() {
   if (owns_ && std::uncaught_exceptions() == 0 && active()) MPI_Finalize();
 }
 
+bool any(bool mine) {
+  int in = mine ? 1 : 0, out = 0;
+  ANTLER_MPI(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD));
+  return out != 0;
+}
+
 void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& counts,
                 std::vector<char>& out) {
   int size = 1;

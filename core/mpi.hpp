@@ -44,6 +44,9 @@ void allgatherv(const char* data, std::size_t n, std::vector<std::size_t>& count
 void allgather_inline(const char* data, std::size_t n, std::size_t inlineBytes,
                       std::vector<std::size_t>& counts, std::vector<char>& out);
 
+/// True on every node if `mine` is true on any node (one all-reduce).
+bool any(bool mine);
+
 /// Aborts every rank with a message naming this rank and the cause (for unrecoverable errors).
 [[noreturn]] void abort(const std::string& why);
 

@@ -87,6 +87,17 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
       for (Index f = 0; f < nf; ++f) get(e, d, f, w);
     }
   }
+  bool assignsOnly() const override { return member_ != nullptr && !kReadOnly; }
+  void validate(Reader& r, std::uint64_t n) const override {
+    if constexpr (!kReadOnly && !std::is_invocable_v<const Set&, const Eref&, T&, const F&>) {
+      if (!assignsOnly()) {
+        T scratch{};
+        for (std::uint64_t k = 0; k < n; ++k) set_(scratch, r.get<F>());
+        return;
+      }
+    }
+    for (std::uint64_t k = 0; k < n; ++k) (void)r.get<F>();
+  }
   bool memberOffset(const char* sample, std::ptrdiff_t* offset) const override {
     if (!member_) return false;
     const T* obj = reinterpret_cast<const T*>(sample);

@@ -25,7 +25,14 @@
 //             end of the step.
 //
 // Flags are exchanged in collectives every node makes in the same order, so a failure on one node
-// ends the run everywhere instead of leaving the others waiting in a collective.
+// ends the run everywhere instead of leaving the others waiting in a collective. Only flags that
+// came out of a collective may end a run on more than one node: an exception that one node raises
+// during delivery, a reduction's fold or a digest is known to that node alone, so it does not end
+// the loop there (the others would wait for it in the next exchange). The node keeps taking part
+// in the rounds — its failed threads process nothing — and the flag rides in the next Barrier 1
+// exchange, where every node sees it and stops at that same round. A run's last round has no next
+// exchange, so every run ends with one agreement (an all-reduce of the error flag): a run that
+// failed anywhere fails on every node, and the node that raised reports its exception.
 #include "shell/clock.hpp"
 
 #include <omp.h>
@@ -35,6 +42,7 @@
 
 #include "core/element.hpp"
 #include "core/error.hpp"
+#include "core/mpi.hpp"
 #include "core/proc_info.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_queue.hpp"
@@ -56,7 +64,8 @@ void Clock::setTickDt(unsigned tick, double dt) {
     throw IndexError("setClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
                      std::to_string(kNumTicks - 1) + ")");
   if (!(dt > 0) || !std::isfinite(dt))
-    throw ValueError("setClock: dt must be a positive finite number, got " + std::to_string(dt));
+    throw ValueError("setClock: dt of tick " + std::to_string(tick) +
+                     " must be a positive finite number of seconds, got " + format_double(dt));
   if (running_) throw StateError("setClock: the clock is running");
   dt_[tick] = dt;
 }
@@ -88,8 +97,14 @@ double Clock::baseDt() const {
   return b;
 }
 
+void Clock::checkNumThreads(unsigned n) {
+  if (n == 0 || n > kMaxThreads)
+    throw ValueError("setNumThreads: " + std::to_string(n) + " threads per node (valid: 1.." +
+                     std::to_string(kMaxThreads) + ")");
+}
+
 void Clock::setNumThreads(unsigned n) {
-  if (n == 0) throw ValueError("setNumThreads: need at least 1 thread");
+  checkNumThreads(n);
   if (running_) throw StateError("setNumThreads: the clock is running");
   numThreads_ = n;
 }
@@ -108,16 +123,22 @@ void Clock::reinit() {
 void Clock::start(double runtime) {
   if (running_) throw StateError("start: the clock is already running");
   if (!(runtime >= 0) || !std::isfinite(runtime))
-    throw ValueError("start: runtime must be a non-negative finite number, got " +
-                     std::to_string(runtime));
+    throw ValueError("start: runtime must be a non-negative finite number of seconds, got " +
+                     format_double(runtime));
   const double base = baseDt();
   if (base == 0) {
     // Nothing scheduled: time still advances, as in MOOSE, but there is nothing to run.
     currentTime_ += runtime;
     return;
   }
-  const auto n = static_cast<std::uint64_t>(std::llround(runtime / base));
-  runSteps(n, false);
+  // Refused before anything runs: a step count past kMaxSteps would wrap or lose exactness.
+  const double steps = std::round(runtime / base);
+  if (!(steps <= static_cast<double>(kMaxSteps - step_)))
+    throw ValueError("start: runtime " + format_double(runtime) + " s is " + format_double(steps) +
+                     " steps of the base dt " + format_double(base) +
+                     " s; a run may take at most " + std::to_string(kMaxSteps - step_) +
+                     " more steps (2^53 since reinit)");
+  runSteps(static_cast<std::uint64_t>(steps), false);
 }
 
 void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
@@ -147,6 +168,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   if (po.numThreads() != T) po.setNumThreads(T);
   rq.prepare(T);
   const NodeLayout layout = node_layout();
+  const bool multiNode = layout.numNodes > 1;
 
   std::vector<std::exception_ptr> errors(T);
   std::atomic<std::uint32_t> nodeFlags{0};
@@ -222,12 +244,22 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         if (t == 0) {
           std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
           try {
+            // Agreed: every node gets the same flags (and the same verdict on the same bytes).
             published = po.exchange(f, rq.attachment(k));
-            if (!(published & kFlagError)) rq.afterExchange(k, po.attachments(), T);
           } catch (...) {
             if (!errors[0]) errors[0] = std::current_exception();
             nodeFlags.fetch_or(kFlagError);
             published = f | kFlagError;
+          }
+          if (!(published & kFlagError)) {
+            try {
+              rq.afterExchange(k, po.attachments(), T);
+            } catch (...) {
+              // Known here only (a digest may fail on one node): carried by the next exchange.
+              if (!errors[0]) errors[0] = std::current_exception();
+              nodeFlags.fetch_or(kFlagError);
+              if (!multiNode) published |= kFlagError;
+            }
           }
           if (published & kFlagStop) stopAll = true;
         }
@@ -259,7 +291,9 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
             nodeFlags.fetch_or(kFlagError);
             f |= kFlagError;
           }
-          published = f;
+          // On one node these flags are the whole truth; on several, an error here is this
+          // node's alone and ends the run at the next exchange (see the top of this file).
+          if (!multiNode) published = f;
           po.beginProcess();
         }
         barrier.wait();  // ---- Barrier 3 ----
@@ -291,12 +325,17 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
     }
   }
   running_ = false;
+  // The agreement that ends every run: did any node fail? (See the top of this file.)
+  bool failed = false;
+  for (auto& e : errors) failed = failed || static_cast<bool>(e);
+  if (multiNode) failed = mpi::any(failed);
+  if (!failed) return;
+  // Sends and reductions still queued belong to the failed run, on every node.
+  po.clear();
+  rq.clear();
   for (auto& e : errors)
-    if (e) {
-      po.clear();
-      rq.clear();
-      std::rethrow_exception(e);
-    }
+    if (e) std::rethrow_exception(e);
+  throw FailedElsewhere("the run");
 }
 
 }  // namespace antler

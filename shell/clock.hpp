@@ -46,6 +46,12 @@ class Clock {
   /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
   /// the cores shared among the ranks on this machine, see mpi::Guard).
   void setNumThreads(unsigned n);
+  /// Most threads per node (a run makes one queue and one slice per thread).
+  static constexpr unsigned kMaxThreads = 1024;
+  /// Throws the error setNumThreads(n) would throw, without changing anything.
+  static void checkNumThreads(unsigned n);
+  /// Most base-dt steps since reinit: step counts and times stay exact in a double up to 2^53.
+  static constexpr std::uint64_t kMaxSteps = std::uint64_t{1} << 53;
   unsigned numThreads() const { return numThreads_; }
 
  private:

@@ -9,6 +9,7 @@
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/layout.hpp"
+#include "core/limits.hpp"
 #include "core/mpi.hpp"
 #include "core/path.hpp"
 #include "core/random.hpp"
@@ -117,7 +118,17 @@ void do_create(Reader& r, Writer& w) {
     throw PathError("create: cannot create '" + name + "' under the field element " + pe->path());
   if (Element* old = pe->child(name))
     throw PathError("create: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
-  if (n == 0xFFFFFFFFu) throw ValueError("create: too many entries");
+  if (n == 0xFFFFFFFFu)
+    throw ValueError("create: " + std::to_string(n) + " entries for " + quoted(path) +
+                     " (at most " + std::to_string(0xFFFFFFFEu) + " entries per element)");
+  // This node's share (every entry, for a global element) must fit in its memory.
+  const NodeLayout& nl = node_layout();
+  const Index share = global ? n
+                             : block_range(n, nl.numNodes, nl.node).second -
+                                   block_range(n, nl.numNodes, nl.node).first;
+  check_allocation("create " + quoted(path) + " with " + std::to_string(n) + " entries (" +
+                       std::to_string(share) + " on node " + std::to_string(nl.node) + ")",
+                   c->name(), share, c->dinfo().size());
   auto& t = ElementTable::instance();
   auto* de = static_cast<DataElement*>(
       t.insert(std::make_unique<DataElement>(t.nextId(), name, c, pe->id(), n, global)));
@@ -243,6 +254,80 @@ void do_get_vec(Reader& r, Writer& w) {
   }
 }
 
+/// A multi-entry write, all or nothing on every node: validate, agree, commit.
+///
+/// Checks that depend only on metadata every node holds (field, type, entry counts) throw before
+/// anything is written, identically on every node; so do the field's setter's own checks, run
+/// on a scratch object over every value on every node (validate). What only the writing node can
+/// see — a setter whose verdict depends on the object's state, or memory — is captured, not
+/// thrown: every
+/// node then takes part in one agreement (an all-reduce), and if any node failed, every node
+/// undoes what it wrote, in reverse order, from an undo log of the old values read through the
+/// field's getter, and the command fails everywhere. A field that is a plain data member
+/// (assignsOnly) cannot fail and needs no log. The agreement is skipped on one node and for
+/// elements held whole by every node (each node sees the same values and reaches the same
+/// verdict alone).
+class AtomicWrite {
+ public:
+  AtomicWrite(const Element* e, const ValueFinfoBase* vf) : e_(e), vf_(vf) {}
+  /// Validates the next n values of r (without consuming them) on every node alike: a value the
+  /// field's setter refuses is refused here, on every node, before anything is written.
+  void validate(const Reader& r, std::uint64_t n) const {
+    if (vf_->assignsOnly()) return;
+    Reader v(r.position(), r.left());
+    vf_->validate(v, n);
+  }
+  /// Writes one value from r to local entry (d, f) unless an earlier write failed.
+  void write(Index d, Index f, Reader& r) {
+    if (failure_) {
+      vf_->skip(r);
+      return;
+    }
+    try {
+      if (!vf_->assignsOnly()) {
+        Writer w(undo_);
+        vf_->get(e_, d, f, w);
+        done_.emplace_back(d, f);
+      }
+      vf_->set(e_, d, f, r);
+    } catch (...) {
+      if (!vf_->assignsOnly()) done_.pop_back();
+      failure_ = std::current_exception();
+    }
+  }
+  /// Records a failure found before writing (e.g. a count only the owner can check).
+  void fail(std::exception_ptr p) {
+    if (!failure_) failure_ = p;
+  }
+  /// Agrees with the other nodes (unless `agree` is false: only this node wrote); undoes
+  /// everything and throws if any node failed.
+  void finish(const char* op, bool agree = true) {
+    bool failed = failure_ != nullptr;
+    if (agree && node_layout().numNodes > 1 && !e_->isGlobal() && !vf_->assignsOnly())
+      failed = mpi::any(failed);
+    if (!failed) return;
+    Reader old(undo_);
+    std::vector<const char*> at;  // each old value's position (values may differ in size)
+    for (std::size_t k = 0; k < done_.size(); ++k) {
+      at.push_back(old.position());
+      vf_->skip(old);
+    }
+    for (std::size_t k = done_.size(); k-- > 0;) {
+      Reader one(at[k], undo_.size() - static_cast<std::size_t>(at[k] - undo_.data()));
+      vf_->set(e_, done_[k].first, done_[k].second, one);
+    }
+    if (failure_) std::rethrow_exception(failure_);
+    throw FailedElsewhere(op);
+  }
+
+ private:
+  const Element* e_;
+  const ValueFinfoBase* vf_;
+  ByteBuffer undo_;
+  std::vector<std::pair<Index, Index>> done_;
+  std::exception_ptr failure_;
+};
+
 void do_set_vec(Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
@@ -252,16 +337,19 @@ void do_set_vec(Reader& r, Writer&) {
   Element* e = require_element(o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
+  AtomicWrite tx(e, vf);
   if (!e->isField()) {
     if (n != e->numData())
       throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
                        ", which has " + std::to_string(e->numData()) + " entries");
+    tx.validate(r, n);
     for (Index d = 0; d < e->numData(); ++d) {
       if (e->isLocal(d))
-        vf->set(e, d, 0, r);
+        tx.write(d, 0, r);
       else
         vf->skip(r);
     }
+    tx.finish("setVec");
     return;
   }
   if (whole) {
@@ -286,18 +374,26 @@ void do_set_vec(Reader& r, Writer&) {
     if (n != total)
       throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
                        ", which has " + std::to_string(total) + " entries over all its parents");
+    tx.validate(r, n);
     for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
     for (Index d = e->localBegin(); d < e->localEnd(); ++d)
-      for (Index f = 0; f < e->numField(d); ++f) vf->set(e, d, f, r);
+      for (Index f = 0; f < e->numField(d); ++f) tx.write(d, f, r);
+    tx.finish("setVec");
     return;
   }
   check_data_index(e, o.dataIndex, "setVec");
-  if (!e->isLocal(o.dataIndex)) return;
-  if (n != e->numField(o.dataIndex))
-    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
+  tx.validate(r, n);
+  if (e->isLocal(o.dataIndex)) {
+    if (n != e->numField(o.dataIndex))
+      tx.fail(std::make_exception_ptr(
+          ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
                      e->parent().path() + "[" + std::to_string(o.dataIndex) + "], which has " +
-                     std::to_string(e->numField(o.dataIndex)) + " entries");
-  for (Index f = 0; f < n; ++f) vf->set(e, o.dataIndex, f, r);
+                     std::to_string(e->numField(o.dataIndex)) + " entries")));
+    else
+      for (Index f = 0; f < n; ++f) tx.write(o.dataIndex, f, r);
+  }
+  // One parent's entries live on its owner only: nothing to agree on elsewhere.
+  tx.finish("setVec", false);
 }
 
 void do_set_all(Reader& r, Writer&) {
@@ -309,10 +405,13 @@ void do_set_all(Reader& r, Writer&) {
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
   const char* start = r.position();
   const std::size_t left = r.left();
+  AtomicWrite tx(e, vf);
+  tx.validate(r, 1);
   for_each_local(e, [&](Index d, Index f) {
     Reader one(start, left);
-    vf->set(e, d, f, one);
+    tx.write(d, f, one);
   });
+  tx.finish("setVec");
 }
 
 const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
@@ -411,8 +510,9 @@ void do_start(Reader& r, Writer&) {
 }
 void do_set_threads(Reader& r, Writer&) {
   const auto n = r.get<unsigned>();
-  Clock::instance().setNumThreads(n);
+  Clock::checkNumThreads(n);  // before anything changes
   PostOffice::instance().setNumThreads(n);
+  Clock::instance().setNumThreads(n);
 }
 
 void do_clear(Reader&, Writer&) {
@@ -485,7 +585,7 @@ ByteBuffer command(Op op) {
 }
 
 struct Reply {
-  std::uint8_t status = 0;  // 0 ok, 1 antler::Error, 2 other
+  std::uint8_t status = 0;  // 0 ok, 1 antler::Error, 2 other, 3 failed on another node
   ErrorKind kind = ErrorKind::value;
   std::string message;
   ByteBuffer payload;
@@ -516,6 +616,21 @@ Reply take_reply(ByteBuffer&& b) {
   b.resize(b.size() - tb);
   out.payload = std::move(b);
   return out;
+}
+
+/// The name of a command's operation, for messages.
+const char* op_name(const ByteBuffer& cmd) {
+  static const char* const names[] = {
+      "quit",       "create",          "delete",    "addMsg",    "setRandomConnectivity",
+      "pairFill",   "setStride",       "set",       "get",       "setVec",
+      "getVec",     "setVec",          "getLookup", "setLookup", "call",
+      "setClock",   "useClock",        "reinit",    "start",     "setNumThreads",
+      "clearModel", "syncDataHandler", "reduceNow", "seed",      "loadLibrary",
+      "extension"};
+  static_assert(std::size(names) == static_cast<std::size_t>(Op::extension) + 1);
+  std::uint32_t op = ~0u;
+  if (cmd.size() >= 4) std::memcpy(&op, cmd.data(), 4);
+  return op < std::size(names) ? names[op] : "command";
 }
 
 constexpr std::size_t kHead = 512;  // first broadcast carries small commands whole
@@ -628,10 +743,21 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
       default:
         throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
     }
+  } catch (const FailedElsewhere& e) {
+    status = 3;
+    kind = e.kind();
+    message = e.what();
   } catch (const Error& e) {
     status = 1;
     kind = e.kind();
     message = e.what();
+  } catch (const std::bad_alloc&) {
+    // A request too large for this node's memory that no earlier check caught: the command's
+    // handlers allocate before they change anything, so nothing was changed.
+    status = 1;
+    kind = ErrorKind::value;
+    message = std::string(op_name(cmd)) + ": out of memory on node " + std::to_string(myNode()) +
+              " (the request is too large)";
   } catch (const std::exception& e) {
     status = 2;
     message = e.what();
@@ -683,19 +809,22 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
       replies.push_back(take_reply(std::move(one)));
     }
   }
-  for (std::size_t r = 0; r < replies.size(); ++r) {
-    const Reply& rep = replies[r];
-    if (rep.status == 0) continue;
-    std::string msg = rep.message;
-    // The same error on every node (a check on replicated metadata) reads as one error; an error
-    // that only one node saw names that node.
-    bool everywhere = true;
-    for (const Reply& o : replies)
-      everywhere = everywhere && o.status == rep.status && o.message == rep.message;
-    if (!everywhere && numNodes() > 1) msg += " (on node " + std::to_string(r) + ")";
-    if (rep.status == 1) throw_error(rep.kind, msg);
-    throw InternalError(msg);
-  }
+  // Report the first node's own error; a node that only saw another node fail (status 3) speaks
+  // only if no node says why.
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const Reply& rep = replies[r];
+      if (rep.status == 0 || (pass == 0 && rep.status == 3)) continue;
+      std::string msg = rep.message;
+      // The same error on every node (a check on replicated metadata) reads as one error; an error
+      // that only one node saw names that node.
+      bool everywhere = true;
+      for (const Reply& o : replies)
+        everywhere = everywhere && o.status == rep.status && o.message == rep.message;
+      if (!everywhere && numNodes() > 1) msg += " (on node " + std::to_string(r) + ")";
+      if (rep.status == 1 || rep.status == 3) throw_error(rep.kind, msg);
+      throw InternalError(msg);
+    }
   std::vector<ByteBuffer> out;
   for (auto& rep : replies) out.push_back(std::move(rep.payload));
   return out;

@@ -18,6 +18,7 @@ with the driver when its interpreter exits (exit code 1 if the script raised).
 import atexit as _atexit
 import builtins as _builtins
 import functools as _functools
+import os as _os
 import sys as _sys
 import time as _time
 
@@ -132,7 +133,7 @@ def _field_list(cls):
     return "fields: %s; functions: %s" % (", ".join(values), ", ".join(funcs) or "none")
 
 
-def _triple(obj):
+def _triple(obj, where="element"):
     """(id, dataIndex, fieldIndex) of an element, a vec or a path."""
     if isinstance(obj, (melement, vec)):
         return obj._oid
@@ -140,7 +141,7 @@ def _triple(obj):
         return _a.resolve(obj)
     if isinstance(obj, tuple) and len(obj) == 3:
         return obj
-    raise TypeError("expected an element, a vec or a path, got %s" % type(obj).__name__)
+    raise TypeError("%s: expected an element, a vec or a path, got %s" % (where, type(obj).__name__))
 
 
 def _wrap(t):
@@ -166,7 +167,8 @@ class melement(object):
         if isinstance(path, (melement, vec)):
             return _wrap(path._oid)
         if not isinstance(path, str):
-            raise TypeError("%s(path, n=1): path must be a string" % cls._class_name)
+            raise TypeError("%s(path, n=1): path must be a string, got %s"
+                            % (cls._class_name, type(path).__name__))
         found = _a.find(path)
         if found is not None:
             obj = _wrap(found)
@@ -174,7 +176,7 @@ class melement(object):
                 raise PathError("%s already exists and is a %s, not a %s"
                                 % (path, obj.className, cls._class_name))
             return obj
-        return _wrap(_a.create(cls._class_name, path, int(n), bool(g)))
+        return _wrap(_a.create(cls._class_name, path, n, g))
 
     def __init__(self, *args, **kwargs):
         pass
@@ -276,7 +278,10 @@ class vec(object):
                 if dtype is None:
                     _a.resolve(what)  # raises the PathError naming the valid children
                 cls = _CLASSES.get(dtype) if isinstance(dtype, str) else dtype
-                found = _a.create(cls._class_name, what, 1 if n is None else int(n), bool(g))
+                if cls is None or not (isinstance(cls, type) and issubclass(cls, melement)):
+                    raise ClassError("vec(%r, n, dtype=%r): unknown class (classes: %s)"
+                                     % (what, dtype, ", ".join(sorted(_CLASSES))))
+                found = _a.create(cls._class_name, what, 1 if n is None else n, g)
             oid = tuple(found)
             # A field element named with its parent's index ('/a[3]/synapse') is that parent's array.
             head = what.rstrip("/").rsplit("/", 1)[0]
@@ -284,7 +289,8 @@ class vec(object):
         elif isinstance(what, tuple):
             oid, whole = what, True
         else:
-            raise TypeError("vec(path): expected a path, an element or a vec")
+            raise TypeError("vec(path): expected a path, an element or a vec, got %s"
+                            % type(what).__name__)
         if whole:
             oid = (oid[0], 0, 0)
         object.__setattr__(self, "_oid", tuple(oid))
@@ -330,11 +336,10 @@ class vec(object):
         n = len(self)
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(n))]
-        i = int(i)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("index %d out of range for %s, which has %d entries" % (i, self.path, n))
+        if n == 0:
+            raise IndexError("vec[%r]: %s has no entries" % (i, self.path))
+        given = _a.to_int(i, "vec[i] of %s (%d entries)" % (self.path, n), -n, n - 1, True)
+        i = given + n if given < 0 else given
         if _a.element_info(self._oid)[3]:
             if self._whole:
                 raise IndexError("index a field element through its parent: vec('%s[i]/%s')[k]"
@@ -407,16 +412,19 @@ def element(path):
 
 
 def exists(path):
-    """True if an element exists at path."""
+    """True if an element exists at path (an ill-formed path or an index out of range is not an
+    element; a path that is not a string is a TypeError)."""
+    if not isinstance(path, str):
+        raise TypeError("exists: path must be a string, got %s" % type(path).__name__)
     try:
         return _a.find(path) is not None
-    except Error:
+    except (PathError, IndexError, ValueError):
         return False
 
 
 def delete(obj):
     """Deletes an element (by element, vec or path) and everything below it."""
-    _a.delete(_triple(obj))
+    _a.delete(_triple(obj, "delete"))
 
 
 def le(path="/"):
@@ -443,6 +451,8 @@ def getFieldNames(className, finfoType=None):
     'lookupFinfo', 'sharedFinfo', 'fieldElementFinfo', 'reduceFinfo')."""
     if isinstance(className, type) and issubclass(className, melement):
         className = className._class_name
+    if isinstance(className, (melement, vec)):
+        className = className.className
     kinds = None
     if finfoType is not None and finfoType != "*":
         if finfoType not in _FINFO_TYPES:
@@ -459,7 +469,7 @@ class Msg(object):
     __slots__ = ("id",)
 
     def __init__(self, mid):
-        object.__setattr__(self, "id", int(mid))
+        object.__setattr__(self, "id", _a.to_int(mid, "Msg: id", 0, 2**32 - 1, False))
 
     def _info(self):
         return _a.msg_info(self.id)
@@ -490,13 +500,13 @@ class Msg(object):
         return self._info()[5]
 
     def setRandomConnectivity(self, probability, seed):
-        _a.set_random_connectivity(self.id, float(probability), int(seed))
+        _a.set_random_connectivity(self.id, probability, seed)
 
     def pairFill(self, srcIndices, destIndices):
-        _a.pair_fill(self.id, [int(i) for i in srcIndices], [int(i) for i in destIndices])
+        _a.pair_fill(self.id, srcIndices, destIndices)
 
     def setStride(self, stride):
-        _a.set_stride(self.id, int(stride))
+        _a.set_stride(self.id, stride)
 
     def __repr__(self):
         info = self._info()
@@ -507,17 +517,18 @@ class Msg(object):
 def connect(src, srcField, dest, destField, msgType="Single"):
     """Connects src.srcField to dest.destField with a message of kind Single, OneToOne, OneToAll,
     Diagonal, Sparse or Reduce; src and dest may be paths, elements or vecs. Returns the Msg."""
-    return Msg(_a.add_msg(msgType, _triple(src), srcField, _triple(dest), destField))
+    return Msg(_a.add_msg(msgType, _triple(src, "connect: src"), srcField, _triple(dest, "connect: dest"),
+                       destField))
 
 
 def setClock(tick, dt):
     """Sets the dt of a clock tick (0..31)."""
-    _a.set_clock(int(tick), float(dt))
+    _a.set_clock(tick, dt)
 
 
 def useClock(tick, path, field="process"):
     """Schedules every element matching path (a wildcard is fine) on tick."""
-    _a.use_clock(int(tick), path, field)
+    _a.use_clock(tick, path, field)
 
 
 def reinit():
@@ -528,11 +539,11 @@ def reinit():
 def start(runtime, notify=False):
     """Runs the model for runtime (seconds of model time). Shows a progress bar on stderr when it
     is a terminal and the run is long."""
-    runtime = float(runtime)
+    runtime = _a.to_real(runtime, "start: runtime", True)
     base = _a.base_dt()
     steps = int(round(runtime / base)) if base > 0 else 0
     tty = notify or (hasattr(_sys.stderr, "isatty") and _sys.stderr.isatty())
-    if not tty or steps < 1000:
+    if not tty or steps < 1000 or steps > 2**53:  # (the core refuses runs past 2^53 steps)
         _a.start(runtime)
         return
     chunk = max(1, steps // 50)
@@ -567,12 +578,12 @@ def currentTime():
 def syncDataHandler(fieldElement):
     """Sets a field element's fieldDimension to the largest entry count of any parent, on every
     node, and returns it (e.g. syncDataHandler('/net/cells/synapse'))."""
-    return _a.sync_data_handler(_triple(fieldElement))
+    return _a.sync_data_handler(_triple(fieldElement, "syncDataHandler"))
 
 
 def seed(n=0):
     """Seeds the random classes (RandSpike, setRandomConnectivity defaults) on every node."""
-    _a.seed(int(n))
+    _a.seed(n)
 
 
 def numNodes():
@@ -587,7 +598,7 @@ def myNode():
 
 def setNumThreads(n):
     """Threads per node for the next runs."""
-    _a.set_num_threads(int(n))
+    _a.set_num_threads(n)
 
 
 def getNumThreads():
@@ -598,14 +609,21 @@ def getNumThreads():
 def loadLibrary(path):
     """Loads a shared library of element classes on every node and makes their Python classes;
     returns the names of the new classes."""
-    added = _a.load_library(str(path))
+    if hasattr(path, "__fspath__"):
+        path = _os.fspath(path)
+    added = _a.load_library(path)
     _make_classes()
     return added
 
 
 def reduceNow(requester, field="reduce"):
     """Runs the reductions of requester's reduce field now (without the clock)."""
-    _a.reduce_now(_triple(requester), field)
+    _a.reduce_now(_triple(requester, "reduceNow"), field)
+
+
+def _snapshot():
+    """The model's structure as plain data (for tests: a failed command must not change it)."""
+    return _a.snapshot()
 
 
 def _clearModel():

@@ -16,12 +16,15 @@
 #include <typeindex>
 #include <unordered_map>
 
+#include "convert.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/mpi.hpp"
 #include "core/path.hpp"
+#include "core/random.hpp"
 #include "core/value_finfo.hpp"
 #include "msg/msg.hpp"
+#include "shell/clock.hpp"
 #include "shell/shell.hpp"
 
 namespace py = pybind11;
@@ -41,54 +44,68 @@ PyObject*& error_classes() {
   return d;
 }
 
+/// Raises cls with the whole message (PyErr_SetString would stop at a NUL byte).
+void set_python_error(PyObject* cls, const std::string& what) {
+  PyObject* msg =
+      PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace");
+  if (!msg) {
+    PyErr_Clear();
+    PyErr_SetString(cls, "antler error (unprintable message)");
+    return;
+  }
+  PyErr_SetObject(cls, msg);
+  Py_DECREF(msg);
+}
+
 // ---- conversions between Python objects and the packed C++ value of a field ----
 
 using Triple = std::tuple<std::uint32_t, Index, Index>;
 
-ObjId to_objid(py::handle h) {
-  if (py::hasattr(h, "_oid")) h = h.attr("_oid");
-  if (py::isinstance<py::str>(h)) return resolve_path(h.cast<std::string>(), "convert");
-  if (py::isinstance<py::tuple>(h) && py::len(h) == 3) {
-    auto t = h.cast<Triple>();
-    return ObjId(Id(std::get<0>(t)), std::get<1>(t), std::get<2>(t));
+namespace cv = py_convert;
+
+ObjId to_objid(py::handle h, const cv::Ctx& c) {
+  py::object o = py::reinterpret_borrow<py::object>(h);
+  if (py::hasattr(o, "_oid")) o = o.attr("_oid");
+  if (py::isinstance<py::str>(o)) return resolve_path(cv::to_str(o, c, true), c.where);
+  if (py::isinstance<py::tuple>(o) && py::len(o) == 3) {
+    auto t = py::reinterpret_borrow<py::tuple>(o);
+    return ObjId(Id(static_cast<std::uint32_t>(cv::to_uint(t[0], c, 0, 0xFFFFFFFFu))),
+                 static_cast<Index>(cv::to_uint(t[1], c, 0, 0xFFFFFFFFu)),
+                 static_cast<Index>(cv::to_uint(t[2], c, 0, 0xFFFFFFFFu)));
   }
-  throw TypeError("expected an element, a vec or a path, got " +
-                  py::str(py::type::of(h)).cast<std::string>());
+  throw TypeError(c.where + ": expected an element, a vec or a path, got " + cv::describe(h));
 }
 
+/// How one C++ field type crosses the boundary (conversions in python/src/convert.hpp).
 struct Conv {
-  std::function<void(py::handle, Writer&)> to;
+  std::function<void(py::handle, Writer&, const cv::Ctx&)> to;
   std::function<py::object(Reader&)> from;
   std::function<py::object(ByteBuffer&&)> many;  // a packed sequence -> numpy array or list
-  std::function<std::size_t(py::handle, Writer&)> toMany;
+  std::function<std::size_t(py::handle, ByteBuffer&, const cv::Ctx&)> toMany;
 };
 
 template <class T>
-T cast_value(py::handle h) {
+struct is_vector : std::false_type {};
+template <class E>
+struct is_vector<std::vector<E>> : std::true_type {};
+
+template <class T>
+T cast_value(py::handle h, const cv::Ctx& c) {
   if constexpr (std::is_same_v<T, ObjId>) {
-    return to_objid(h);
+    return to_objid(h, c);
   } else if constexpr (std::is_same_v<T, Id>) {
-    return to_objid(h).id;
-  } else if constexpr (std::is_same_v<T, std::vector<ObjId>>) {
-    std::vector<ObjId> out;
-    for (auto x : h) out.push_back(to_objid(x));
+    return to_objid(h, c).id;
+  } else if constexpr (is_vector<T>::value) {
+    using E = typename T::value_type;
+    if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h) ||
+        (!py::isinstance<py::sequence>(h) && !py::isinstance<py::array>(h)))
+      throw TypeError(c.where + ": expected a sequence, got " + cv::describe(h));
+    T out;
+    std::size_t k = 0;
+    for (auto x : h) out.push_back(cast_value<E>(x, {c.where + ": entry " + std::to_string(k++)}));
     return out;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (!py::isinstance<py::bool_>(h) && !py::isinstance<py::int_>(h) &&
-        !py::hasattr(h, "__bool__"))
-      throw TypeError("expected bool");
-    return py::bool_(py::reinterpret_borrow<py::object>(h)).cast<bool>();
-  } else if constexpr (std::is_unsigned_v<T> && std::is_integral_v<T>) {
-    if (py::isinstance<py::float_>(h))
-      throw TypeError("expected a non-negative integer, got float");
-    const long long v = py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>();
-    if (v < 0) throw TypeError("expected a non-negative integer, got " + std::to_string(v));
-    return static_cast<T>(v);
-  } else if constexpr (std::is_integral_v<T>) {
-    if (py::isinstance<py::float_>(h)) throw TypeError("expected an integer, got float");
-    return py::int_(py::reinterpret_borrow<py::object>(h)).cast<T>();
   } else {
-    return h.cast<T>();
+    return cv::to<T>(h, c);
   }
 }
 
@@ -116,14 +133,7 @@ py::object to_python(const T& v) {
 template <class T>
 Conv make_conv() {
   Conv c;
-  c.to = [](py::handle h, Writer& w) {
-    try {
-      w.put<T>(cast_value<T>(h));
-    } catch (const py::cast_error&) {
-      throw TypeError("expected " + type_name<T>() + ", got " +
-                      py::str(py::type::of(h)).cast<std::string>());
-    }
-  };
+  c.to = [](py::handle h, Writer& w, const cv::Ctx& ctx) { w.put<T>(cast_value<T>(h, ctx)); };
   c.from = [](Reader& r) { return to_python<T>(r.get<T>()); };
   c.many = [](ByteBuffer&& b) -> py::object {
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
@@ -146,28 +156,20 @@ Conv make_conv() {
       return l;
     }
   };
-  c.toMany = [](py::handle h, Writer& w) -> std::size_t {
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-      if (py::isinstance<py::array>(h)) {
-        auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(h);
-        if (!a) throw TypeError("cannot convert the array to " + type_name<T>());
-        if (a.ndim() != 1)
-          throw ValueError("expected a 1-d array, got " + std::to_string(a.ndim()) + " dimensions");
-        w.buffer().append(a.data(), static_cast<std::size_t>(a.size()) * sizeof(T));
-        return static_cast<std::size_t>(a.size());
+  c.toMany = [](py::handle h, ByteBuffer& out, const cv::Ctx& ctx) -> std::size_t {
+    if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
+      return cv::append_many<T>(h, ctx, out);
+    } else {
+      if (py::isinstance<py::str>(h) || !py::isinstance<py::sequence>(h))
+        throw TypeError(ctx.where + ": expected a sequence of values, got " + cv::describe(h));
+      Writer w(out);
+      std::size_t n = 0;
+      for (auto x : h) {
+        w.put<T>(cast_value<T>(x, {ctx.where + ": entry " + std::to_string(n)}));
+        ++n;
       }
+      return n;
     }
-    std::size_t n = 0;
-    for (auto x : h) {
-      try {
-        w.put<T>(cast_value<T>(x));
-      } catch (const py::cast_error&) {
-        throw TypeError("expected a sequence of " + type_name<T>() + ", entry " +
-                        std::to_string(n) + " is " + py::str(py::type::of(x)).cast<std::string>());
-      }
-      ++n;
-    }
-    return n;
   };
   return c;
 }
@@ -260,11 +262,7 @@ void set_field(const Triple& t, const std::string& field, py::handle value) {
   const auto [o, e, vf, c] = access(t, field, true);
   ByteBuffer b;
   Writer w(b);
-  try {
-    c.to(value, w);
-  } catch (const TypeError& err) {
-    throw TypeError("set: " + e->cinfo()->name() + "." + field + ": " + err.what());
-  }
+  c.to(value, w, {"set " + e->cinfo()->name() + "." + field});
   Shell::instance().setPacked(o, field, vf->valueType(), b);
 }
 
@@ -275,23 +273,24 @@ py::object get_vec(const Triple& t, const std::string& field, bool whole) {
 
 void set_vec(const Triple& t, const std::string& field, py::handle value, bool whole) {
   const auto [o, e, vf, c] = access(t, field, true);
-  const bool scalar =
-      vf->valueType() == typeid(std::string)
-          ? py::isinstance<py::str>(value)
-          : !py::isinstance<py::sequence>(value) && !py::isinstance<py::array>(value);
+  // One value for every entry, or one per entry: a string is one value of a string field, a
+  // 0-d array one value of any field.
+  const bool isArray = py::isinstance<py::array>(value);
+  const bool scalar = isArray ? py::reinterpret_borrow<py::array>(value).ndim() == 0
+                      : vf->valueType() == typeid(std::string)
+                          ? py::isinstance<py::str>(value)
+                          : !py::isinstance<py::sequence>(value) ||
+                                py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value);
+  const cv::Ctx ctx{"set " + e->cinfo()->name() + "." + field};
   ByteBuffer b;
-  Writer w(b);
-  try {
-    if (scalar) {
-      c.to(value, w);
-      Shell::instance().setAllPacked(o, field, vf->valueType(), b);
-      return;
-    }
-    const std::size_t n = c.toMany(value, w);
-    Shell::instance().setVecPacked(o, field, vf->valueType(), b, n, whole);
-  } catch (const TypeError& err) {
-    throw TypeError("set: " + e->cinfo()->name() + "." + field + ": " + err.what());
+  if (scalar) {
+    Writer w(b);
+    c.to(value, w, ctx);
+    Shell::instance().setAllPacked(o, field, vf->valueType(), b);
+    return;
   }
+  const std::size_t n = c.toMany(value, b, ctx);
+  Shell::instance().setVecPacked(o, field, vf->valueType(), b, n, whole);
 }
 
 void call_dest(const Triple& t, const std::string& dest, py::args args) {
@@ -302,18 +301,19 @@ void call_dest(const Triple& t, const std::string& dest, py::args args) {
     throw FieldError("call: '" + dest + "' is not a function of " + e->cinfo()->name() +
                      " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
   const auto& types = static_cast<const DestFinfoBase*>(f)->argTypes();
+  const std::string where = "call " + e->cinfo()->name() + "." + dest;
   if (args.size() != types.size())
-    throw TypeError("call: " + e->cinfo()->name() + "." + dest + " takes " +
-                    std::to_string(types.size()) + " argument(s) (" + type_list_name(types) +
-                    "), got " + std::to_string(args.size()));
+    throw TypeError(where + ": takes " + std::to_string(types.size()) + " argument(s) (" +
+                    type_list_name(types) + "), got " + std::to_string(args.size()));
   ByteBuffer b;
   Writer w(b);
-  for (std::size_t i = 0; i < types.size(); ++i) conv_for(*types[i], dest).to(args[i], w);
+  for (std::size_t i = 0; i < types.size(); ++i)
+    conv_for(*types[i], where).to(args[i], w, {where + ": argument " + std::to_string(i + 1)});
   Shell::instance().callPacked(o, dest, types, b);
 }
 
-py::tuple element_info(const Triple& t) {
-  const ObjId o = oid(t);
+py::tuple element_info(py::handle t) {
+  const ObjId o = to_objid(t, {"element"});
   const Element* e = element_of(o);
   return py::make_tuple(
       e->cinfo()->name(), e->path(), e->numData(), e->isField(), e->parent().value,
@@ -337,6 +337,42 @@ std::vector<std::string> class_bases(const std::string& cls) {
   std::vector<std::string> out;
   for (const Cinfo* c = Cinfo::require(cls, "class"); c; c = c->base()) out.push_back(c->name());
   return out;
+}
+
+/// The model's structure as plain Python data, for tests that check a failed command changed
+/// nothing: every element (path, class, entries, field dimension), every message (kind, ends,
+/// fields, Sparse entries), the clock (dts, scheduled paths, time, step) and the run settings.
+py::tuple snapshot() {
+  py::list elements;
+  std::vector<Id> stack{Id::root()};
+  while (!stack.empty()) {
+    const Element* e = stack.back().element();
+    stack.pop_back();
+    if (!e) continue;
+    elements.append(
+        py::make_tuple(e->path(), e->cinfo()->name(), e->numData(), e->isGlobal(),
+                       e->isField() ? static_cast<const FieldElement*>(e)->fieldDimension() : 0u));
+    const auto kids = e->children();
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+  py::list msgs;
+  for (const Msg* m : MsgTable::instance().all()) {
+    std::size_t entries = 0;
+    if (m->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(m)->numEntries();
+    msgs.append(py::make_tuple(m->id(), to_string(m->kind()), m->src()->path(),
+                               m->srcFinfo()->name(), m->dest()->path(), m->destFinfo()->name(),
+                               entries));
+  }
+  py::list ticks;
+  const Clock& clk = Clock::instance();
+  for (unsigned k = 0; k < Clock::kNumTicks; ++k) {
+    py::list paths;
+    for (Id id : clk.elements(k))
+      if (const Element* e = id.element()) paths.append(e->path());
+    ticks.append(py::make_tuple(clk.tickDt(k), paths));
+  }
+  return py::make_tuple(elements, msgs, ticks, clk.currentTime(), clk.currentStep(),
+                        clk.numThreads(), global_seed(), Cinfo::classNames());
 }
 
 void finalize_driver() {
@@ -379,12 +415,9 @@ PYBIND11_MODULE(_antler, m) {
       if (error_classes())
         cls = py::reinterpret_borrow<py::dict>(error_classes())
                   .attr("get")(static_cast<int>(e.kind()));
-      if (cls && !cls.is_none())
-        PyErr_SetString(cls.ptr(), e.what());
-      else
-        PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_python_error(cls && !cls.is_none() ? cls.ptr() : PyExc_RuntimeError, e.what());
     } catch (const InternalError& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_python_error(PyExc_RuntimeError, e.what());
     }
   });
 
@@ -395,26 +428,37 @@ PYBIND11_MODULE(_antler, m) {
   m.def("_set_exit_code", [](int c) { g_exit_code = c; });
   m.def("_finalize", &finalize_driver, "tells the workers to quit and finalises MPI (atexit)");
 
-  m.def("create", [](const std::string& cls, const std::string& path, Index n, bool global) {
-    return triple(Shell::instance().create(cls, path, n, global));
+  // Every function a script reaches takes Python objects and converts them here, by the rules of
+  // python/src/convert.hpp, naming the antler function and argument in any error.
+  using H = py::handle;
+  auto str = [](H h, const char* where) { return cv::to_str(h, {where}, true); };
+  auto obj = [](H h, const char* where) { return to_objid(h, {where}); };
+  auto u32 = [](H h, const char* where, unsigned lo = 0, unsigned hi = 0xFFFFFFFFu) {
+    return static_cast<unsigned>(cv::to_uint(h, {where}, lo, hi));
+  };
+
+  m.def("create", [=](H cls, H path, H n, H global) {
+    return triple(Shell::instance().create(str(cls, "create: class"), str(path, "create: path"),
+                                           u32(n, "create: n", 1, 0xFFFFFFFEu),
+                                           cv::to_bool(global, {"create: global"})));
   });
-  m.def("delete", [](const Triple& t) { Shell::instance().destroy(oid(t)); });
-  m.def("find", &find);
-  m.def("resolve", [](const std::string& path) { return triple(resolve_path(path, "element")); });
+  m.def("delete", [=](H t) { Shell::instance().destroy(obj(t, "delete")); });
+  m.def("find", [=](H p) { return find(str(p, "exists")); });
+  m.def("resolve", [=](H p) { return triple(resolve_path(str(p, "element"), "element")); });
   m.def("element_info", &element_info);
-  m.def("children", [](const Triple& t) {
+  m.def("children", [=](H t) {
     std::vector<Triple> out;
-    for (Id c : element_of(oid(t))->children()) out.push_back(triple(ObjId(c)));
+    for (Id c : element_of(obj(t, "children"))->children()) out.push_back(triple(ObjId(c)));
     return out;
   });
-  m.def("wildcard_find", [](const std::string& p) {
+  m.def("wildcard_find", [=](H p) {
     std::vector<Triple> out;
-    for (auto& o : Shell::instance().wildcardFind(p)) out.push_back(triple(o));
+    for (auto& o : Shell::instance().wildcardFind(str(p, "wildcardFind"))) out.push_back(triple(o));
     return out;
   });
   m.def("class_names", &Shell::classNames);
-  m.def("class_bases", &class_bases);
-  m.def("field_info", &field_info);
+  m.def("class_bases", [=](H c) { return class_bases(str(c, "class")); });
+  m.def("field_info", [=](H c) { return field_info(str(c, "getFieldNames: className")); });
   m.def("object_path", [](const Triple& t) { return oid(t).path(); });
   m.def("get", &get_field);
   m.def("set", &set_field);
@@ -422,44 +466,78 @@ PYBIND11_MODULE(_antler, m) {
   m.def("set_vec", &set_vec);
   m.def("call", &call_dest);
 
-  m.def("add_msg", [](const std::string& kind, const Triple& s, const std::string& sf,
-                      const Triple& d, const std::string& df) {
-    return Shell::instance().addMsg(kind, oid(s), sf, oid(d), df);
+  m.def("add_msg", [=](H kind, H s, H sf, H d, H df) {
+    return Shell::instance().addMsg(str(kind, "connect: msgType"), obj(s, "connect: src"),
+                                    str(sf, "connect: srcField"), obj(d, "connect: dest"),
+                                    str(df, "connect: destField"));
   });
-  m.def("msg_info", [](std::uint32_t id) {
+  m.def("msg_info", [=](H h) {
+    const std::uint32_t id = u32(h, "Msg: id");
     const Msg* msg = Shell::instance().msg(id);
-    if (!msg) throw MsgError("no message with id " + std::to_string(id));
+    if (!msg) throw MsgError("Msg: no message with id " + std::to_string(id));
     std::size_t entries = 0;
     if (msg->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(msg)->numEntries();
     return py::make_tuple(to_string(msg->kind()), triple(ObjId(msg->src()->id())),
                           msg->srcFinfo()->name(), triple(ObjId(msg->dest()->id())),
                           msg->destFinfo()->name(), entries);
   });
-  m.def("set_random_connectivity", [](std::uint32_t id, double p, std::uint64_t seed) {
-    Shell::instance().setRandomConnectivity(id, p, seed);
+  m.def("set_random_connectivity", [=](H id, H p, H seed) {
+    const double prob = cv::to_real(p, {"setRandomConnectivity: probability"}, true);
+    if (prob < 0 || prob > 1)
+      throw ValueError("setRandomConnectivity: probability must lie in [0, 1], got " +
+                       format_double(prob));
+    Shell::instance().setRandomConnectivity(
+        u32(id, "setRandomConnectivity: msg"), prob,
+        cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
   });
-  m.def("pair_fill", [](std::uint32_t id, const std::vector<Index>& s,
-                        const std::vector<Index>& d) { Shell::instance().pairFill(id, s, d); });
-  m.def("set_stride", [](std::uint32_t id, long s) { Shell::instance().setStride(id, s); });
+  m.def("pair_fill", [=](H id, H s, H d) {
+    Shell::instance().pairFill(u32(id, "pairFill: msg"),
+                               cast_value<std::vector<Index>>(s, {"pairFill: srcIndices"}),
+                               cast_value<std::vector<Index>>(d, {"pairFill: destIndices"}));
+  });
+  m.def("set_stride", [=](H id, H s) {
+    Shell::instance().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));
+  });
 
-  m.def("set_clock", [](unsigned tick, double dt) { Shell::instance().setClock(tick, dt); });
-  m.def("use_clock", [](unsigned tick, const std::string& path, const std::string& field) {
-    Shell::instance().useClock(tick, path, field);
+  m.def("set_clock", [=](H tick, H dt) {
+    Shell::instance().setClock(
+        static_cast<unsigned>(cv::to_uint(tick, {"setClock: tick", true}, 0, 31)),
+        cv::to_real(dt, {"setClock: dt"}, false));
+  });
+  m.def("use_clock", [=](H tick, H path, H field) {
+    Shell::instance().useClock(
+        static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
+        str(path, "useClock: path"), str(field, "useClock: field"));
   });
   m.def("reinit", [] { Shell::instance().reinit(); });
-  m.def("start", [](double t) { Shell::instance().start(t); });
+  m.def("start", [=](H t) { Shell::instance().start(cv::to_real(t, {"start: runtime"}, false)); });
   m.def("stop", [] { Shell::instance().stop(); });
   m.def("current_time", [] { return Shell::instance().currentTime(); });
   m.def("base_dt", [] { return Shell::instance().baseDt(); });
-  m.def("set_num_threads", [](unsigned n) { Shell::instance().setNumThreads(n); });
+  m.def("set_num_threads", [=](H n) {
+    Shell::instance().setNumThreads(u32(n, "setNumThreads: n", 1, Clock::kMaxThreads));
+  });
   m.def("get_num_threads", [] { return Shell::instance().numThreads(); });
   m.def("num_nodes", [] { return Shell::instance().numNodes(); });
   m.def("my_node", [] { return Shell::instance().myNode(); });
-  m.def("seed", [](std::uint64_t s) { Shell::instance().seed(s); });
+  m.def("seed", [=](H s) { Shell::instance().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });
   m.def("sync_data_handler",
-        [](const Triple& t) { return Shell::instance().doSyncDataHandler(oid(t).id); });
-  m.def("reduce_now",
-        [](const Triple& t, const std::string& f) { Shell::instance().reduceNow(oid(t), f); });
-  m.def("load_library", [](const std::string& p) { return Shell::instance().loadLibrary(p); });
+        [=](H t) { return Shell::instance().doSyncDataHandler(obj(t, "syncDataHandler").id); });
+  m.def("reduce_now", [=](H t, H f) {
+    Shell::instance().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field"));
+  });
+  m.def("load_library", [=](H p) {
+    const std::string path = str(p, "loadLibrary: path");
+    if (path.empty())
+      throw ValueError("loadLibrary: the path is empty (give a shared library file)");
+    return Shell::instance().loadLibrary(path);
+  });
   m.def("clear_model", [] { Shell::instance().clearModel(); });
+  m.def("snapshot", &snapshot, "the model's structure (for tests)");
+  // The conversions themselves, for the arguments the Python layer handles (indices of a vec).
+  m.def("to_int", [](H h, const std::string& where, long long lo, long long hi, bool index) {
+    return cv::to_int(h, {where, index}, lo, hi);
+  });
+  m.def("to_real",
+        [](H h, const std::string& where, bool finite) { return cv::to_real(h, {where}, finite); });
 }
