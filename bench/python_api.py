@@ -43,6 +43,23 @@ def main():
     print("  numpy copy       %8.3f ms   (baseline: copying the same number of doubles)" % (t_np * 1e3))
     print("  ratio            %8.1f" % (t_vec / t_np))
 
+    print("Question 3: time to write vec.<field> = a numpy array of %d doubles" % n)
+    vm = np.linspace(-0.07, -0.05, n)
+    tau = np.linspace(0.01, 0.03, n)
+
+    def write_vm():
+        v.Vm = vm
+
+    def write_tau():
+        v.tau = tau
+
+    t_wvm = best(write_vm, 50)
+    t_wtau = best(write_tau, 50)
+    np.testing.assert_array_equal(v.tau, tau)
+    print("  vec.Vm = a       %8.3f ms   (a plain member: converted and checked, then copied)" % (t_wvm * 1e3))
+    print("  vec.tau = a      %8.3f ms   (a checked setter: validated, agreed, written with undo)" % (t_wtau * 1e3))
+    print("  ratios to a numpy copy: Vm %.1f, tau %.1f" % (t_wvm / t_np, t_wtau / t_np))
+
     dt = 1e-4
     antler.Neutral("/small")
     small = antler.vec(antler.IntFire("/small/cells", 100))
