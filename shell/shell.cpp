@@ -258,75 +258,57 @@ void do_get_vec(Reader& r, Writer& w) {
 ///
 /// Checks that depend only on metadata every node holds (field, type, entry counts) throw before
 /// anything is written, identically on every node; so do the field's setter's own checks, run
-/// on a scratch object over every value on every node (validate). What only the writing node can
-/// see — a setter whose verdict depends on the object's state, or memory — is captured, not
-/// thrown: every
-/// node then takes part in one agreement (an all-reduce), and if any node failed, every node
-/// undoes what it wrote, in reverse order, from an undo log of the old values read through the
-/// field's getter, and the command fails everywhere. A field that is a plain data member
-/// (assignsOnly) cannot fail and needs no log. The agreement is skipped on one node and for
-/// elements held whole by every node (each node sees the same values and reaches the same
-/// verdict alone).
-class AtomicWrite {
- public:
-  AtomicWrite(const Element* e, const ValueFinfoBase* vf) : e_(e), vf_(vf) {}
-  /// Validates the next n values of r (without consuming them) on every node alike: a value the
-  /// field's setter refuses is refused here, on every node, before anything is written.
-  void validate(const Reader& r, std::uint64_t n) const {
-    if (vf_->assignsOnly()) return;
-    Reader v(r.position(), r.left());
-    vf_->validate(v, n);
+/// on a scratch object over every value on every node (validate_values). What only the writing
+/// node can see — a setter whose verdict depends on the object's state, or memory — is captured,
+/// not thrown: every node then takes part in one agreement (an all-reduce), and if any node
+/// failed, every node puts back the old values it saved (read through the field's getter before
+/// writing) and the command fails everywhere. A field that is a plain data member (assignsOnly)
+/// cannot fail and needs neither. The agreement is skipped on one node, for elements every node
+/// holds whole (each node sees the same values and reaches the same verdict alone) and when only
+/// one node writes (one parent's field entries).
+///
+/// `each(fn)` calls fn(d, f) for every local target in the order of the values in r.
+template <class Each>
+void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each,
+                  bool agree, const char* op) {
+  if (vf->assignsOnly()) {
+    each([&](Index d, Index f) { vf->set(e, d, f, r); });
+    return;
   }
-  /// Writes one value from r to local entry (d, f) unless an earlier write failed.
-  void write(Index d, Index f, Reader& r) {
-    if (failure_) {
-      vf_->skip(r);
-      return;
-    }
-    try {
-      if (!vf_->assignsOnly()) {
-        Writer w(undo_);
-        vf_->get(e_, d, f, w);
-        done_.emplace_back(d, f);
-      }
-      vf_->set(e_, d, f, r);
-    } catch (...) {
-      if (!vf_->assignsOnly()) done_.pop_back();
-      failure_ = std::current_exception();
-    }
+  ByteBuffer undo;
+  undo.reserve(r.left());  // about the size of the new values
+  Writer uw(undo);
+  std::uint64_t written = 0;
+  std::exception_ptr failure;
+  try {
+    // One pass over the objects: save the old value, write the new one.
+    each([&](Index d, Index f) {
+      vf->get(e, d, f, uw);
+      vf->set(e, d, f, r);
+      ++written;
+    });
+  } catch (...) {
+    failure = std::current_exception();
   }
-  /// Records a failure found before writing (e.g. a count only the owner can check).
-  void fail(std::exception_ptr p) {
-    if (!failure_) failure_ = p;
-  }
-  /// Agrees with the other nodes (unless `agree` is false: only this node wrote); undoes
-  /// everything and throws if any node failed.
-  void finish(const char* op, bool agree = true) {
-    bool failed = failure_ != nullptr;
-    if (agree && node_layout().numNodes > 1 && !e_->isGlobal() && !vf_->assignsOnly())
-      failed = mpi::any(failed);
-    if (!failed) return;
-    Reader old(undo_);
-    std::vector<const char*> at;  // each old value's position (values may differ in size)
-    for (std::size_t k = 0; k < done_.size(); ++k) {
-      at.push_back(old.position());
-      vf_->skip(old);
-    }
-    for (std::size_t k = done_.size(); k-- > 0;) {
-      Reader one(at[k], undo_.size() - static_cast<std::size_t>(at[k] - undo_.data()));
-      vf_->set(e_, done_[k].first, done_[k].second, one);
-    }
-    if (failure_) std::rethrow_exception(failure_);
-    throw FailedElsewhere(op);
-  }
+  bool failed = failure != nullptr;
+  if (agree && node_layout().numNodes > 1 && !e->isGlobal()) failed = mpi::any(failed);
+  if (!failed) return;
+  Reader old(undo);
+  std::uint64_t k = 0;
+  each([&](Index d, Index f) {
+    if (k++ < written) vf->set(e, d, f, old);
+  });
+  if (failure) std::rethrow_exception(failure);
+  throw FailedElsewhere(op);
+}
 
- private:
-  const Element* e_;
-  const ValueFinfoBase* vf_;
-  ByteBuffer undo_;
-  std::vector<std::pair<Index, Index>> done_;
-  std::exception_ptr failure_;
-};
+/// Runs the field's setter over the next n values of r on a scratch object (r is not consumed):
+/// a value the setter refuses is refused on every node alike, before anything is written.
+void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n) {
+  if (vf->assignsOnly()) return;
+  Reader v(r.position(), r.left());
+  vf->validate(v, n);
+}
 
 void do_set_vec(Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
@@ -337,19 +319,19 @@ void do_set_vec(Reader& r, Writer&) {
   Element* e = require_element(o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
-  AtomicWrite tx(e, vf);
   if (!e->isField()) {
     if (n != e->numData())
       throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
                        ", which has " + std::to_string(e->numData()) + " entries");
-    tx.validate(r, n);
-    for (Index d = 0; d < e->numData(); ++d) {
-      if (e->isLocal(d))
-        tx.write(d, 0, r);
-      else
-        vf->skip(r);
-    }
-    tx.finish("setVec");
+    validate_values(vf, r, n);
+    // Values are in global order and this node's entries are one contiguous block.
+    for (Index d = 0; d < e->localBegin(); ++d) vf->skip(r);
+    atomic_write(
+        e, vf, r,
+        [&](auto&& fn) {
+          for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
+        },
+        true, "setVec");
     return;
   }
   if (whole) {
@@ -374,26 +356,31 @@ void do_set_vec(Reader& r, Writer&) {
     if (n != total)
       throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
                        ", which has " + std::to_string(total) + " entries over all its parents");
-    tx.validate(r, n);
+    validate_values(vf, r, n);
     for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
-    for (Index d = e->localBegin(); d < e->localEnd(); ++d)
-      for (Index f = 0; f < e->numField(d); ++f) tx.write(d, f, r);
-    tx.finish("setVec");
+    atomic_write(
+        e, vf, r,
+        [&](auto&& fn) {
+          for (Index d = e->localBegin(); d < e->localEnd(); ++d)
+            for (Index f = 0; f < e->numField(d); ++f) fn(d, f);
+        },
+        true, "setVec");
     return;
   }
   check_data_index(e, o.dataIndex, "setVec");
-  tx.validate(r, n);
-  if (e->isLocal(o.dataIndex)) {
-    if (n != e->numField(o.dataIndex))
-      tx.fail(std::make_exception_ptr(
-          ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
+  validate_values(vf, r, n);
+  // One parent's entries live on its owner only: only it checks the count and writes.
+  if (!e->isLocal(o.dataIndex)) return;
+  if (n != e->numField(o.dataIndex))
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
                      e->parent().path() + "[" + std::to_string(o.dataIndex) + "], which has " +
-                     std::to_string(e->numField(o.dataIndex)) + " entries")));
-    else
-      for (Index f = 0; f < n; ++f) tx.write(o.dataIndex, f, r);
-  }
-  // One parent's entries live on its owner only: nothing to agree on elsewhere.
-  tx.finish("setVec", false);
+                     std::to_string(e->numField(o.dataIndex)) + " entries");
+  atomic_write(
+      e, vf, r,
+      [&](auto&& fn) {
+        for (Index f = 0; f < n; ++f) fn(o.dataIndex, f);
+      },
+      false, "setVec");
 }
 
 void do_set_all(Reader& r, Writer&) {
@@ -403,15 +390,17 @@ void do_set_all(Reader& r, Writer&) {
   Element* e = require_element(o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
-  const char* start = r.position();
-  const std::size_t left = r.left();
-  AtomicWrite tx(e, vf);
-  tx.validate(r, 1);
-  for_each_local(e, [&](Index d, Index f) {
-    Reader one(start, left);
-    tx.write(d, f, one);
-  });
-  tx.finish("setVec");
+  validate_values(vf, r, 1);
+  // One value for every entry: repeat it as a run of values, one per local target.
+  ByteBuffer one;
+  one.append(r.position(), r.left());
+  std::uint64_t count = 0;
+  for_each_local(e, [&](Index, Index) { ++count; });
+  ByteBuffer values;
+  values.reserve(one.size() * count);
+  for (std::uint64_t k = 0; k < count; ++k) values.append(one.data(), one.size());
+  Reader vr(values);
+  atomic_write(e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
 }
 
 const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
