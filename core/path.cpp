@@ -80,8 +80,8 @@ Component parse_component(std::string_view s, std::string_view path, std::string
   }
   const auto rb = s.find(']', lb);
   if (rb == std::string_view::npos)
-    throw ValueError(str(op) + ": malformed path " + shown(path) + " (unclosed '[' in " +
-                     shown(s) + ")");
+    throw ValueError(str(op) + ": malformed path " + shown(path) + " (unclosed '[' in " + shown(s) +
+                     ")");
   if (rb != s.size() - 1)
     throw ValueError(str(op) + ": malformed path " + shown(path) + " (text after ']' in " +
                      shown(s) + "; an index ends its component, e.g. 'a[3]/b')");
@@ -110,11 +110,11 @@ Index index_of(const Component& c, const Element* e, bool knownLimit, Index limi
     throw IndexError(str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() +
                      " (indices are at most " + std::to_string(kMaxIndex) + "; path " +
                      shown(path) + ")");
-  throw IndexError(str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() +
-                   ", which has " + std::to_string(limit) + " entries (" +
-                   (limit == 0 ? std::string("no valid index")
-                               : "valid: 0.." + std::to_string(limit - 1)) +
-                   "; path " + shown(path) + ")");
+  throw IndexError(
+      str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() + ", which has " +
+      std::to_string(limit) + " entries (" +
+      (limit == 0 ? std::string("no valid index") : "valid: 0.." + std::to_string(limit - 1)) +
+      "; path " + shown(path) + ")");
 }
 
 std::vector<std::string> child_names(const Element* e) {
@@ -154,8 +154,8 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
   for (std::string_view s : split(part)) {
     if (s == "." || s == ".." || s.starts_with(".[") || s.starts_with("..[")) {
       if (s != "." && s != "..")
-        throw ValueError(str(op) + ": malformed path " + shown(path) + " ('.' and '..' take no "
-                         "index: " + shown(s) + ")");
+        throw ValueError(str(op) + ": malformed path " + shown(path) +
+                         " ('.' and '..' take no index: " + shown(s) + ")");
       if (s == ".") continue;
       if (steps.size() > 1) {
         steps.pop_back();
@@ -175,8 +175,8 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
     if (!next) {
       if (!mode.throwMissing) return ObjId(Id(~0u));
       const auto kids = child_names(cur);
-      throw PathError(str(op) + ": no element " + shown(c.name) + " in " + cur->path() +
-                      " (path " + shown(path) + "; children of " + cur->path() + ": " +
+      throw PathError(str(op) + ": no element " + shown(c.name) + " in " + cur->path() + " (path " +
+                      shown(path) + "; children of " + cur->path() + ": " +
                       (kids.empty() ? std::string("none") : join_names(kids)) + ")");
     }
     Step step{next, steps.back().data, 0};
@@ -186,11 +186,11 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
     } else {
       step.data = index_of(c, next, true, next->numData(), path, op);
       if (mode.wholeOnly && c.hasIndex && next->numData() != 1)
-        throw ValueError(str(op) + ": path " + shown(path) + " puts the new element under one "
-                         "entry, " + next->path() + "[" + str(c.indexText) + "], but children "
-                         "belong to the whole element " + next->path() + " (" +
-                         std::to_string(next->numData()) + " entries); leave out the index ('" +
-                         str(c.name) + "', not " + shown(s) + ")");
+        throw ValueError(
+            str(op) + ": path " + shown(path) + " puts the new element under one entry, " +
+            next->path() + "[" + str(c.indexText) + "], but children belong to the whole element " +
+            next->path() + " (" + std::to_string(next->numData()) +
+            " entries); leave out the index ('" + str(c.name) + "', not " + shown(s) + ")");
     }
     steps.push_back(step);
   }
@@ -379,8 +379,9 @@ std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n
   if (!valid_name(name))
     throw ValueError(str(op) + ": invalid name " + shown(name) + " in path " + shown(path) +
                      " (use letters, digits, '_', '-', '.')");
-  Element* pe = parent.empty() ? base.element()
-                               : walk(parent, path, op, base, WalkMode{.wholeOnly = true}).element();
+  Element* pe = parent.empty()
+                    ? base.element()
+                    : walk(parent, path, op, base, WalkMode{.wholeOnly = true}).element();
   if (!pe) throw InternalError(str(op) + ": the base element of path " + shown(path) + " is gone");
   return {pe, str(name)};
 }
@@ -392,16 +393,16 @@ std::vector<ObjId> wildcard_find(std::string_view pattern) {
   while (first < parts.size() && !is_wildcard(parts[first])) ++first;
   if (first == parts.size()) {
     // No wildcard: the one element the path names, exactly as a lookup finds it.
-    const ObjId o = walk(pattern, pattern, "wildcardFind", ObjId(Id::root()),
-                         WalkMode{.throwMissing = false});
+    const ObjId o =
+        walk(pattern, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
     if (o.element()) return {o};
     return {};
   }
   // The literal part before the first wildcard is a path ('.' and '..' included).
   std::string literal = "/";
   for (std::size_t i = 0; i < first; ++i) literal.append(parts[i]).append("/");
-  const ObjId start = walk(literal, pattern, "wildcardFind", ObjId(Id::root()),
-                           WalkMode{.throwMissing = false});
+  const ObjId start =
+      walk(literal, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
   std::vector<Pattern> pats;
   for (std::size_t i = first; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;

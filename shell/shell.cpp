@@ -476,8 +476,9 @@ std::map<void*, std::pair<std::string, std::string>>& refused_libraries() {  // 
 void do_load_library(Reader& r, Writer& w) {
   const auto path = r.get<std::string>();
   if (path.empty())
-    throw ValueError("loadLibrary: empty path (give the file of a shared library of antler "
-                     "classes, e.g. 'build-user/libmy_cells.so')");
+    throw ValueError(
+        "loadLibrary: empty path (give the file of a shared library of antler "
+        "classes, e.g. 'build-user/libmy_cells.so')");
   // RTLD_GLOBAL: the library's classes may be used by later libraries too. The library links
   // against libantler, so its classes register in this process's registry as it loads.
   Cinfo::beginLoad(path);

@@ -92,8 +92,8 @@ TEST_CASE("paths: create refuses '.' and '..' as names, and resolves them before
   m.s.create("Neutral", "/net");
   m.s.create("TestAdder", "/net/a", 3);
   const auto before = tree();
-  for (const char* p : {"/net/..", "/net/.", "/net/a/..", "/..", "/.", "..", ".", "/net/./",
-                        "/net/../"}) {
+  for (const char* p :
+       {"/net/..", "/net/.", "/net/a/..", "/..", "/.", "..", ".", "/net/./", "/net/../"}) {
     CAPTURE(p);
     const std::string w = message_of<ValueError>([&] { m.s.create("Neutral", p); });
     CHECK(has(w, "create"));
@@ -224,8 +224,7 @@ TEST_CASE("paths: '##' finds each element once, in tree order, in linear time") 
   CHECK(paths("/##/##") == at_least(2));
   CHECK(paths("/##/##/##") == at_least(3));
   CHECK(paths("/##/##/##/##/##/##") == at_least(6));
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(secs < 2.0);  // the combinatorial search took minutes here
   std::vector<std::string> leaves;
   for (auto& s : preorder)

@@ -63,10 +63,10 @@ TEST_CASE("loadLibrary: a library registering a class name twice is refused, not
     const std::string w = load_error(m.s, lib);
     CHECK(has(w, "loadLibrary"));
     CHECK(has(w, "'IntFire'"));
-    CHECK(has(w, "'" + lib + "'"));           // the library as given
-    CHECK(has(w, "libantler"));               // where the first IntFire comes from
+    CHECK(has(w, "'" + lib + "'"));  // the library as given
+    CHECK(has(w, "libantler"));      // where the first IntFire comes from
     CHECK(has(w, Cinfo::libraryOf("IntFire")));
-    CHECK(Cinfo::classNames() == before);     // TestDupFresh, registered before, is gone again
+    CHECK(Cinfo::classNames() == before);  // TestDupFresh, registered before, is gone again
     CHECK(Cinfo::find("TestDupFresh") == nullptr);
     CHECK(Cinfo::find("TestDupAfter") == nullptr);
   }
@@ -78,8 +78,8 @@ TEST_CASE("loadLibrary: a second copy of libantler is refused, and antler goes o
   const auto before = Cinfo::classNames();
   const std::string original = ANTLER_LIB;
   // Rank 0 copies the file before the command reaches any node; every node loads the same copy.
-  const std::filesystem::path copy = std::filesystem::temp_directory_path() /
-                                     ("antler_copy_" + std::to_string(getpid()) + ".so");
+  const std::filesystem::path copy =
+      std::filesystem::temp_directory_path() / ("antler_copy_" + std::to_string(getpid()) + ".so");
   std::filesystem::copy_file(original, copy, std::filesystem::copy_options::overwrite_existing);
   for (int attempt = 0; attempt < 2; ++attempt) {
     CAPTURE(attempt);

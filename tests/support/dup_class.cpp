@@ -17,11 +17,15 @@ struct After {
 
 namespace {
 [[maybe_unused]] const Cinfo* reg[] = {
-    ClassBuilder<Fresh>("TestDupFresh", "registered before the clash").value("a", &Fresh::a_).build(),
+    ClassBuilder<Fresh>("TestDupFresh", "registered before the clash")
+        .value("a", &Fresh::a_)
+        .build(),
     ClassBuilder<FakeIntFire>("IntFire", "clashes with antler's IntFire")
         .value("Vm", &FakeIntFire::Vm_)
         .build(),
-    ClassBuilder<After>("TestDupAfter", "registered after the clash").value("b", &After::b_).build()};
+    ClassBuilder<After>("TestDupAfter", "registered after the clash")
+        .value("b", &After::b_)
+        .build()};
 }  // namespace
 
 }  // namespace antler::test::dup
