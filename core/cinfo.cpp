@@ -1,5 +1,7 @@
 #include "core/cinfo.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <mutex>
 
@@ -11,6 +13,32 @@ namespace {
 std::map<std::string, const Cinfo*, std::less<>>& registry() {
   static std::map<std::string, const Cinfo*, std::less<>> r;
   return r;
+}
+
+/// The file each registered class's code lives in, by class name.
+std::map<std::string, std::string, std::less<>>& origins() {
+  static std::map<std::string, std::string, std::less<>> r;
+  return r;
+}
+
+/// A library load in progress (Cinfo::beginLoad .. endLoad). Static initializers run inside
+/// dlopen on the thread that called it, one at a time, so a plain struct is enough.
+struct Load {
+  bool active = false;
+  std::string library;
+  std::vector<std::string> added;  // in registration order
+  std::string clash, clashOld, clashNew;
+};
+Load& load() {
+  static Load l;
+  return l;
+}
+
+/// The file (shared library or program) that holds the code at address a, or "".
+std::string file_of(const void* a) {
+  Dl_info info{};
+  if (a && dladdr(a, &info) && info.dli_fname && *info.dli_fname) return info.dli_fname;
+  return {};
 }
 }  // namespace
 
@@ -114,9 +142,59 @@ std::vector<std::string> Cinfo::classNames() {
   return out;
 }
 
-void Cinfo::registerClass(const Cinfo* c) {
+// Not inlined: the return address is in the code that registers (ClassBuilder::build or the
+// class's initCinfo), which says which library the class comes from.
+__attribute__((noinline)) void Cinfo::registerClass(const Cinfo* c) {
+  const std::string from = file_of(__builtin_return_address(0));
+  Load& l = load();
   auto [it, fresh] = registry().emplace(c->name(), c);
-  if (!fresh && it->second != c) throw InternalError("two classes named " + c->name());
+  if (!fresh && it->second != c) {
+    if (!l.active) throw InternalError("two classes named " + c->name());
+    // Inside dlopen: note the first clash and go on; endLoad rolls the load back.
+    if (l.clash.empty()) {
+      l.clash = c->name();
+      l.clashOld = libraryOf(c->name());
+      l.clashNew = from.empty() ? l.library : from;
+    }
+    return;
+  }
+  if (!fresh) return;  // the same Cinfo again
+  origins()[c->name()] = from.empty() && l.active ? l.library : from;
+  if (l.active) l.added.push_back(c->name());
+}
+
+std::string Cinfo::libraryOf(std::string_view name) {
+  auto it = origins().find(name);
+  return it == origins().end() ? std::string() : it->second;
+}
+
+void Cinfo::beginLoad(std::string library) {
+  Load& l = load();
+  if (l.active) throw InternalError("Cinfo::beginLoad: a library load is already in progress");
+  l = Load{};
+  l.active = true;
+  l.library = std::move(library);
+}
+
+Cinfo::LoadResult Cinfo::endLoad(bool keep) {
+  Load l = std::move(load());
+  load() = Load{};
+  LoadResult out;
+  out.clash = l.clash;
+  out.clashOldLibrary = l.clashOld;
+  out.clashNewLibrary = l.clashNew;
+  if (keep && l.clash.empty()) {
+    out.added = std::move(l.added);
+    std::sort(out.added.begin(), out.added.end());
+  } else {
+    // Nothing of a refused library stays registered. Its Cinfos are not freed: their code may
+    // be unloaded with the library, and nothing else can reach them once they are unregistered.
+    for (const std::string& n : l.added) {
+      registry().erase(n);
+      origins().erase(n);
+    }
+  }
+  return out;
 }
 
 std::string FieldElementFinfoBase::type() const {

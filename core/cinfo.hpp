@@ -93,8 +93,27 @@ class Cinfo {
   static const Cinfo* require(std::string_view name, std::string_view operation);
   /// Names of every registered class, sorted.
   static std::vector<std::string> classNames();
-  /// Registers c (done by ClassBuilder::build). A second class with the same name is an error.
+  /// Registers c (done by ClassBuilder::build). A second class with the same name is an
+  /// InternalError at program start; during a library load it is recorded (see beginLoad).
   static void registerClass(const Cinfo* c);
+  /// The file whose code registered the class (a library, or the program), or "" if unknown.
+  static std::string libraryOf(std::string_view name);
+
+  /// What a library load registered (see beginLoad).
+  struct LoadResult {
+    std::vector<std::string> added;  ///< classes the load registered and kept, sorted
+    std::string clash;               ///< the first class name registered twice, or ""
+    std::string clashOldLibrary;     ///< the file that registered `clash` first
+    std::string clashNewLibrary;     ///< the file whose code registered it again
+  };
+  /// Starts a library load (Shell's loadLibrary wraps dlopen in beginLoad/endLoad). Until
+  /// endLoad, classes that register are recorded, and a name already registered is noted
+  /// instead of thrown: an exception must not leave a static initializer inside dlopen. Loads
+  /// do not nest; `library` (the path as given) names the load in messages.
+  static void beginLoad(std::string library);
+  /// Ends the load. If `keep` and no name clashed, what it registered stays; otherwise every
+  /// class it registered is removed again, and the registry is as it was before beginLoad.
+  static LoadResult endLoad(bool keep);
 
  private:
   void index(const Finfo* f);

@@ -9,47 +9,112 @@ namespace antler {
 
 namespace {
 
-struct Component {
-  std::string name;
-  bool hasIndex = false;
-  Index index = 0;
-};
+// Largest index a path may hold (Index's top value is reserved).
+constexpr unsigned long long kMaxIndex = 0xFFFFFFFEull;
 
-std::vector<std::string> split(std::string_view path) {
-  std::vector<std::string> out;
+/// s in single quotes with control characters, quotes, backslashes and bytes >= 0x7f escaped
+/// (\x00, \n, ...): a name shows exactly as given and a NUL cannot cut the message short.
+std::string shown(std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out + "'";
+}
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+/// The non-empty components of a path ("//" and a trailing '/' add none).
+std::vector<std::string_view> split(std::string_view path) {
+  std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < path.size()) {
     std::size_t j = path.find('/', i);
     if (j == std::string_view::npos) j = path.size();
-    // '/' inside brackets (e.g. none today) is not special; brackets never hold '/'.
-    if (j > i) out.emplace_back(path.substr(i, j - i));
+    if (j > i) out.push_back(path.substr(i, j - i));
     i = j + 1;
   }
   return out;
 }
 
-Component parse_component(const std::string& s, std::string_view path, std::string_view op) {
+/// One path component: a name and, if it has a bracket, the index text as written.
+struct Component {
+  std::string_view name;
+  bool hasIndex = false;
+  std::string_view indexText;
+};
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char ch : s)
+    if (ch < '0' || ch > '9') return false;
+  return true;
+}
+
+Component parse_component(std::string_view s, std::string_view path, std::string_view op) {
   Component c;
   const auto lb = s.find('[');
-  if (lb == std::string::npos) {
+  if (lb == std::string_view::npos) {
+    if (s.find(']') != std::string_view::npos)
+      throw ValueError(str(op) + ": malformed path " + shown(path) + " (']' without '[' in " +
+                       shown(s) + ")");
     c.name = s;
-  } else {
-    if (s.back() != ']')
-      throw ValueError(std::string(op) + ": malformed path '" + std::string(path) +
-                       "' (unclosed '[')");
-    c.name = s.substr(0, lb);
-    const std::string idx = s.substr(lb + 1, s.size() - lb - 2);
-    unsigned long v = 0;
-    auto [p, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), v);
-    if (ec != std::errc() || p != idx.data() + idx.size() || idx.empty() || v > 0xFFFFFFFEul)
-      throw ValueError(std::string(op) + ": malformed index '[" + idx + "]' in path '" +
-                       std::string(path) + "' (expected a non-negative integer)");
-    c.hasIndex = true;
-    c.index = static_cast<Index>(v);
+    return c;
   }
+  const auto rb = s.find(']', lb);
+  if (rb == std::string_view::npos)
+    throw ValueError(str(op) + ": malformed path " + shown(path) + " (unclosed '[' in " + shown(s) +
+                     ")");
+  if (rb != s.size() - 1)
+    throw ValueError(str(op) + ": malformed path " + shown(path) + " (text after ']' in " +
+                     shown(s) + "; an index ends its component, e.g. 'a[3]/b')");
+  c.name = s.substr(0, lb);
+  c.hasIndex = true;
+  c.indexText = s.substr(lb + 1, rb - lb - 1);
   if (c.name.empty())
-    throw ValueError(std::string(op) + ": malformed path '" + std::string(path) + "' (empty name)");
+    throw ValueError(str(op) + ": malformed path " + shown(path) + " (index " + shown(s) +
+                     " without a name)");
+  if (!all_digits(c.indexText))
+    throw ValueError(str(op) + ": malformed index " + shown(c.indexText) + " in path " +
+                     shown(path) + " (expected a non-negative integer)");
   return c;
+}
+
+/// The index a component selects; IndexError (naming the index as written) if it is not below
+/// `limit`, the number of entries, where known.
+Index index_of(const Component& c, const Element* e, bool knownLimit, Index limit,
+               std::string_view path, std::string_view op) {
+  if (!c.hasIndex) return 0;
+  unsigned long long v = 0;
+  auto [p, ec] = std::from_chars(c.indexText.data(), c.indexText.data() + c.indexText.size(), v);
+  const bool tooBig = ec == std::errc::result_out_of_range || v > kMaxIndex;
+  if (!tooBig && (!knownLimit || v < limit)) return static_cast<Index>(v);
+  if (!knownLimit)
+    throw IndexError(str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() +
+                     " (indices are at most " + std::to_string(kMaxIndex) + "; path " +
+                     shown(path) + ")");
+  throw IndexError(
+      str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() + ", which has " +
+      std::to_string(limit) + " entries (" +
+      (limit == 0 ? std::string("no valid index") : "valid: 0.." + std::to_string(limit - 1)) +
+      "; path " + shown(path) + ")");
 }
 
 std::vector<std::string> child_names(const Element* e) {
@@ -59,33 +124,83 @@ std::vector<std::string> child_names(const Element* e) {
   return out;
 }
 
-ObjId walk(std::string_view path, std::string_view op, bool throwMissing) {
-  if (path.empty()) throw ValueError(std::string(op) + ": empty path");
-  Element* cur = Id::root().element();
-  Index data = 0, field = 0;
-  for (const std::string& s : split(path)) {
+/// One step of a walk: where it stands, with the indices it has there.
+struct Step {
+  Element* e;
+  Index data, field;
+};
+
+/// How walk treats what it finds.
+struct WalkMode {
+  bool throwMissing = true;  ///< PathError for an unknown name (else an ObjId with no element)
+  bool wholeOnly = false;    ///< a create's parent part: indices only where unambiguous
+};
+
+/// Resolves the components of `part` one by one from base (or from the root if part starts
+/// with '/'), as a shell resolves a path: '.' stays, '..' goes back to where the walk was (its
+/// indices included), or to the parent element from the start, and stays at the root. `path`
+/// is the whole path as given, for messages.
+ObjId walk(std::string_view part, std::string_view path, std::string_view op, ObjId base,
+           WalkMode mode) {
+  Element* root = Id::root().element();
+  std::vector<Step> steps;
+  if (!part.empty() && part[0] == '/') {
+    steps.push_back({root, 0, 0});
+  } else {
+    Element* b = base.element();
+    if (!b) throw InternalError(str(op) + ": the base element of path " + shown(path) + " is gone");
+    steps.push_back({b, base.dataIndex, base.fieldIndex});
+  }
+  for (std::string_view s : split(part)) {
+    if (s == "." || s == ".." || s.starts_with(".[") || s.starts_with("..[")) {
+      if (s != "." && s != "..")
+        throw ValueError(str(op) + ": malformed path " + shown(path) +
+                         " ('.' and '..' take no index: " + shown(s) + ")");
+      if (s == ".") continue;
+      if (steps.size() > 1) {
+        steps.pop_back();
+      } else if (steps.back().e != root) {
+        // '..' above where a relative walk began: the parent element (the entry a field
+        // element belongs to keeps its index).
+        const Step top = steps.back();
+        Element* p = top.e->parent().element();
+        if (!p) throw InternalError(str(op) + ": " + top.e->path() + " has no parent");
+        steps.back() = {p, top.e->isField() ? top.data : 0, 0};
+      }
+      continue;
+    }
     const Component c = parse_component(s, path, op);
-    Element* next = cur->child(c.name);
+    Element* cur = steps.back().e;
+    Element* next = cur->child(std::string(c.name));
     if (!next) {
-      if (!throwMissing) return ObjId(Id(~0u));
+      if (!mode.throwMissing) return ObjId(Id(~0u));
       const auto kids = child_names(cur);
-      throw PathError(std::string(op) + ": no element '" + c.name + "' in " + cur->path() +
-                      " (path '" + std::string(path) + "'; children of " + cur->path() + ": " +
+      throw PathError(str(op) + ": no element " + shown(c.name) + " in " + cur->path() + " (path " +
+                      shown(path) + "; children of " + cur->path() + ": " +
                       (kids.empty() ? std::string("none") : join_names(kids)) + ")");
     }
+    Step step{next, steps.back().data, 0};
     if (next->isField()) {
-      field = c.hasIndex ? c.index : 0;  // data stays the parent's index
+      // The data index stays the parent's; field entries are counted on the owning node only.
+      step.field = index_of(c, next, false, 0, path, op);
     } else {
-      data = c.hasIndex ? c.index : 0;
-      field = 0;
-      if (data >= next->numData())
-        throw IndexError(std::string(op) + ": index " + std::to_string(data) +
-                         " out of range for " + next->path() + ", which has " +
-                         std::to_string(next->numData()) + " entries");
+      step.data = index_of(c, next, true, next->numData(), path, op);
+      if (mode.wholeOnly && c.hasIndex && next->numData() != 1)
+        throw ValueError(
+            str(op) + ": path " + shown(path) + " puts the new element under one entry, " +
+            next->path() + "[" + str(c.indexText) + "], but children belong to the whole element " +
+            next->path() + " (" + std::to_string(next->numData()) +
+            " entries); leave out the index ('" + str(c.name) + "', not " + shown(s) + ")");
     }
-    cur = next;
+    steps.push_back(step);
   }
-  return ObjId(cur->id(), data, field);
+  const Step& end = steps.back();
+  return ObjId(end.e->id(), end.data, end.field);
+}
+
+void check_not_empty(std::string_view path, std::string_view op) {
+  if (path.empty())
+    throw ValueError(str(op) + ": empty path (a path looks like '/model/neurons[3]')");
 }
 
 // ---- wildcards ----
@@ -102,52 +217,65 @@ struct Pattern {
   std::vector<Condition> conds;
 };
 
-Pattern parse_pattern(const std::string& s, std::string_view whole) {
-  Pattern p;
-  std::string body = s;
+/// True if a pattern component needs matching: a '#', or a bracket that is a condition rather
+/// than an index.
+bool is_wildcard(std::string_view s) {
+  if (s.find('#') != std::string_view::npos) return true;
   const auto lb = s.find('[');
-  if (lb != std::string::npos) {
+  if (lb == std::string_view::npos) return false;
+  const auto rb = s.find(']', lb);
+  return rb == std::string_view::npos || !all_digits(s.substr(lb + 1, rb - lb - 1)) ||
+         rb != s.size() - 1;
+}
+
+Pattern parse_pattern(std::string_view s, std::string_view whole) {
+  Pattern p;
+  std::string_view body = s;
+  const auto lb = s.find('[');
+  if (lb != std::string_view::npos) {
     body = s.substr(0, lb);
-    std::string rest = s.substr(lb);
+    std::string_view rest = s.substr(lb);
     while (!rest.empty()) {
-      if (rest[0] != '[' || rest.find(']') == std::string::npos)
-        throw ValueError("wildcardFind: malformed condition in '" + std::string(whole) + "'");
+      if (rest[0] != '[' || rest.find(']') == std::string_view::npos)
+        throw ValueError("wildcardFind: malformed condition in " + shown(whole));
       const auto rb = rest.find(']');
-      std::string cond = rest.substr(1, rb - 1);
+      std::string_view cond = rest.substr(1, rb - 1);
       rest = rest.substr(rb + 1);
       // Several conditions may be joined by '&' inside one bracket.
       std::size_t i = 0;
       while (i <= cond.size()) {
         std::size_t j = cond.find('&', i);
-        if (j == std::string::npos) j = cond.size();
-        std::string one = cond.substr(i, j - i);
+        if (j == std::string_view::npos) j = cond.size();
+        std::string_view one = cond.substr(i, j - i);
         i = j + 1;
         if (one.empty()) continue;
         Condition c{};
-        if (one.rfind("TYPE!=", 0) == 0)
-          c = {Condition::type_ne, one.substr(6)};
-        else if (one.rfind("TYPE==", 0) == 0)
-          c = {Condition::type_eq, one.substr(6)};
-        else if (one.rfind("TYPE=", 0) == 0)
-          c = {Condition::type_eq, one.substr(5)};
-        else if (one.rfind("ISA=", 0) == 0)
-          c = {Condition::isa, one.substr(4)};
+        if (one.starts_with("TYPE!="))
+          c = {Condition::type_ne, str(one.substr(6))};
+        else if (one.starts_with("TYPE=="))
+          c = {Condition::type_eq, str(one.substr(6))};
+        else if (one.starts_with("TYPE="))
+          c = {Condition::type_eq, str(one.substr(5))};
+        else if (one.starts_with("ISA="))
+          c = {Condition::isa, str(one.substr(4))};
         else
-          throw ValueError("wildcardFind: unknown condition '[" + one + "]' in '" +
-                           std::string(whole) + "' (valid: TYPE=C, TYPE!=C, ISA=C)");
+          throw ValueError("wildcardFind: unknown condition " + shown("[" + str(one) + "]") +
+                           " in " + shown(whole) +
+                           " (valid: TYPE=C, TYPE!=C, ISA=C; indices are not allowed after a "
+                           "wildcard)");
         p.conds.push_back(c);
       }
     }
   }
   if (body == "##") {
     p.wildcard = p.recursive = true;
-  } else if (auto h = body.find('#'); h != std::string::npos) {
+  } else if (auto h = body.find('#'); h != std::string_view::npos) {
     if (h != body.size() - 1)
-      throw ValueError("wildcardFind: '#' must end a name in '" + std::string(whole) + "'");
+      throw ValueError("wildcardFind: '#' must end a name in " + shown(whole));
     p.wildcard = true;
-    p.prefix = body.substr(0, h);
+    p.prefix = str(body.substr(0, h));
   } else {
-    p.prefix = body;
+    p.prefix = str(body);
   }
   return p;
 }
@@ -164,71 +292,129 @@ bool conds_ok(const Element* e, const Pattern& p) {
 
 bool name_ok(const Element* e, const Pattern& p) {
   if (!p.wildcard) return e->name() == p.prefix;
-  return e->name().rfind(p.prefix, 0) == 0;
+  return e->name().starts_with(p.prefix);
 }
 
-void match(const Element* cur, const std::vector<Pattern>& pats, std::size_t k,
-           std::vector<ObjId>& out) {
-  if (k == pats.size()) {
-    out.emplace_back(cur->id());
-    return;
-  }
-  const Pattern& p = pats[k];
+/// The pattern as an automaton run down the tree: `active` holds the pattern positions still
+/// open at cur (sorted, each once). A child gets position k+1 where it matches component k,
+/// and keeps k where component k is '##' (it may match deeper down); it is a match if it
+/// reaches the end. Each element is visited once, with the set of every way of reaching it,
+/// so '##/##' costs no more than '##' per element and nothing is found twice; matches come out
+/// in preorder because a child is reported before its subtree is searched.
+void match(const Element* cur, const std::vector<Pattern>& pats,
+           const std::vector<std::size_t>& active, std::vector<ObjId>& out) {
+  const std::size_t end = pats.size();
+  std::vector<std::size_t> next;
   for (Id cid : cur->children()) {
     const Element* c = cid.element();
     if (!c) continue;
-    if (p.recursive) {
-      if (conds_ok(c, p)) match(c, pats, k + 1, out);
-      match(c, pats, k, out);  // descend further
-    } else if (name_ok(c, p) && conds_ok(c, p)) {
-      match(c, pats, k + 1, out);
+    next.clear();
+    auto add = [&next](std::size_t k) {
+      if (next.empty() || next.back() < k) next.push_back(k);  // values arrive non-decreasing
+    };
+    for (std::size_t k : active) {
+      const Pattern& p = pats[k];
+      if (p.recursive) {
+        add(k);
+        if (conds_ok(c, p)) add(k + 1);
+      } else if (name_ok(c, p) && conds_ok(c, p)) {
+        add(k + 1);
+      }
     }
+    if (next.empty()) continue;
+    if (next.back() == end) {
+      out.emplace_back(c->id());
+      next.pop_back();
+      if (next.empty()) continue;
+    }
+    match(c, pats, std::vector<std::size_t>(next), out);
   }
 }
 
 }  // namespace
 
-ObjId resolve_path(std::string_view path, std::string_view operation) {
-  return walk(path, operation, true);
+ObjId resolve_path(std::string_view path, std::string_view operation, ObjId base) {
+  check_not_empty(path, operation);
+  return walk(path, path, operation, base, WalkMode{});
 }
 
-ObjId find_path(std::string_view path) {
-  return walk(path, "find", false);
+ObjId find_path(std::string_view path, ObjId base) {
+  check_not_empty(path, "find");
+  return walk(path, path, "find", base, WalkMode{.throwMissing = false});
 }
 
 bool valid_name(std::string_view name) {
-  if (name.empty()) return false;
+  if (name.empty() || name == "." || name == "..") return false;
   for (char ch : name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
       return false;
   return true;
 }
 
-std::pair<std::string, std::string> split_new_path(std::string_view path, std::string_view op) {
-  std::string p(path);
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
+std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n,
+                                                  std::string_view op, ObjId base) {
+  if (n == 0)
+    throw ValueError(str(op) + ": cannot create " + shown(path) +
+                     " with 0 entries (n must be >= 1)");
+  check_not_empty(path, op);
+  std::string_view p = path;
+  while (!p.empty() && p.back() == '/') p.remove_suffix(1);
+  if (p.empty())
+    throw ValueError(str(op) + ": path " + shown(path) +
+                     " is the root element, which always exists; name the new element (e.g. "
+                     "'/model')");
   const auto slash = p.rfind('/');
-  std::string parent = slash == std::string::npos ? "/" : p.substr(0, slash);
-  if (parent.empty()) parent = "/";
-  std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
+  const std::string_view parent = slash == std::string_view::npos ? std::string_view()
+                                  : slash == 0                    ? p.substr(0, 1)
+                                                                  : p.substr(0, slash);
+  const std::string_view name = slash == std::string_view::npos ? p : p.substr(slash + 1);
+  if (name == "." || name == "..")
+    throw ValueError(str(op) + ": path " + shown(path) + " ends in " + shown(name) +
+                     ", which is not an element name ('.' and '..' name an element that "
+                     "exists or its parent; give the new element a name)");
+  if (name.find('[') != std::string_view::npos || name.find(']') != std::string_view::npos)
+    throw ValueError(str(op) + ": the new name " + shown(name) + " in path " + shown(path) +
+                     " has a bracket; a new element's name takes no index (the number of "
+                     "entries is create's n)");
   if (!valid_name(name))
-    throw ValueError(std::string(op) + ": invalid name '" + name + "' in path '" +
-                     std::string(path) + "' (use letters, digits, '_', '-', '.')");
-  return {parent, name};
+    throw ValueError(str(op) + ": invalid name " + shown(name) + " in path " + shown(path) +
+                     " (use letters, digits, '_', '-', '.')");
+  Element* pe = parent.empty()
+                    ? base.element()
+                    : walk(parent, path, op, base, WalkMode{.wholeOnly = true}).element();
+  if (!pe) throw InternalError(str(op) + ": the base element of path " + shown(path) + " is gone");
+  return {pe, str(name)};
 }
 
 std::vector<ObjId> wildcard_find(std::string_view pattern) {
-  std::vector<Pattern> pats;
-  for (const std::string& s : split(pattern)) pats.push_back(parse_pattern(s, pattern));
-  std::vector<ObjId> out;
-  bool any = false;
-  for (auto& p : pats) any = any || p.wildcard || !p.conds.empty();
-  if (!any) {
-    ObjId o = find_path(pattern);
-    if (o.element()) out.push_back(o);
-    return out;
+  check_not_empty(pattern, "wildcardFind");
+  const auto parts = split(pattern);
+  std::size_t first = 0;  // first component that needs matching
+  while (first < parts.size() && !is_wildcard(parts[first])) ++first;
+  if (first == parts.size()) {
+    // No wildcard: the one element the path names, exactly as a lookup finds it.
+    const ObjId o =
+        walk(pattern, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
+    if (o.element()) return {o};
+    return {};
   }
-  match(Id::root().element(), pats, 0, out);
+  // The literal part before the first wildcard is a path ('.' and '..' included).
+  std::string literal = "/";
+  for (std::size_t i = 0; i < first; ++i) literal.append(parts[i]).append("/");
+  const ObjId start =
+      walk(literal, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
+  std::vector<Pattern> pats;
+  for (std::size_t i = first; i < parts.size(); ++i) {
+    if (parts[i] == ".") continue;
+    if (parts[i] == "..")
+      throw ValueError("wildcardFind: '..' after a wildcard in " + shown(pattern) +
+                       " (it would name the parents of every match; put '..' before the first "
+                       "wildcard)");
+    pats.push_back(parse_pattern(parts[i], pattern));
+  }
+  std::vector<ObjId> out;
+  if (!start.element()) return out;
+  match(start.element(), pats, {0}, out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "shell/shell.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <cstring>
@@ -112,8 +113,7 @@ void do_create(Reader& r, Writer& w) {
   const auto n = r.get<Index>();
   const auto global = r.get<bool>();
   const Cinfo* c = Cinfo::require(cls, "create");
-  auto [parentPath, name] = split_new_path(path, "create");
-  Element* pe = resolve_path(parentPath, "create").element();
+  auto [pe, name] = resolve_new_path(path, n, "create");  // n >= 1, a name, an unambiguous parent
   if (pe->isField())
     throw PathError("create: cannot create '" + name + "' under the field element " + pe->path());
   if (Element* old = pe->child(name))
@@ -542,20 +542,75 @@ void do_reduce_now(Reader& r, Writer&) {
   ReduceQueue::instance().runNow(jobs, Clock::instance().numThreads());
 }
 
+/// The file a dlopen handle loaded (the path as the loader resolved it), or "".
+std::string loaded_file(void* h) {
+  link_map* lm = nullptr;
+  if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
+    return lm->l_name;
+  return {};
+}
+
+/// Libraries refused for a class name clash that the loader could not unload (dlclose keeps a
+/// library with unique symbols resident): a second dlopen returns the same handle without
+/// running its initializers, so the refusal is remembered here and given again.
+std::map<void*, std::pair<std::string, std::string>>& refused_libraries() {  // file, message
+  static std::map<void*, std::pair<std::string, std::string>> m;
+  return m;
+}
+
+// Loading runs the library's static initializers, which register its classes. They must not
+// throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
+// verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
+// of libantler) refuses the whole library, which is unregistered again and closed.
 void do_load_library(Reader& r, Writer& w) {
   const auto path = r.get<std::string>();
-  const auto before = Cinfo::classNames();
+  if (path.empty())
+    throw ValueError(
+        "loadLibrary: empty path (give the file of a shared library of antler "
+        "classes, e.g. 'build-user/libmy_cells.so')");
   // RTLD_GLOBAL: the library's classes may be used by later libraries too. The library links
   // against libantler, so its classes register in this process's registry as it loads.
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!h) {
-    const char* why = dlerror();
-    throw ValueError("loadLibrary: cannot load '" + path + "': " + (why ? why : "unknown error"));
+  Cinfo::beginLoad(path);
+  void* h = nullptr;
+  try {
+    h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  } catch (...) {
+    Cinfo::endLoad(false);
+    throw;
   }
-  std::vector<std::string> added;
-  for (const auto& n : Cinfo::classNames())
-    if (!std::binary_search(before.begin(), before.end(), n)) added.push_back(n);
-  w.put(added);
+  const char* why = h ? nullptr : dlerror();
+  Cinfo::LoadResult res = Cinfo::endLoad(h != nullptr);
+  if (!h)
+    throw ValueError("loadLibrary: cannot load '" + path + "': " + (why ? why : "unknown error"));
+  auto& refused = refused_libraries();
+  if (res.clash.empty()) {
+    if (res.added.empty()) {
+      if (auto it = refused.find(h); it != refused.end() && it->second.first == loaded_file(h)) {
+        const std::string msg = it->second.second;
+        dlclose(h);
+        throw ValueError(msg);
+      }
+    } else {
+      refused.erase(h);
+    }
+    w.put(res.added);
+    return;
+  }
+  std::string file = loaded_file(h);
+  if (file.empty()) file = path;
+  const std::string newLib = res.clashNewLibrary.empty() ? file : res.clashNewLibrary;
+  const std::string msg =
+      "loadLibrary: cannot load '" + path + "': it registers a class named '" + res.clash +
+      "' (in " + newLib + "), but a class of that name is already registered (from " +
+      (res.clashOldLibrary.empty() ? std::string("the program") : res.clashOldLibrary) +
+      "); nothing of the library was registered (class names must be unique: rename the class, "
+      "and load antler's own classes only once)";
+  dlclose(h);
+  if (void* still = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    refused[still] = {loaded_file(still), msg};
+    dlclose(still);
+  }
+  throw ValueError(msg);
 }
 
 void do_extension(Reader& r, Writer& w) {

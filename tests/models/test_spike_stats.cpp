@@ -59,9 +59,11 @@ TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every s
 
 TEST_CASE("SpikeStats over an empty population reports num 0 and a NaN rate") {
   Model m;
-  const ObjId nrn = m.s.create("IntFire", "/nrn", 0);
+  // An element has at least one entry; an empty population is a field element whose parents
+  // hold no entries (here: no synapses), read through a double field as getSpiked is.
+  m.s.create("TestReceiver", "/r", 3);
   const ObjId stats = m.s.create("SpikeStats", "/stats");
-  m.s.addMsg("Reduce", stats, "reduce", nrn, "getSpiked");
+  m.s.addMsg("Reduce", stats, "reduce", m.s.find("/r/syn"), "getWeight");
   m.s.setClock(0, 1e-3);
   m.s.useClock(0, "/stats");
   m.s.reinit();

@@ -166,9 +166,11 @@ TEST_CASE("two Stats reduce different fields of different elements in the same s
 
 TEST_CASE("a reduction over zero targets reports num 0 and NaN statistics") {
   Model m;
-  const ObjId none = m.s.create("TestRelax", "/none", 0);
+  // An element has at least one entry; zero targets are a field element whose parents hold no
+  // entries.
+  m.s.create("TestReceiver", "/none", 3);
   const ObjId s = m.s.create("Stats", "/s");
-  m.s.addMsg("Reduce", s, "reduce", none, "getVm");
+  m.s.addMsg("Reduce", s, "reduce", m.s.find("/none/syn"), "getWeight");
   m.s.setClock(0, 1.0);
   m.s.useClock(0, "/s");
   m.s.reinit();
