@@ -14,29 +14,6 @@ constexpr unsigned long long kMaxIndex = 0xFFFFFFFEull;
 
 /// s in single quotes with control characters, quotes, backslashes and bytes >= 0x7f escaped
 /// (\x00, \n, ...): a name shows exactly as given and a NUL cannot cut the message short.
-std::string shown(std::string_view s) {
-  static const char hex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\\' || c == '\'') {
-      out += '\\';
-      out += ch;
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out + "'";
-}
-
 std::string str(std::string_view s) {
   return std::string(s);
 }
@@ -73,27 +50,27 @@ Component parse_component(std::string_view s, std::string_view path, std::string
   const auto lb = s.find('[');
   if (lb == std::string_view::npos) {
     if (s.find(']') != std::string_view::npos)
-      throw ValueError(str(op) + ": malformed path " + shown(path) + " (']' without '[' in " +
-                       shown(s) + ")");
+      throw ValueError(str(op) + ": malformed path " + quoted(path) + " (']' without '[' in " +
+                       quoted(s) + ")");
     c.name = s;
     return c;
   }
   const auto rb = s.find(']', lb);
   if (rb == std::string_view::npos)
-    throw ValueError(str(op) + ": malformed path " + shown(path) + " (unclosed '[' in " + shown(s) +
-                     ")");
+    throw ValueError(str(op) + ": malformed path " + quoted(path) + " (unclosed '[' in " +
+                     quoted(s) + ")");
   if (rb != s.size() - 1)
-    throw ValueError(str(op) + ": malformed path " + shown(path) + " (text after ']' in " +
-                     shown(s) + "; an index ends its component, e.g. 'a[3]/b')");
+    throw ValueError(str(op) + ": malformed path " + quoted(path) + " (text after ']' in " +
+                     quoted(s) + "; an index ends its component, e.g. 'a[3]/b')");
   c.name = s.substr(0, lb);
   c.hasIndex = true;
   c.indexText = s.substr(lb + 1, rb - lb - 1);
   if (c.name.empty())
-    throw ValueError(str(op) + ": malformed path " + shown(path) + " (index " + shown(s) +
+    throw ValueError(str(op) + ": malformed path " + quoted(path) + " (index " + quoted(s) +
                      " without a name)");
   if (!all_digits(c.indexText))
-    throw ValueError(str(op) + ": malformed index " + shown(c.indexText) + " in path " +
-                     shown(path) + " (expected a non-negative integer)");
+    throw ValueError(str(op) + ": malformed index " + quoted(c.indexText) + " in path " +
+                     quoted(path) + " (expected a non-negative integer)");
   return c;
 }
 
@@ -109,12 +86,12 @@ Index index_of(const Component& c, const Element* e, bool knownLimit, Index limi
   if (!knownLimit)
     throw IndexError(str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() +
                      " (indices are at most " + std::to_string(kMaxIndex) + "; path " +
-                     shown(path) + ")");
+                     quoted(path) + ")");
   throw IndexError(
       str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() + ", which has " +
       std::to_string(limit) + " entries (" +
       (limit == 0 ? std::string("no valid index") : "valid: 0.." + std::to_string(limit - 1)) +
-      "; path " + shown(path) + ")");
+      "; path " + quoted(path) + ")");
 }
 
 std::vector<std::string> child_names(const Element* e) {
@@ -148,14 +125,15 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
     steps.push_back({root, 0, 0});
   } else {
     Element* b = base.element();
-    if (!b) throw InternalError(str(op) + ": the base element of path " + shown(path) + " is gone");
+    if (!b)
+      throw InternalError(str(op) + ": the base element of path " + quoted(path) + " is gone");
     steps.push_back({b, base.dataIndex, base.fieldIndex});
   }
   for (std::string_view s : split(part)) {
     if (s == "." || s == ".." || s.starts_with(".[") || s.starts_with("..[")) {
       if (s != "." && s != "..")
-        throw ValueError(str(op) + ": malformed path " + shown(path) +
-                         " ('.' and '..' take no index: " + shown(s) + ")");
+        throw ValueError(str(op) + ": malformed path " + quoted(path) +
+                         " ('.' and '..' take no index: " + quoted(s) + ")");
       if (s == ".") continue;
       if (steps.size() > 1) {
         steps.pop_back();
@@ -175,8 +153,8 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
     if (!next) {
       if (!mode.throwMissing) return ObjId(Id(~0u));
       const auto kids = child_names(cur);
-      throw PathError(str(op) + ": no element " + shown(c.name) + " in " + cur->path() + " (path " +
-                      shown(path) + "; children of " + cur->path() + ": " +
+      throw PathError(str(op) + ": no element " + quoted(c.name) + " in " + cur->path() +
+                      " (path " + quoted(path) + "; children of " + cur->path() + ": " +
                       (kids.empty() ? std::string("none") : join_names(kids)) + ")");
     }
     Step step{next, steps.back().data, 0};
@@ -187,10 +165,10 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
       step.data = index_of(c, next, true, next->numData(), path, op);
       if (mode.wholeOnly && c.hasIndex && next->numData() != 1)
         throw ValueError(
-            str(op) + ": path " + shown(path) + " puts the new element under one entry, " +
+            str(op) + ": path " + quoted(path) + " puts the new element under one entry, " +
             next->path() + "[" + str(c.indexText) + "], but children belong to the whole element " +
             next->path() + " (" + std::to_string(next->numData()) +
-            " entries); leave out the index ('" + str(c.name) + "', not " + shown(s) + ")");
+            " entries); leave out the index ('" + str(c.name) + "', not " + quoted(s) + ")");
     }
     steps.push_back(step);
   }
@@ -237,7 +215,7 @@ Pattern parse_pattern(std::string_view s, std::string_view whole) {
     std::string_view rest = s.substr(lb);
     while (!rest.empty()) {
       if (rest[0] != '[' || rest.find(']') == std::string_view::npos)
-        throw ValueError("wildcardFind: malformed condition in " + shown(whole));
+        throw ValueError("wildcardFind: malformed condition in " + quoted(whole));
       const auto rb = rest.find(']');
       std::string_view cond = rest.substr(1, rb - 1);
       rest = rest.substr(rb + 1);
@@ -259,8 +237,8 @@ Pattern parse_pattern(std::string_view s, std::string_view whole) {
         else if (one.starts_with("ISA="))
           c = {Condition::isa, str(one.substr(4))};
         else
-          throw ValueError("wildcardFind: unknown condition " + shown("[" + str(one) + "]") +
-                           " in " + shown(whole) +
+          throw ValueError("wildcardFind: unknown condition " + quoted("[" + str(one) + "]") +
+                           " in " + quoted(whole) +
                            " (valid: TYPE=C, TYPE!=C, ISA=C; indices are not allowed after a "
                            "wildcard)");
         p.conds.push_back(c);
@@ -271,7 +249,7 @@ Pattern parse_pattern(std::string_view s, std::string_view whole) {
     p.wildcard = p.recursive = true;
   } else if (auto h = body.find('#'); h != std::string_view::npos) {
     if (h != body.size() - 1)
-      throw ValueError("wildcardFind: '#' must end a name in " + shown(whole));
+      throw ValueError("wildcardFind: '#' must end a name in " + quoted(whole));
     p.wildcard = true;
     p.prefix = str(body.substr(0, h));
   } else {
@@ -354,13 +332,13 @@ bool valid_name(std::string_view name) {
 std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n,
                                                   std::string_view op, ObjId base) {
   if (n == 0)
-    throw ValueError(str(op) + ": cannot create " + shown(path) +
+    throw ValueError(str(op) + ": cannot create " + quoted(path) +
                      " with 0 entries (n must be >= 1)");
   check_not_empty(path, op);
   std::string_view p = path;
   while (!p.empty() && p.back() == '/') p.remove_suffix(1);
   if (p.empty())
-    throw ValueError(str(op) + ": path " + shown(path) +
+    throw ValueError(str(op) + ": path " + quoted(path) +
                      " is the root element, which always exists; name the new element (e.g. "
                      "'/model')");
   const auto slash = p.rfind('/');
@@ -369,20 +347,20 @@ std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n
                                                                   : p.substr(0, slash);
   const std::string_view name = slash == std::string_view::npos ? p : p.substr(slash + 1);
   if (name == "." || name == "..")
-    throw ValueError(str(op) + ": path " + shown(path) + " ends in " + shown(name) +
+    throw ValueError(str(op) + ": path " + quoted(path) + " ends in " + quoted(name) +
                      ", which is not an element name ('.' and '..' name an element that "
                      "exists or its parent; give the new element a name)");
   if (name.find('[') != std::string_view::npos || name.find(']') != std::string_view::npos)
-    throw ValueError(str(op) + ": the new name " + shown(name) + " in path " + shown(path) +
+    throw ValueError(str(op) + ": the new name " + quoted(name) + " in path " + quoted(path) +
                      " has a bracket; a new element's name takes no index (the number of "
                      "entries is create's n)");
   if (!valid_name(name))
-    throw ValueError(str(op) + ": invalid name " + shown(name) + " in path " + shown(path) +
+    throw ValueError(str(op) + ": invalid name " + quoted(name) + " in path " + quoted(path) +
                      " (use letters, digits, '_', '-', '.')");
   Element* pe = parent.empty()
                     ? base.element()
                     : walk(parent, path, op, base, WalkMode{.wholeOnly = true}).element();
-  if (!pe) throw InternalError(str(op) + ": the base element of path " + shown(path) + " is gone");
+  if (!pe) throw InternalError(str(op) + ": the base element of path " + quoted(path) + " is gone");
   return {pe, str(name)};
 }
 
@@ -407,7 +385,7 @@ std::vector<ObjId> wildcard_find(std::string_view pattern) {
   for (std::size_t i = first; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     if (parts[i] == "..")
-      throw ValueError("wildcardFind: '..' after a wildcard in " + shown(pattern) +
+      throw ValueError("wildcardFind: '..' after a wildcard in " + quoted(pattern) +
                        " (it would name the parents of every match; put '..' before the first "
                        "wildcard)");
     pats.push_back(parse_pattern(parts[i], pattern));

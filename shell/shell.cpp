@@ -269,8 +269,8 @@ void do_get_vec(Reader& r, Writer& w) {
 ///
 /// `each(fn)` calls fn(d, f) for every local target in the order of the values in r.
 template <class Each>
-void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each,
-                  bool agree, const char* op) {
+void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each, bool agree,
+                  const char* op) {
   if (vf->assignsOnly()) {
     each([&](Index d, Index f) { vf->set(e, d, f, r); });
     return;
@@ -400,7 +400,8 @@ void do_set_all(Reader& r, Writer&) {
   values.reserve(one.size() * count);
   for (std::uint64_t k = 0; k < count; ++k) values.append(one.data(), one.size());
   Reader vr(values);
-  atomic_write(e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
+  atomic_write(
+      e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
 }
 
 const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
@@ -582,6 +583,24 @@ void do_load_library(Reader& r, Writer& w) {
   Cinfo::LoadResult res = Cinfo::endLoad(h != nullptr);
   if (!h)
     throw ValueError("loadLibrary: cannot load '" + path + "': " + (why ? why : "unknown error"));
+  // A library with its own copy of antler's core (a second libantler) may bind its classes to a
+  // registry of its own (when libantler was loaded without RTLD_GLOBAL, as Python loads its
+  // extensions): nothing clashes, and nothing it declares would ever be usable. Refuse it too.
+  if (void* theirs = dlsym(h, "_ZN6antler5Cinfo13registerClassEPKS0_")) {
+    Dl_info a{}, b{};
+    const bool known =
+        dladdr(theirs, &a) != 0 && dladdr(reinterpret_cast<void*>(&Cinfo::registerClass), &b) != 0;
+    if (known && a.dli_fbase != b.dli_fbase) {
+      const std::string msg =
+          "loadLibrary: cannot load '" + path + "': it contains its own copy of antler's core (" +
+          "antler::Cinfo is defined in " + (a.dli_fname ? a.dli_fname : path) +
+          ", but antler is already loaded from " + (b.dli_fname ? b.dli_fname : "the program") +
+          "), so its classes would go to a registry of their own; nothing of the library was "
+          "registered (link the library against the libantler that is loaded)";
+      dlclose(h);
+      throw ValueError(msg);
+    }
+  }
   auto& refused = refused_libraries();
   if (res.clash.empty()) {
     if (res.added.empty()) {

@@ -438,9 +438,10 @@ PYBIND11_MODULE(_antler, m) {
   };
 
   m.def("create", [=](H cls, H path, H n, H global) {
-    return triple(Shell::instance().create(str(cls, "create: class"), str(path, "create: path"),
-                                           u32(n, "create: n", 1, 0xFFFFFFFEu),
-                                           cv::to_bool(global, {"create: global"})));
+    const std::string c = str(cls, "create: class"), p = str(path, "create: path");
+    const std::string where = "create " + c + " at " + quoted(p);
+    return triple(Shell::instance().create(c, p, u32(n, (where + ": n").c_str(), 1, 0xFFFFFFFEu),
+                                           cv::to_bool(global, {where + ": global"})));
   });
   m.def("delete", [=](H t) { Shell::instance().destroy(obj(t, "delete")); });
   m.def("find", [=](H p) { return find(str(p, "exists")); });

@@ -460,3 +460,49 @@ def test_seeded_fuzz_of_bad_calls_changes_nothing_and_the_model_still_runs(net):
     antler.start(0.005)
     tau = v.tau
     np.testing.assert_allclose(v.Vm, 0.5 * (1 - 1e-3 / tau) ** 5, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Odd paths and libraries
+
+
+def test_odd_paths_mean_what_a_shell_would_and_agree_everywhere(net):
+    V, I = antler.ValueError, antler.IndexError
+    # Class(path) creates, or returns what is there: '/net/..' is the root, '/net/.' is /net.
+    assert antler.Neutral("/net/..").path == antler.element("/").path
+    assert antler.Neutral("/net/.").path == antler.element("/net").path
+    refused(antler.PathError, ValueError, lambda: antler.IntFire("/net/.."), "Neutral", "IntFire")
+    refused(V, ValueError, lambda: antler.Neutral("/nonexistent/.."), "nonexistent")
+    refused(V, ValueError, lambda: antler.Neutral("/net/n[2]/x"), "/net/n[2]/x", "/net/n")
+    refused(V, ValueError, lambda: antler.IntFire("/z", 0), "/z", "0")
+    refused(V, ValueError, lambda: antler.Neutral("/net/x[3]"), "x[3]")
+    refused(I, IndexError, lambda: antler.element("/net/n[99999999999]"), "99999999999", "0..5")
+    refused(V, ValueError, lambda: antler.element("/net/n[-1]"), "-1")
+    # Lookups resolve '.' and '..' as a shell does, and exists/element/le agree.
+    assert antler.element("/net/n/..").path == antler.element("/net").path
+    assert antler.element("/net/./n[2]").path == "/net/n[2]"
+    assert antler.exists("/net/n/../n") and not antler.exists("/net/n[6]")
+    assert not antler.exists("/net/n[99999999999]") and not antler.exists("/z")
+    assert antler.le("/net/n/..") == antler.le("/net")
+    # '##' finds each element once.
+    everything = [v.path for v in antler.wildcardFind("/##")]
+    assert len(everything) == len(set(everything))
+    assert sorted(v.path for v in antler.wildcardFind("/##/##")) == sorted(
+        p for p in everything if p.count("/") >= 2)
+
+
+def test_a_library_that_would_register_a_class_twice_is_refused_whole(net, tmp_path):
+    lib = os.path.join(os.path.dirname(antler._a.__file__), "..", "..", "libantler.so")
+    if not os.path.exists(lib):
+        pytest.skip("libantler.so not next to the build's python folder")
+    copy = tmp_path / "libantler_copy.so"
+    shutil.copy(lib, copy)
+    if antler.numNodes() > 1:
+        pytest.skip("the copy lives in this node's temporary folder only")
+    classes = antler._snapshot()[7]
+    msg = refused(antler.ValueError, ValueError, lambda: antler.loadLibrary(str(copy)),
+                  "loadLibrary", "libantler_copy.so", "libantler.so")
+    assert "own copy" in msg or "Neutral" in msg
+    assert antler._snapshot()[7] == classes
+    refused(antler.ValueError, ValueError, lambda: antler.loadLibrary(str(tmp_path / "none.so")),
+            "loadLibrary", "none.so")
