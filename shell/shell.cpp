@@ -586,7 +586,10 @@ void do_load_library(Reader& r, Writer& w) {
   // A library with its own copy of antler's core (a second libantler) may bind its classes to a
   // registry of its own (when libantler was loaded without RTLD_GLOBAL, as Python loads its
   // extensions): nothing clashes, and nothing it declares would ever be usable. Refuse it too.
-  if (void* theirs = dlsym(h, "_ZN6antler5Cinfo13registerClassEPKS0_")) {
+  void* theirs = res.clash.empty() && res.added.empty()
+                     ? dlsym(h, "_ZN6antler5Cinfo13registerClassEPKS0_")
+                     : nullptr;
+  if (theirs) {
     Dl_info a{}, b{};
     const bool known =
         dladdr(theirs, &a) != 0 && dladdr(reinterpret_cast<void*>(&Cinfo::registerClass), &b) != 0;
