@@ -1,0 +1,777 @@
+// The collective algorithms. Ranks are renumbered relative to the root where an algorithm is
+// rooted (vr = (r - root) mod P); folds always run over absolute rank order (the canonical
+// order, see algorithms.hpp), so rooted reductions fold towards rank 0 and then move the result.
+#include "core/comm/algorithms.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+#include "core/comm/detail/backend.hpp"
+#include "core/error.hpp"
+
+namespace antler::comm {
+
+namespace {
+
+// Tags of antler's collectives (above what users use).
+constexpr int kTagBcast = Comm::kCollectiveTags + 1;
+constexpr int kTagReduce = Comm::kCollectiveTags + 2;
+constexpr int kTagAllreduce = Comm::kCollectiveTags + 3;
+constexpr int kTagGather = Comm::kCollectiveTags + 4;
+constexpr int kTagAllgather = Comm::kCollectiveTags + 5;
+constexpr int kTagCost = Comm::kCollectiveTags + 6;
+
+std::span<const char> view(const ByteBuffer& b) {
+  return {b.data(), b.size()};
+}
+
+int ceil_log2(int P) {
+  int k = 0;
+  while ((1 << k) < P) ++k;
+  return k;
+}
+
+bool is_pow2(int P) {
+  return P > 0 && (P & (P - 1)) == 0;
+}
+
+void check_root(const Comm& c, int root, Collective what) {
+  if (root < 0 || root >= c.size())
+    throw IndexError(std::string(to_string(what)) + ": root " + std::to_string(root) +
+                     " out of range (ranks 0.." + std::to_string(c.size() - 1) + ")");
+}
+
+[[noreturn]] void cannot(Collective c, Algorithm a, const std::string& why) {
+  std::string valid;
+  for (Algorithm x : algorithms_for(c)) valid += (valid.empty() ? "" : ", ") + std::string(to_string(x));
+  throw ValueError(std::string(to_string(c)) + ": algorithm '" + to_string(a) + "' " + why +
+                   " (algorithms for " + to_string(c) + ": " + valid + ")");
+}
+
+// Segment s of k over n bytes: [begin, end).
+std::pair<std::size_t, std::size_t> segment(std::size_t n, int k, int s) {
+  const std::size_t q = n / static_cast<std::size_t>(k), r = n % static_cast<std::size_t>(k);
+  const std::size_t b = static_cast<std::size_t>(s) * q + std::min<std::size_t>(s, r);
+  return {b, b + q + (static_cast<std::size_t>(s) < r ? 1 : 0)};
+}
+
+// ---- broadcast ----
+
+void bcast_binomial(Comm& c, std::span<char> data, int root) {
+  const int P = c.size(), r = c.rank();
+  const int vr = (r - root + P) % P;
+  int mask = 1;
+  // Receive from the parent: the rank that differs in vr's lowest set bit.
+  while (mask < P) {
+    if (vr & mask) {
+      const int parent = (vr - mask + root) % P;
+      Request q = c.irecv(parent, kTagBcast, data.data(), data.size());
+      c.wait(q);
+      break;
+    }
+    mask <<= 1;
+  }
+  // Send to the children below that bit, farthest first.
+  mask >>= 1;
+  for (; mask > 0; mask >>= 1)
+    if (vr + mask < P) c.send((vr + mask + root) % P, kTagBcast, data);
+}
+
+void bcast_chain(Comm& c, std::span<char> data, int root, int k) {
+  const int P = c.size(), r = c.rank();
+  const int vr = (r - root + P) % P;
+  const int prev = (r - 1 + P) % P, next = (r + 1) % P;
+  std::vector<Request> recvs, sends;
+  if (vr > 0)
+    for (int s = 0; s < k; ++s) {
+      auto [b, e] = segment(data.size(), k, s);
+      recvs.push_back(c.irecv(prev, kTagBcast, data.data() + b, e - b));
+    }
+  for (int s = 0; s < k; ++s) {
+    auto [b, e] = segment(data.size(), k, s);
+    if (vr > 0) c.wait(recvs[static_cast<std::size_t>(s)]);
+    if (vr + 1 < P) sends.push_back(c.isend(next, kTagBcast, data.subspan(b, e - b)));
+  }
+  for (auto& q : sends) c.wait(q);
+}
+
+// The Fibonacci tree over vr in [lo, lo + n): node lo is the root; its left subtree takes the
+// Fibonacci share F(h+1) - 1 of the n - 1 others (h: the smallest height with F(h+2) - 1 >= n),
+// the right subtree the rest. For n = F(h+2) - 1 this is the Fibonacci tree of the seed; for other
+// n the left subtree stays full and the right one is cut short. Each node forwards every segment
+// to its left child, then its right child: a single message reaches every node in h rounds.
+struct FibNode {
+  int parent = -1, left = -1, right = -1;
+};
+
+void fib_build(int lo, int n, int parent, std::vector<FibNode>& t) {
+  if (n <= 0) return;
+  t[static_cast<std::size_t>(lo)].parent = parent;
+  if (n == 1) return;
+  long f1 = 1, f2 = 1;  // F(h+1), F(h+2) with F(1) = F(2) = 1
+  while (f2 - 1 < n) {
+    const long f3 = f1 + f2;
+    f1 = f2;
+    f2 = f3;
+  }
+  const int left = static_cast<int>(std::min<long>(n - 1, f1 - 1));
+  const int right = n - 1 - left;
+  if (left > 0) {
+    t[static_cast<std::size_t>(lo)].left = lo + 1;
+    fib_build(lo + 1, left, lo, t);
+  }
+  if (right > 0) {
+    t[static_cast<std::size_t>(lo)].right = lo + 1 + left;
+    fib_build(lo + 1 + left, right, lo, t);
+  }
+}
+
+void bcast_fibonacci(Comm& c, std::span<char> data, int root, int k) {
+  const int P = c.size(), r = c.rank();
+  const int vr = (r - root + P) % P;
+  std::vector<FibNode> t(static_cast<std::size_t>(P));
+  fib_build(0, P, -1, t);
+  const FibNode& me = t[static_cast<std::size_t>(vr)];
+  auto abs_rank = [&](int v) { return (v + root) % P; };
+  std::vector<Request> recvs, sends;
+  if (me.parent >= 0)
+    for (int s = 0; s < k; ++s) {
+      auto [b, e] = segment(data.size(), k, s);
+      recvs.push_back(c.irecv(abs_rank(me.parent), kTagBcast, data.data() + b, e - b));
+    }
+  for (int s = 0; s < k; ++s) {
+    auto [b, e] = segment(data.size(), k, s);
+    if (me.parent >= 0) c.wait(recvs[static_cast<std::size_t>(s)]);
+    if (me.left >= 0) sends.push_back(c.isend(abs_rank(me.left), kTagBcast, data.subspan(b, e - b)));
+    if (me.right >= 0)
+      sends.push_back(c.isend(abs_rank(me.right), kTagBcast, data.subspan(b, e - b)));
+  }
+  for (auto& q : sends) c.wait(q);
+}
+
+// Scatter (binomial, block vr of P to relative rank vr), then a ring allgather of the blocks.
+void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
+  const int P = c.size(), r = c.rank();
+  const int vr = (r - root + P) % P;
+  const std::size_t n = data.size();
+  auto block = [&](int v) { return segment(n, P, v); };
+  // Binomial scatter: the rank at vr is responsible for blocks [vr, vr + span).
+  int mask = 1;
+  while (mask < P) {
+    if (vr & mask) {
+      const int parent = (vr - mask + root) % P;
+      const std::size_t b = block(vr).first, e = block(std::min(P, vr + mask) - 1).second;
+      Request q = c.irecv(parent, kTagBcast, data.data() + b, e - b);
+      c.wait(q);
+      break;
+    }
+    mask <<= 1;
+  }
+  mask >>= 1;
+  for (; mask > 0; mask >>= 1)
+    if (vr + mask < P) {
+      const int child = vr + mask;
+      const std::size_t b = block(child).first, e = block(std::min(P, child + mask) - 1).second;
+      c.send((child + root) % P, kTagBcast, data.subspan(b, e - b));
+    }
+  // Ring allgather over relative ranks: in step s, pass on the block received in step s - 1.
+  const int next = (r + 1) % P, prev = (r - 1 + P) % P;
+  for (int s = 0; s < P - 1; ++s) {
+    const int sendBlock = (vr - s + P) % P, recvBlock = (vr - s - 1 + P) % P;
+    auto [sb, se] = block(sendBlock);
+    auto [rb, re] = block(recvBlock);
+    Request q = c.irecv(prev, kTagBcast, data.data() + rb, re - rb);
+    Request w = c.isend(next, kTagBcast, data.subspan(sb, se - sb));
+    c.wait(q);
+    c.wait(w);
+  }
+}
+
+// ---- reduce ----
+
+// Binomial reduce over absolute ranks to rank 0: the canonical order itself.
+void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+  const int P = c.size(), r = c.rank();
+  for (int mask = 1; mask < P; mask <<= 1) {
+    if (r & mask) {
+      c.send(r - mask, tag, view(data));
+      return;
+    }
+    if (r + mask < P) {
+      ByteBuffer other = c.recv(r + mask, tag);
+      f.fold(data, view(other), false);
+    }
+  }
+}
+
+// Recursive doubling with proxies: after the step with distance m, every rank holds the fold of
+// its aligned block of 2m ranks (clipped at P). A rank whose partner r ^ m does not exist takes
+// the partner block's fold from a rank of that block that does (the block's ranks all hold it);
+// those ranks send to it in addition to their own partner. Works for any P in ceil(log2 P)
+// rounds; with `concat`, the same pattern gathers instead of folding.
+void recursive_doubling(Comm& c, ByteBuffer& data, const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine, int tag) {
+  const int P = c.size(), r = c.rank();
+  for (int m = 1; m < P; m <<= 1) {
+    const int partner = r ^ m;
+    const int pb = partner & ~(m - 1);  // start of the partner block
+    std::vector<Request> sends;
+    ByteBuffer snapshot;  // what this rank holds before the step, for every rank it serves
+    snapshot.append(data.data(), data.size());
+    const int mb = r & ~(m - 1);  // my block
+    const int mcount = std::min(P, mb + m) - mb;
+    // For every rank q of the partner block whose own partner (q ^ m, in my block) does not
+    // exist, the rank of my block serving it is mb + (q - pb) % mcount.
+    for (int q = pb; q < std::min(P, pb + m); ++q) {
+      const int qp = q ^ m;
+      if (qp >= P && mb + (q - pb) % mcount == r) sends.push_back(c.isend(q, tag, view(snapshot)));
+    }
+    if (partner < P) sends.push_back(c.isend(partner, tag, view(snapshot)));
+    if (pb < P) {
+      const int pcount = std::min(P, pb + m) - pb;
+      const int from = partner < P ? partner : pb + (r - mb) % pcount;
+      ByteBuffer other = c.recv(from, tag);
+      combine(data, view(other), pb < mb);
+    }
+    for (auto& q : sends) c.wait(q);
+  }
+}
+
+// Reduce-scatter by distance doubling, then allgather by distance halving (P a power of 2):
+// in the step with distance m the pair (r, r ^ m) splits its current range in two, each keeps one
+// half and folds the partner's copy of it in — lower rank on the left — so after the step with
+// distance m each rank holds, for its range, the fold of its aligned block of 2m ranks.
+void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+  const int P = c.size(), r = c.rank();
+  const std::size_t es = f.elemSize, count = data.size() / es;
+  std::size_t lo = 0, hi = count;  // my range, in elements
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  for (int m = 1; m < P; m <<= 1) {
+    const int partner = r ^ m;
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const bool lower = (r & m) == 0;
+    const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
+    const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
+    ByteBuffer got = c.sendrecv(partner, tag, {data.data() + giveLo * es, (giveHi - giveLo) * es},
+                                partner, tag);
+    if (got.size() != (keepHi - keepLo) * es)
+      throw CommError("allreduce: ranks " + std::to_string(r) + " and " + std::to_string(partner) +
+                      " hold vectors of different lengths");
+    ByteBuffer part;
+    part.append(data.data() + keepLo * es, (keepHi - keepLo) * es);
+    f.fold(part, view(got), !lower);
+    std::memcpy(data.data() + keepLo * es, part.data(), part.size());
+    ranges.push_back({lo, hi});
+    lo = keepLo;
+    hi = keepHi;
+  }
+  for (int m = P >> 1; m >= 1; m >>= 1) {
+    const int partner = r ^ m;
+    auto [plo, phi] = ranges.back();
+    ranges.pop_back();
+    // The partner holds the other half of [plo, phi).
+    const std::size_t olo = lo == plo ? hi : plo, ohi = lo == plo ? phi : lo;
+    ByteBuffer got =
+        c.sendrecv(partner, tag, {data.data() + lo * es, (hi - lo) * es}, partner, tag);
+    if (got.size() != (ohi - olo) * es) throw CommError("allreduce: allgather sizes differ");
+    if (got.size()) std::memcpy(data.data() + olo * es, got.data(), got.size());
+    lo = plo;
+    hi = phi;
+  }
+}
+
+// ---- gather ----
+
+// Blocks travel as {u64 count, then (u64 size, bytes) per block}, in rank order.
+void put_block(ByteBuffer& b, std::span<const char> x) {
+  const std::uint64_t n = x.size();
+  b.append(&n, 8);
+  b.append(x.data(), x.size());
+}
+
+void unpack_blocks(const ByteBuffer& packed, ByteBuffer& out, std::vector<std::size_t>& counts,
+                   int P) {
+  counts.assign(static_cast<std::size_t>(P), 0);
+  out.clear();
+  std::size_t at = 0;
+  for (int q = 0; q < P; ++q) {
+    std::uint64_t n = 0;
+    if (at + 8 > packed.size()) throw CommError("gather: corrupted block list");
+    std::memcpy(&n, packed.data() + at, 8);
+    at += 8;
+    if (at + n > packed.size()) throw CommError("gather: corrupted block list");
+    out.append(packed.data() + at, n);
+    counts[static_cast<std::size_t>(q)] = n;
+    at += n;
+  }
+}
+
+// Binomial gather towards rank 0 (blocks in rank order), then moved to root.
+void gather_binomial(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
+                     std::vector<std::size_t>& counts) {
+  const int P = c.size(), r = c.rank();
+  ByteBuffer acc;
+  put_block(acc, mine);
+  bool sent = false;
+  for (int mask = 1; mask < P; mask <<= 1) {
+    if (r & mask) {
+      c.send(r - mask, kTagGather, view(acc));
+      sent = true;
+      break;
+    }
+    if (r + mask < P) {
+      ByteBuffer other = c.recv(r + mask, kTagGather);
+      acc.append(other.data(), other.size());
+    }
+  }
+  out.clear();
+  counts.clear();
+  if (root != 0) {
+    if (r == 0) c.send(root, kTagGather, view(acc));
+    if (r == root) acc = c.recv(0, kTagGather);
+  }
+  if (r == root) unpack_blocks(acc, out, counts, P);
+  (void)sent;
+}
+
+void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
+                    std::vector<std::size_t>& counts) {
+  const int P = c.size(), r = c.rank();
+  std::vector<ByteBuffer> blocks(static_cast<std::size_t>(P));
+  blocks[static_cast<std::size_t>(r)].append(mine.data(), mine.size());
+  const int next = (r + 1) % P, prev = (r - 1 + P) % P;
+  for (int s = 0; s < P - 1; ++s) {
+    const int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
+    blocks[static_cast<std::size_t>(rb)] =
+        c.sendrecv(next, kTagAllgather, view(blocks[static_cast<std::size_t>(sb)]), prev,
+                   kTagAllgather);
+  }
+  out.clear();
+  counts.clear();
+  for (auto& b : blocks) {
+    counts.push_back(b.size());
+    out.append(b.data(), b.size());
+  }
+}
+
+void allgather_doubling(Comm& c, std::span<const char> mine, ByteBuffer& out,
+                        std::vector<std::size_t>& counts) {
+  // Each rank holds a list of (rank, bytes) blocks; combining merges the lists in rank order.
+  ByteBuffer acc;
+  const std::uint32_t me = static_cast<std::uint32_t>(c.rank());
+  acc.append(&me, 4);
+  put_block(acc, mine);
+  auto concat = [](ByteBuffer& a, std::span<const char> other, bool otherOnLeft) {
+    ByteBuffer merged;
+    if (otherOnLeft) {
+      merged.append(other.data(), other.size());
+      merged.append(a.data(), a.size());
+    } else {
+      merged.append(a.data(), a.size());
+      merged.append(other.data(), other.size());
+    }
+    a = std::move(merged);
+  };
+  recursive_doubling(c, acc, concat, kTagAllgather);
+  // acc: (u32 rank, u64 size, bytes) for every rank, in rank order.
+  out.clear();
+  counts.assign(static_cast<std::size_t>(c.size()), 0);
+  std::size_t at = 0;
+  for (int q = 0; q < c.size(); ++q) {
+    std::uint32_t who = 0;
+    std::uint64_t n = 0;
+    if (at + 12 > acc.size()) throw CommError("allgather: corrupted block list");
+    std::memcpy(&who, acc.data() + at, 4);
+    std::memcpy(&n, acc.data() + at + 4, 8);
+    at += 12;
+    if (who != static_cast<std::uint32_t>(q) || at + n > acc.size())
+      throw CommError("allgather: corrupted block list");
+    out.append(acc.data() + at, n);
+    counts[static_cast<std::size_t>(q)] = n;
+    at += n;
+  }
+}
+
+// ---- the cost model ----
+
+std::mutex g_model_mu;
+CostModel g_model;
+bool g_measured = false;
+
+double env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end == v || *end || !(x >= 0) || !std::isfinite(x))
+    throw ValueError(std::string(name) + "=" + v + ": expected a non-negative number of seconds");
+  return x;
+}
+
+}  // namespace
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::automatic: return "automatic";
+    case Algorithm::vendor: return "vendor";
+    case Algorithm::binomial: return "binomial";
+    case Algorithm::linear_pipeline: return "linear_pipeline";
+    case Algorithm::fibonacci: return "fibonacci";
+    case Algorithm::scatter_allgather: return "scatter_allgather";
+    case Algorithm::recursive_doubling: return "recursive_doubling";
+    case Algorithm::reduce_scatter_allgather: return "reduce_scatter_allgather";
+    case Algorithm::ring: return "ring";
+  }
+  return "?";
+}
+
+Algorithm parse_algorithm(std::string_view s) {
+  for (int i = 0; i <= static_cast<int>(Algorithm::ring); ++i)
+    if (s == to_string(static_cast<Algorithm>(i))) return static_cast<Algorithm>(i);
+  std::string valid;
+  for (int i = 0; i <= static_cast<int>(Algorithm::ring); ++i)
+    valid += (i ? ", " : "") + std::string(to_string(static_cast<Algorithm>(i)));
+  throw ValueError("unknown collective algorithm " + quoted(s) + " (valid: " + valid + ")");
+}
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::broadcast: return "broadcast";
+    case Collective::reduce: return "reduce";
+    case Collective::allreduce: return "allreduce";
+    case Collective::allgather: return "allgather";
+    case Collective::gather: return "gather";
+  }
+  return "?";
+}
+
+std::vector<Algorithm> algorithms_for(Collective c) {
+  using A = Algorithm;
+  switch (c) {
+    case Collective::broadcast:
+      return {A::automatic, A::vendor, A::binomial, A::linear_pipeline, A::fibonacci,
+              A::scatter_allgather};
+    case Collective::reduce: return {A::automatic, A::vendor, A::binomial};
+    case Collective::allreduce:
+      return {A::automatic, A::vendor, A::binomial, A::recursive_doubling,
+              A::reduce_scatter_allgather};
+    case Collective::allgather:
+      return {A::automatic, A::vendor, A::ring, A::recursive_doubling};
+    case Collective::gather: return {A::automatic, A::vendor, A::binomial};
+  }
+  return {};
+}
+
+CostModel cost_model() {
+  std::lock_guard<std::mutex> lk(g_model_mu);
+  CostModel m = g_model;
+  m.alpha = env_double("ANTLER_COMM_ALPHA", m.alpha);
+  m.beta = env_double("ANTLER_COMM_BETA", m.beta);
+  return m;
+}
+
+void set_cost_model(const CostModel& m) {
+  std::lock_guard<std::mutex> lk(g_model_mu);
+  g_model = m;
+  g_measured = true;
+}
+
+CostModel measure_cost_model(Comm& c) {
+  // Ping-pong between ranks 0 and 1: 8 bytes (alpha) and 1 MiB (beta); rank 0's figures are
+  // broadcast so that every rank holds the same model.
+  CostModel m = cost_model();
+  double fig[2] = {m.alpha, m.beta};
+  if (c.size() > 1 && c.rank() < 2) {
+    const int other = 1 - c.rank();
+    auto pingpong = [&](std::size_t n, int reps) {
+      std::vector<char> buf(n, 0);
+      double best = std::numeric_limits<double>::infinity();
+      for (int i = 0; i < reps; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (c.rank() == 0) {
+          c.send(other, kTagCost, buf);
+          (void)c.recv(other, kTagCost);
+        } else {
+          (void)c.recv(other, kTagCost);
+          c.send(other, kTagCost, buf);
+        }
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return best / 2;
+    };
+    const double small = pingpong(8, 50), large = pingpong(1 << 20, 5);
+    fig[0] = std::max(1e-8, small);
+    fig[1] = std::max(1e-13, (large - small) / double(1 << 20));
+  }
+  algo::broadcast(c, {reinterpret_cast<char*>(fig), sizeof fig}, 0,
+                  Options{Algorithm::binomial, 1});
+  m.alpha = fig[0];
+  m.beta = fig[1];
+  set_cost_model(m);
+  return m;
+}
+
+double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const CostModel& m, int k) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double N = static_cast<double>(n), al = m.alpha, be = m.beta;
+  const double L = ceil_log2(P);
+  if (P <= 1) return 0;
+  auto best_k = [&](double rounds0, double perSegRounds) {
+    // cost(k) = (rounds0 + perSegRounds (k - 1)) (alpha + beta n / k): best k near
+    // sqrt(rounds0 beta n / (perSegRounds alpha)).
+    double bestCost = inf;
+    int bestK = 1;
+    const int kmax = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(n, 1), 4096));
+    const double guess = std::sqrt(std::max(1.0, rounds0 * be * N / (perSegRounds * al)));
+    for (int kk : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, static_cast<int>(guess)}) {
+      if (kk < 1 || kk > kmax) continue;
+      const double cost = (rounds0 + perSegRounds * (kk - 1)) * (al + be * N / kk);
+      if (cost < bestCost) {
+        bestCost = cost;
+        bestK = kk;
+      }
+    }
+    return std::make_pair(bestCost, bestK);
+  };
+  switch (c) {
+    case Collective::broadcast:
+      switch (a) {
+        case Algorithm::binomial: return L * (al + be * N);
+        case Algorithm::linear_pipeline:
+          if (k > 0) return (P - 1 + k - 1) * (al + be * N / k);
+          return best_k(P - 1, 1).first;
+        case Algorithm::fibonacci: {
+          int h = 0;  // the height: N(h) = 1 + N(h-1) + N(h-2) >= P ranks
+          long n0 = 1, n1 = 2;
+          while (n0 < P) {
+            const long n2 = 1 + n1 + n0;
+            n0 = n1;
+            n1 = n2;
+            ++h;
+          }
+          if (k > 0) return (h + 2.0 * (k - 1)) * (al + be * N / k);
+          return best_k(h, 2).first;
+        }
+        case Algorithm::scatter_allgather:
+          return (L + P - 1) * al + 2 * be * N * (P - 1) / P;
+        case Algorithm::vendor:
+          return std::min(L * (al + be * N), (L + P - 1) * al + 2 * be * N * (P - 1) / P);
+        default: return inf;
+      }
+    case Collective::reduce:
+    case Collective::gather:
+      if (a == Algorithm::binomial || a == Algorithm::vendor)
+        return L * (al + be * N * (c == Collective::gather ? P / 2.0 : 1.0));
+      return inf;
+    case Collective::allreduce:
+      switch (a) {
+        case Algorithm::binomial: return 2 * L * (al + be * N);
+        case Algorithm::recursive_doubling: return L * (al + be * N);
+        case Algorithm::reduce_scatter_allgather:
+          return is_pow2(P) ? 2 * L * al + 2 * be * N * (P - 1) / P : inf;
+        case Algorithm::vendor:
+          return std::min(L * (al + be * N), 2 * L * al + 2 * be * N * (P - 1) / P);
+        default: return inf;
+      }
+    case Collective::allgather:
+      switch (a) {
+        case Algorithm::ring: return (P - 1) * (al + be * N);
+        case Algorithm::recursive_doubling: return L * al + be * N * (P - 1);
+        case Algorithm::vendor: return L * al + be * N * (P - 1);
+        default: return inf;
+      }
+  }
+  return inf;
+}
+
+Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorAvailable,
+              const Options& o) {
+  Algorithm forced = o.algorithm;
+  if (forced == Algorithm::automatic) {
+    if (const char* env = std::getenv("ANTLER_COMM_ALGORITHM"); env && *env) {
+      const Algorithm a = parse_algorithm(env);
+      const auto ok = algorithms_for(c);
+      if (std::find(ok.begin(), ok.end(), a) != ok.end()) forced = a;
+    }
+  }
+  const CostModel m = cost_model();
+  auto segments_for = [&](Algorithm a) {
+    if (o.segments > 0) return o.segments;
+    if (a != Algorithm::linear_pipeline && a != Algorithm::fibonacci) return 1;
+    // The k that minimises the model (searched as in modelled_cost).
+    int bestK = 1;
+    double best = std::numeric_limits<double>::infinity();
+    for (int kk = 1; kk <= 1024; kk *= 2) {
+      if (static_cast<std::size_t>(kk) > std::max<std::size_t>(n, 1)) break;
+      const double cost = modelled_cost(c, a, P, n, m, kk);
+      if (cost < best) {
+        best = cost;
+        bestK = kk;
+      }
+    }
+    return bestK;
+  };
+  if (forced != Algorithm::automatic) return {forced, segments_for(forced)};
+  // A vendor fold is safe for automatic only when the order cannot change the bits.
+  const bool vendorFoldOk = fold == nullptr || (fold->prim != Prim::none && fold->op != OpKind::none &&
+                                                (fold->exact || (P <= 2 && fold->commutative)));
+  Choice best{Algorithm::binomial, 1};
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (Algorithm a : algorithms_for(c)) {
+    if (a == Algorithm::automatic) continue;
+    if (a == Algorithm::vendor && (!vendorAvailable || !vendorFoldOk)) continue;
+    if (a == Algorithm::reduce_scatter_allgather && (!fold || fold->elemSize == 0 || !is_pow2(P)))
+      continue;
+    const int k = segments_for(a);
+    double cost = modelled_cost(c, a, P, n, m, k);
+    if (a == Algorithm::vendor) cost *= 0.999;  // ties go to the library's own call
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = {a, k};
+    }
+  }
+  return best;
+}
+
+namespace algo {
+
+void broadcast(Comm& c, std::span<char> data, int root, const Options& o) {
+  check_root(c, root, Collective::broadcast);
+  const int P = c.size();
+  const Choice ch = choose(Collective::broadcast, P, data.size(), nullptr, true, o);
+  if (P == 1) return;
+  const int k = std::max(1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
+  switch (ch.algorithm) {
+    case Algorithm::vendor: return c.backend().vendorBcast(data.data(), data.size(), root);
+    case Algorithm::binomial: return bcast_binomial(c, data, root);
+    case Algorithm::linear_pipeline: return bcast_chain(c, data, root, k);
+    case Algorithm::fibonacci: return bcast_fibonacci(c, data, root, k);
+    case Algorithm::scatter_allgather: return bcast_scatter_allgather(c, data, root);
+    default: cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
+  }
+}
+
+void broadcast_any(Comm& c, ByteBuffer& data, int root, const Options& o,
+                   std::size_t inlineBytes) {
+  check_root(c, root, Collective::broadcast);
+  if (c.size() == 1) return;
+  // First pass: {u64 size, the first inlineBytes} by binomial tree (or vendor if forced).
+  ByteBuffer head;
+  head.resize(8 + inlineBytes);
+  std::uint64_t n = data.size();
+  if (c.rank() == root) {
+    std::memcpy(head.data(), &n, 8);
+    if (n) std::memcpy(head.data() + 8, data.data(), std::min<std::size_t>(n, inlineBytes));
+  }
+  Options first = o;
+  if (first.algorithm != Algorithm::vendor) first.algorithm = Algorithm::binomial;
+  broadcast(c, {head.data(), head.size()}, root, first);
+  std::memcpy(&n, head.data(), 8);
+  if (c.rank() != root) {
+    data.resize(n);
+    if (n) std::memcpy(data.data(), head.data() + 8, std::min<std::size_t>(n, inlineBytes));
+  }
+  if (n <= inlineBytes) return;
+  // The rest: every rank now knows its size, so every rank chooses alike.
+  broadcast(c, {data.data() + inlineBytes, n - inlineBytes}, root, o);
+}
+
+void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o) {
+  check_root(c, root, Collective::reduce);
+  const int P = c.size();
+  const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
+  const Choice ch = choose(Collective::reduce, P, data.size(), &f, vendorOk, o);
+  if (P == 1) return;
+  switch (ch.algorithm) {
+    case Algorithm::vendor: {
+      if (!vendorOk) cannot(Collective::reduce, ch.algorithm, "cannot apply this fold (not an MPI type and operator)");
+      ByteBuffer out;
+      out.resize(data.size());
+      c.backend().vendorReduce(data.data(), out.data(), data.size() / f.elemSize, f.prim, f.op,
+                               root);
+      if (c.rank() == root) data = std::move(out);
+      return;
+    }
+    case Algorithm::binomial:
+      reduce_binomial_to0(c, data, f, kTagReduce);
+      if (root != 0) {
+        if (c.rank() == 0) c.send(root, kTagReduce, view(data));
+        if (c.rank() == root) data = c.recv(0, kTagReduce);
+      }
+      return;
+    default: cannot(Collective::reduce, ch.algorithm, "does not reduce");
+  }
+}
+
+void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
+  const int P = c.size();
+  const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
+  const Choice ch = choose(Collective::allreduce, P, data.size(), &f, vendorOk, o);
+  if (P == 1) return;
+  switch (ch.algorithm) {
+    case Algorithm::vendor:
+      if (!vendorOk) cannot(Collective::allreduce, ch.algorithm, "cannot apply this fold (not an MPI type and operator)");
+      c.backend().vendorAllreduce(data.data(), data.data(), data.size() / f.elemSize, f.prim, f.op);
+      return;
+    case Algorithm::binomial: {
+      reduce_binomial_to0(c, data, f, kTagAllreduce);
+      if (f.elemSize > 0)  // every rank holds a vector of the same size
+        broadcast(c, {data.data(), data.size()}, 0, Options{Algorithm::binomial, 1});
+      else
+        broadcast_any(c, data, 0, Options{Algorithm::binomial, 1});
+      return;
+    }
+    case Algorithm::recursive_doubling:
+      recursive_doubling(c, data, f.fold, kTagAllreduce);
+      return;
+    case Algorithm::reduce_scatter_allgather:
+      if (f.elemSize == 0) cannot(Collective::allreduce, ch.algorithm, "needs an elementwise fold (a vector of numbers)");
+      if (!is_pow2(P)) cannot(Collective::allreduce, ch.algorithm, "needs a power-of-two number of ranks, not " + std::to_string(P));
+      allreduce_rsag(c, data, f, kTagAllreduce);
+      return;
+    default: cannot(Collective::allreduce, ch.algorithm, "does not all-reduce");
+  }
+}
+
+void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
+               std::vector<std::size_t>& counts, const Options& o) {
+  const int P = c.size();
+  const Choice ch = choose(Collective::allgather, P, mine.size(), nullptr, true, o);
+  if (P == 1) {
+    out.clear();
+    out.append(mine.data(), mine.size());
+    counts.assign(1, mine.size());
+    return;
+  }
+  switch (ch.algorithm) {
+    case Algorithm::vendor: return c.backend().vendorAllgatherv(mine, counts, out);
+    case Algorithm::ring: return allgather_ring(c, mine, out, counts);
+    case Algorithm::recursive_doubling: return allgather_doubling(c, mine, out, counts);
+    default: cannot(Collective::allgather, ch.algorithm, "does not allgather");
+  }
+}
+
+void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
+            std::vector<std::size_t>& counts, const Options& o) {
+  check_root(c, root, Collective::gather);
+  const int P = c.size();
+  const Choice ch = choose(Collective::gather, P, mine.size(), nullptr, true, o);
+  if (P == 1) {
+    out.clear();
+    out.append(mine.data(), mine.size());
+    counts.assign(1, mine.size());
+    return;
+  }
+  switch (ch.algorithm) {
+    case Algorithm::vendor: return c.backend().vendorGatherv(mine, root, counts, out);
+    case Algorithm::binomial: return gather_binomial(c, mine, root, out, counts);
+    default: cannot(Collective::gather, ch.algorithm, "does not gather");
+  }
+}
+
+}  // namespace algo
+}  // namespace antler::comm

@@ -1,0 +1,82 @@
+#include "core/comm/comm.hpp"
+
+#include "core/comm/detail/backend.hpp"
+#include "core/error.hpp"
+
+namespace antler::comm {
+
+Comm::Comm(std::shared_ptr<detail::Backend> b) : backend_(std::move(b)) {}
+
+detail::Backend& Comm::backend() const {
+  if (!backend_) throw StateError("comm: this communicator is not valid (no ranks)");
+  return *backend_;
+}
+
+int Comm::rank() const { return backend().rank(); }
+int Comm::size() const { return backend().size(); }
+std::string Comm::backendName() const { return backend().name(); }
+
+Comm Comm::dup() const { return Comm(backend().dup()); }
+
+Comm Comm::split(int color, int key) const {
+  auto b = backend().split(color, key);
+  return b ? Comm(std::move(b)) : Comm();
+}
+
+namespace {
+void check_peer(const Comm& c, int peer, const char* op) {
+  if (peer < 0 || peer >= c.size())
+    throw IndexError(std::string(op) + ": rank " + std::to_string(peer) + " out of range (ranks 0.." +
+                     std::to_string(c.size() - 1) + ")");
+}
+void check_tag(int tag, const char* op) {
+  if (tag < 0) throw ValueError(std::string(op) + ": tag " + std::to_string(tag) + " is negative");
+}
+}  // namespace
+
+void Comm::send(int dest, int tag, std::span<const char> bytes) {
+  check_peer(*this, dest, "send");
+  check_tag(tag, "send");
+  backend().send(dest, tag, bytes);
+}
+
+Request Comm::isend(int dest, int tag, std::span<const char> bytes) {
+  check_peer(*this, dest, "isend");
+  check_tag(tag, "isend");
+  Request r;
+  r.impl_ = backend().isend(dest, tag, bytes);
+  return r;
+}
+
+ByteBuffer Comm::recv(int src, int tag) {
+  check_peer(*this, src, "recv");
+  check_tag(tag, "recv");
+  return backend().recv(src, tag);
+}
+
+Request Comm::irecv(int src, int tag, char* into, std::size_t n) {
+  check_peer(*this, src, "irecv");
+  check_tag(tag, "irecv");
+  Request r;
+  r.impl_ = backend().irecv(src, tag, into, n);
+  return r;
+}
+
+void Comm::wait(Request& r) {
+  if (r.impl_) backend().wait(r.impl_);
+  r.impl_.reset();
+}
+
+ByteBuffer Comm::sendrecv(int dest, int sendTag, std::span<const char> bytes, int src,
+                          int recvTag) {
+  Request s = isend(dest, sendTag, bytes);
+  ByteBuffer got = recv(src, recvTag);
+  wait(s);
+  return got;
+}
+
+Stats Comm::stats() const { return backend().stats; }
+void Comm::resetStats() { backend().stats = Stats{}; }
+std::uint64_t Comm::nextSequence() { return backend().sequence++; }
+
+}  // namespace antler::comm

@@ -1,0 +1,55 @@
+#pragma once
+// The interface both backends implement (internal). Point-to-point is all the algorithms need;
+// the vendor_* calls are the MPI library's own collectives (the `vendor` algorithm), which the
+// Local backend stands in for with plain linear algorithms over its mailboxes.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/comm/algorithms.hpp"
+#include "core/comm/comm.hpp"
+
+namespace antler::comm {
+
+namespace detail {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;
+  virtual std::shared_ptr<Backend> dup() = 0;
+  virtual std::shared_ptr<Backend> split(int color, int key) = 0;
+
+  virtual void send(int dest, int tag, std::span<const char> bytes) = 0;
+  /// Returns an opaque in-flight operation (nullptr if already complete).
+  virtual std::shared_ptr<void> isend(int dest, int tag, std::span<const char> bytes) = 0;
+  virtual ByteBuffer recv(int src, int tag) = 0;
+  virtual std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) = 0;
+  virtual void wait(std::shared_ptr<void>& op) = 0;
+
+  // Vendor collectives.
+  virtual void vendorBcast(char* data, std::size_t n, int root) = 0;
+  virtual void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) = 0;
+  virtual void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
+                            int root) = 0;
+  /// Every rank's n bytes (n equal on every rank), concatenated in rank order.
+  virtual void vendorAllgather(const char* in, std::size_t n, char* out) = 0;
+  /// Every rank's bytes (sizes may differ), concatenated; counts gets each rank's size.
+  virtual void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
+                                ByteBuffer& out) = 0;
+  /// As allgatherv, onto root only (out and counts are left empty elsewhere).
+  virtual void vendorGatherv(std::span<const char> in, int root, std::vector<std::size_t>& counts,
+                             ByteBuffer& out) = 0;
+  virtual void vendorBarrier() = 0;
+
+  Stats stats;
+  std::uint64_t sequence = 0;
+};
+
+}  // namespace detail
+}  // namespace antler::comm

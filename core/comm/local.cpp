@@ -1,0 +1,427 @@
+// The Local backend: simulated ranks as threads, one shared world of mailboxes.
+//
+// Locking: one mutex guards every mailbox and the world's bookkeeping (which ranks are alive,
+// which wait, and for what); each rank waits on its own condition variable. That is simple and
+// plenty for hundreds of ranks moving test-sized messages; the figures the backend reports come
+// from the message pattern, not from wall time.
+#include "core/comm/local.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+
+#include "core/comm/detail/backend.hpp"
+#include "core/error.hpp"
+
+namespace antler::comm {
+
+namespace {
+
+struct Message {
+  std::uint64_t context;
+  int src;  // rank in the communicator
+  int tag;
+  ByteBuffer bytes;
+  std::uint64_t round;  // the round in which it arrives
+  double time;          // when it arrives (model)
+};
+
+struct Waiting {
+  bool waiting = false;
+  std::uint64_t context = 0;
+  int src = 0, tag = 0;
+};
+
+struct World {
+  explicit World(int P, LocalOptions o) : size(P), options(o), mail(P), cv(P), waits(P) {}
+  int size;
+  LocalOptions options;
+  std::mutex mu;
+  std::vector<std::deque<Message>> mail;  // by world rank
+  std::vector<std::condition_variable> cv;
+  std::vector<Waiting> waits;
+  int alive = 0, blocked = 0;
+  bool deadlock = false;
+  std::string deadlockText;
+
+  /// Called with mu held when a rank blocks or leaves: if every live rank waits, no message can
+  /// ever arrive.
+  void detect() {
+    if (alive > 0 && blocked == alive && !deadlock) {
+      deadlock = true;
+      deadlockText = "comm::Local: deadlock: every running rank waits for a message that no rank "
+                     "will send (";
+      int shown = 0;
+      for (int r = 0; r < size && shown < 8; ++r)
+        if (waits[r].waiting) {
+          deadlockText += (shown++ ? ", " : "") + std::string("rank ") + std::to_string(r) +
+                          " waits for rank " + std::to_string(waits[r].src) + " tag " +
+                          std::to_string(waits[r].tag);
+        }
+      deadlockText += blocked > 8 ? ", ...)" : ")";
+      for (auto& c : cv) c.notify_all();
+    }
+  }
+};
+
+struct LocalRecv {
+  int src, tag;
+  char* into;
+  std::size_t n;
+};
+
+class LocalBackend final : public detail::Backend {
+ public:
+  LocalBackend(std::shared_ptr<World> w, std::uint64_t context, std::vector<int> members, int rank)
+      : w_(std::move(w)), context_(context), members_(std::move(members)), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  std::string name() const override { return "Local"; }
+
+  std::shared_ptr<Backend> dup() override { return split(0, rank_); }
+
+  std::shared_ptr<Backend> split(int color, int key) override {
+    // Every rank tells rank 0 its (color, key); rank 0 answers each with its new group.
+    const int tag = Comm::kCollectiveTags - 1;
+    const std::uint64_t serial = splits_++;
+    std::vector<int> groupOf;  // filled on every rank from rank 0's answer
+    if (rank_ == 0) {
+      std::vector<std::pair<int, int>> ck(members_.size());
+      ck[0] = {color, key};
+      for (int r = 1; r < size(); ++r) {
+        ByteBuffer b = recv(r, tag);
+        std::memcpy(&ck[r], b.data(), sizeof(ck[r]));
+      }
+      for (int r = size() - 1; r >= 0; --r) {
+        std::vector<std::pair<int, int>> same;  // (key, rank)
+        if (ck[r].first >= 0)
+          for (int q = 0; q < size(); ++q)
+            if (ck[q].first == ck[r].first) same.push_back({ck[q].second, q});
+        std::sort(same.begin(), same.end());
+        std::vector<int> ranks;
+        for (auto& [k, q] : same) ranks.push_back(q);
+        if (r == 0) {
+          groupOf = ranks;
+        } else {
+          send(r, tag, {reinterpret_cast<const char*>(ranks.data()), ranks.size() * sizeof(int)});
+        }
+      }
+    } else {
+      const std::pair<int, int> mine{color, key};
+      send(0, tag, {reinterpret_cast<const char*>(&mine), sizeof mine});
+      ByteBuffer b = recv(0, tag);
+      groupOf.resize(b.size() / sizeof(int));
+      if (!groupOf.empty()) std::memcpy(groupOf.data(), b.data(), b.size());
+    }
+    if (color < 0) return nullptr;
+    std::vector<int> worldRanks;
+    int myNew = -1;
+    for (std::size_t i = 0; i < groupOf.size(); ++i) {
+      worldRanks.push_back(members_[static_cast<std::size_t>(groupOf[i])]);
+      if (groupOf[i] == rank_) myNew = static_cast<int>(i);
+    }
+    // Every member derives the same new context from the parent's, the split's serial number and
+    // the color.
+    const std::uint64_t ctx =
+        (context_ * 1000003u + serial * 7919u + static_cast<std::uint64_t>(color) + 1) |
+        (std::uint64_t{1} << 63);
+    return std::make_shared<LocalBackend>(w_, ctx, std::move(worldRanks), myNew);
+  }
+
+  void send(int dest, int tag, std::span<const char> b) override {
+    Message m{context_, rank_, tag, {}, 0, 0};
+    m.bytes.append(b.data(), b.size());
+    // One round and alpha + beta n of this rank's time per message sent.
+    round_ += 1;
+    time_ += w_->options.alpha + w_->options.beta * static_cast<double>(b.size());
+    m.round = round_;
+    m.time = time_;
+    ++stats.messagesSent;
+    stats.bytesSent += b.size();
+    publish();
+    const int to = members_[static_cast<std::size_t>(dest)];
+    std::lock_guard<std::mutex> lk(w_->mu);
+    // A rank waiting for exactly this message stops counting as blocked now, not when its thread
+    // wakes up: otherwise a sender that blocks next could see "everyone waits" and call a
+    // deadlock that is not one.
+    auto& wt = w_->waits[static_cast<std::size_t>(to)];
+    if (wt.waiting && wt.context == m.context && wt.src == m.src && wt.tag == m.tag) {
+      wt.waiting = false;
+      --w_->blocked;
+    }
+    w_->mail[static_cast<std::size_t>(to)].push_back(std::move(m));
+    w_->cv[static_cast<std::size_t>(to)].notify_all();
+  }
+  std::shared_ptr<void> isend(int dest, int tag, std::span<const char> b) override {
+    send(dest, tag, b);  // eager: complete at once
+    return nullptr;
+  }
+  ByteBuffer recv(int src, int tag) override {
+    const int me = members_[static_cast<std::size_t>(rank_)];
+    std::unique_lock<std::mutex> lk(w_->mu);
+    auto& box = w_->mail[static_cast<std::size_t>(me)];
+    for (;;) {
+      for (auto it = box.begin(); it != box.end(); ++it)
+        if (it->context == context_ && it->src == src && it->tag == tag) {
+          Message m = std::move(*it);
+          box.erase(it);
+          lk.unlock();
+          round_ = std::max(round_, m.round);
+          time_ = std::max(time_, m.time);
+          ++stats.messagesReceived;
+          stats.bytesReceived += m.bytes.size();
+          publish();
+          return std::move(m.bytes);
+        }
+      if (w_->deadlock) throw CommError(w_->deadlockText);
+      auto& wt = w_->waits[static_cast<std::size_t>(me)];
+      wt = {true, context_, src, tag};
+      ++w_->blocked;
+      w_->detect();
+      if (!w_->deadlock) w_->cv[static_cast<std::size_t>(me)].wait(lk);
+      if (wt.waiting) {  // woken without the message (deadlock declared, or spuriously)
+        wt.waiting = false;
+        --w_->blocked;
+      }
+    }
+  }
+  std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) override {
+    return std::make_shared<LocalRecv>(LocalRecv{src, tag, into, n});
+  }
+  void wait(std::shared_ptr<void>& p) override {
+    if (!p) return;
+    auto* r = static_cast<LocalRecv*>(p.get());
+    ByteBuffer b = recv(r->src, r->tag);
+    if (b.size() != r->n)
+      throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
+                      std::to_string(r->n) + " bytes from rank " + std::to_string(r->src) +
+                      ", got " + std::to_string(b.size()));
+    if (r->n) std::memcpy(r->into, b.data(), r->n);
+    p.reset();
+  }
+
+  // Vendor stand-ins: linear algorithms through rank 0 (MPI's own calls are on the MPI backend).
+  void vendorBcast(char* data, std::size_t n, int root) override {
+    const int tag = Comm::kCollectiveTags - 2;
+    if (rank_ == root) {
+      for (int r = 0; r < size(); ++r)
+        if (r != root) send(r, tag, {data, n});
+    } else {
+      ByteBuffer b = recv(root, tag);
+      if (b.size() != n) throw CommError("vendor broadcast: sizes differ between ranks");
+      if (n) std::memcpy(data, b.data(), n);
+    }
+  }
+  void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
+    vendorReduce(in, out, count, t, op, 0);
+    vendorBcast(static_cast<char*>(out), count * prim_size(t), 0);
+  }
+  void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
+                    int root) override {
+    const int tag = Comm::kCollectiveTags - 3;
+    const std::size_t n = count * prim_size(t);
+    if (rank_ != root) {
+      send(root, tag, {static_cast<const char*>(in), n});
+      return;
+    }
+    ByteBuffer acc;
+    for (int r = 0; r < size(); ++r) {
+      ByteBuffer b;
+      if (r == root)
+        b.append(in, n);
+      else
+        b = recv(r, tag);
+      if (b.size() != n) throw CommError("vendor reduce: sizes differ between ranks");
+      if (r == 0)
+        acc = std::move(b);
+      else
+        apply(acc.data(), b.data(), count, t, op);
+    }
+    if (n) std::memcpy(out, acc.data(), n);
+  }
+  void vendorAllgather(const char* in, std::size_t n, char* out) override {
+    std::vector<std::size_t> counts;
+    ByteBuffer all;
+    vendorAllgatherv({in, n}, counts, all);
+    for (auto c : counts)
+      if (c != n) throw CommError("vendor allgather: sizes differ between ranks");
+    if (all.size()) std::memcpy(out, all.data(), all.size());
+  }
+  void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
+                        ByteBuffer& out) override {
+    vendorGatherv(in, 0, counts, out);
+    std::uint64_t total = out.size();
+    std::vector<std::uint64_t> c64(counts.begin(), counts.end());
+    c64.resize(static_cast<std::size_t>(size()));
+    vendorBcast(reinterpret_cast<char*>(&total), sizeof total, 0);
+    vendorBcast(reinterpret_cast<char*>(c64.data()), c64.size() * 8, 0);
+    out.resize(total);
+    vendorBcast(out.data(), total, 0);
+    counts.assign(c64.begin(), c64.end());
+  }
+  void vendorGatherv(std::span<const char> in, int root, std::vector<std::size_t>& counts,
+                     ByteBuffer& out) override {
+    const int tag = Comm::kCollectiveTags - 4;
+    counts.clear();
+    out.clear();
+    if (rank_ != root) {
+      send(root, tag, in);
+      return;
+    }
+    for (int r = 0; r < size(); ++r) {
+      if (r == root) {
+        counts.push_back(in.size());
+        out.append(in.data(), in.size());
+      } else {
+        ByteBuffer b = recv(r, tag);
+        counts.push_back(b.size());
+        out.append(b.data(), b.size());
+      }
+    }
+  }
+  void vendorBarrier() override {
+    char x = 0;
+    ByteBuffer none;
+    std::vector<std::size_t> counts;
+    vendorGatherv({&x, 0}, 0, counts, none);
+    vendorBcast(&x, 0, 0);
+  }
+
+ private:
+  static std::size_t prim_size(Prim t) {
+    switch (t) {
+      case Prim::i8: case Prim::u8: return 1;
+      case Prim::i16: case Prim::u16: return 2;
+      case Prim::i32: case Prim::u32: case Prim::f32: return 4;
+      default: return 8;
+    }
+  }
+  template <class T>
+  static void apply_t(T* a, const T* b, std::size_t n, OpKind op) {
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (op) {
+        case OpKind::sum: a[i] = static_cast<T>(a[i] + b[i]); break;
+        case OpKind::prod: a[i] = static_cast<T>(a[i] * b[i]); break;
+        case OpKind::min: a[i] = std::min(a[i], b[i]); break;
+        case OpKind::max: a[i] = std::max(a[i], b[i]); break;
+        case OpKind::land: a[i] = static_cast<T>(a[i] && b[i]); break;
+        case OpKind::lor: a[i] = static_cast<T>(a[i] || b[i]); break;
+        case OpKind::band:
+          if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] & b[i]);
+          break;
+        case OpKind::bor:
+          if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] | b[i]);
+          break;
+        case OpKind::none: break;
+      }
+    }
+  }
+  static void apply(char* a, const char* b, std::size_t n, Prim t, OpKind op) {
+    switch (t) {
+      case Prim::i8: return apply_t(reinterpret_cast<std::int8_t*>(a), reinterpret_cast<const std::int8_t*>(b), n, op);
+      case Prim::u8: return apply_t(reinterpret_cast<std::uint8_t*>(a), reinterpret_cast<const std::uint8_t*>(b), n, op);
+      case Prim::i16: return apply_t(reinterpret_cast<std::int16_t*>(a), reinterpret_cast<const std::int16_t*>(b), n, op);
+      case Prim::u16: return apply_t(reinterpret_cast<std::uint16_t*>(a), reinterpret_cast<const std::uint16_t*>(b), n, op);
+      case Prim::i32: return apply_t(reinterpret_cast<std::int32_t*>(a), reinterpret_cast<const std::int32_t*>(b), n, op);
+      case Prim::u32: return apply_t(reinterpret_cast<std::uint32_t*>(a), reinterpret_cast<const std::uint32_t*>(b), n, op);
+      case Prim::i64: return apply_t(reinterpret_cast<std::int64_t*>(a), reinterpret_cast<const std::int64_t*>(b), n, op);
+      case Prim::u64: return apply_t(reinterpret_cast<std::uint64_t*>(a), reinterpret_cast<const std::uint64_t*>(b), n, op);
+      case Prim::f32: return apply_t(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b), n, op);
+      case Prim::f64: return apply_t(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b), n, op);
+      case Prim::none: return;
+    }
+  }
+  void publish() {
+    stats.rounds = round_;
+    stats.modelSeconds = time_;
+  }
+
+  std::shared_ptr<World> w_;
+  std::uint64_t context_;
+  std::vector<int> members_;  // world rank of each rank of this communicator
+  int rank_;
+  std::uint64_t round_ = 0, splits_ = 0;
+  double time_ = 0;
+};
+
+struct Thread {
+  pthread_t id{};
+  std::function<void()> body;
+};
+
+void* thread_main(void* p) {
+  static_cast<Thread*>(p)->body();
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Stats> run_local(int P, const std::function<void(Comm&)>& fn,
+                             const LocalOptions& options) {
+  if (P < 1 || P > 65536)
+    throw ValueError("run_local: " + std::to_string(P) + " ranks (valid: 1..65536)");
+  auto world = std::make_shared<World>(P, options);
+  std::vector<int> all(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) all[static_cast<std::size_t>(r)] = r;
+  std::vector<Stats> stats(static_cast<std::size_t>(P));
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(P));
+  std::vector<Thread> threads(static_cast<std::size_t>(P));
+  world->alive = P;
+  for (int r = 0; r < P; ++r) {
+    threads[static_cast<std::size_t>(r)].body = [&, r] {
+      auto backend = std::make_shared<LocalBackend>(world, 1, all, r);
+      Comm c(backend);
+      try {
+        fn(c);
+      } catch (...) {
+        errors[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+      stats[static_cast<std::size_t>(r)] = backend->stats;
+      std::lock_guard<std::mutex> lk(world->mu);
+      --world->alive;
+      world->detect();
+    };
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 512 * 1024);
+  int started = 0;
+  for (; started < P; ++started) {
+    auto& t = threads[static_cast<std::size_t>(started)];
+    if (pthread_create(&t.id, &attr, &thread_main, &t) != 0) break;
+  }
+  pthread_attr_destroy(&attr);
+  if (started < P) {
+    // Could not start every rank: the started ones will find a deadlock and stop.
+    std::lock_guard<std::mutex> lk(world->mu);
+    world->alive -= P - started;
+    world->detect();
+  }
+  for (int r = 0; r < started; ++r) pthread_join(threads[static_cast<std::size_t>(r)].id, nullptr);
+  if (started < P)
+    throw CommError("run_local: could not start " + std::to_string(P) + " threads (started " +
+                    std::to_string(started) + ")");
+  // The first real error: a rank that only saw the deadlock it caused by stopping says less.
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto& e : errors) {
+      if (!e) continue;
+      if (pass == 1) std::rethrow_exception(e);
+      try {
+        std::rethrow_exception(e);
+      } catch (const CommError& ce) {
+        if (std::string(ce.what()).rfind("comm::Local: deadlock", 0) != 0) throw;
+      } catch (...) {
+        throw;
+      }
+    }
+  return stats;
+}
+
+}  // namespace antler::comm

@@ -1,0 +1,291 @@
+// The MPI backend: point-to-point and vendor collectives on a duplicated communicator.
+#include "core/comm/mpi.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+
+#include "core/comm/detail/backend.hpp"
+#include "core/error.hpp"
+
+namespace antler::comm {
+
+namespace {
+
+// This process's rank in the last communicator antler was given (for messages only).
+int g_rank = -1;
+
+int world_rank() {
+  return g_rank;
+}
+
+int as_int(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw CommError(std::string(what) + ": " + std::to_string(n) +
+                    " bytes in one message (MPI counts are int: at most 2^31 - 1)");
+  return static_cast<int>(n);
+}
+
+MPI_Datatype mpi_type(Prim t) {
+  switch (t) {
+    case Prim::i8: return MPI_INT8_T;
+    case Prim::u8: return MPI_UINT8_T;
+    case Prim::i16: return MPI_INT16_T;
+    case Prim::u16: return MPI_UINT16_T;
+    case Prim::i32: return MPI_INT32_T;
+    case Prim::u32: return MPI_UINT32_T;
+    case Prim::i64: return MPI_INT64_T;
+    case Prim::u64: return MPI_UINT64_T;
+    case Prim::f32: return MPI_FLOAT;
+    case Prim::f64: return MPI_DOUBLE;
+    case Prim::none: break;
+  }
+  throw InternalError("vendor reduction of a type MPI does not know");
+}
+
+MPI_Op mpi_op(OpKind o) {
+  switch (o) {
+    case OpKind::sum: return MPI_SUM;
+    case OpKind::prod: return MPI_PROD;
+    case OpKind::min: return MPI_MIN;
+    case OpKind::max: return MPI_MAX;
+    case OpKind::land: return MPI_LAND;
+    case OpKind::lor: return MPI_LOR;
+    case OpKind::band: return MPI_BAND;
+    case OpKind::bor: return MPI_BOR;
+    case OpKind::none: break;
+  }
+  throw InternalError("vendor reduction with an operator MPI does not know");
+}
+
+struct MpiOp {
+  MPI_Request req = MPI_REQUEST_NULL;
+  std::size_t expect = 0;
+  bool isRecv = false;
+};
+
+class MpiBackend final : public detail::Backend {
+ public:
+  /// Takes ownership of c (a duplicate made for antler).
+  explicit MpiBackend(MPI_Comm c) : comm_(c) {
+    ANTLER_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    ANTLER_MPI(MPI_Comm_rank(comm_, &rank_));
+    ANTLER_MPI(MPI_Comm_size(comm_, &size_));
+    if (g_rank < 0) g_rank = rank_;
+  }
+  ~MpiBackend() override {
+    if (comm_ != MPI_COMM_NULL && mpi_active()) MPI_Comm_free(&comm_);
+  }
+  MPI_Comm handle() const { return comm_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "MPI"; }
+
+  std::shared_ptr<Backend> dup() override {
+    MPI_Comm c;
+    ANTLER_MPI(MPI_Comm_dup(comm_, &c));
+    return std::make_shared<MpiBackend>(c);
+  }
+  std::shared_ptr<Backend> split(int color, int key) override {
+    MPI_Comm c;
+    ANTLER_MPI(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &c));
+    if (c == MPI_COMM_NULL) return nullptr;
+    return std::make_shared<MpiBackend>(c);
+  }
+
+  void send(int dest, int tag, std::span<const char> b) override {
+    ANTLER_MPI(MPI_Send(b.data(), as_int(b.size(), "send"), MPI_BYTE, dest, tag, comm_));
+    count_send(b.size());
+  }
+  std::shared_ptr<void> isend(int dest, int tag, std::span<const char> b) override {
+    auto op = std::make_shared<MpiOp>();
+    ANTLER_MPI(
+        MPI_Isend(b.data(), as_int(b.size(), "isend"), MPI_BYTE, dest, tag, comm_, &op->req));
+    count_send(b.size());
+    return op;
+  }
+  ByteBuffer recv(int src, int tag) override {
+    MPI_Message msg;
+    MPI_Status st;
+    ANTLER_MPI(MPI_Mprobe(src, tag, comm_, &msg, &st));
+    int n = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+    ByteBuffer out;
+    out.resize(static_cast<std::size_t>(n));
+    ANTLER_MPI(MPI_Mrecv(out.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+    count_recv(static_cast<std::size_t>(n));
+    return out;
+  }
+  std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) override {
+    auto op = std::make_shared<MpiOp>();
+    op->expect = n;
+    op->isRecv = true;
+    ANTLER_MPI(MPI_Irecv(into, as_int(n, "irecv"), MPI_BYTE, src, tag, comm_, &op->req));
+    return op;
+  }
+  void wait(std::shared_ptr<void>& p) override {
+    if (!p) return;
+    auto* op = static_cast<MpiOp*>(p.get());
+    MPI_Status st;
+    ANTLER_MPI(MPI_Wait(&op->req, &st));
+    if (op->isRecv) {
+      int n = 0;
+      ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+      if (static_cast<std::size_t>(n) != op->expect)
+        throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
+                        std::to_string(op->expect) + " bytes from rank " +
+                        std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(n));
+      count_recv(op->expect);
+    }
+    p.reset();
+  }
+
+  void vendorBcast(char* data, std::size_t n, int root) override {
+    ANTLER_MPI(MPI_Bcast(data, as_int(n, "MPI_Bcast"), MPI_BYTE, root, comm_));
+    if (rank_ == root) count_send(n); else count_recv(n);
+  }
+  void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
+    ANTLER_MPI(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, as_int(count, "MPI_Allreduce"),
+                             mpi_type(t), mpi_op(op), comm_));
+    count_send(0);
+  }
+  void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
+                    int root) override {
+    const bool inPlace = rank_ == root && in == out;
+    ANTLER_MPI(MPI_Reduce(inPlace ? MPI_IN_PLACE : in, out, as_int(count, "MPI_Reduce"),
+                          mpi_type(t), mpi_op(op), root, comm_));
+    count_send(0);
+  }
+  void vendorAllgather(const char* in, std::size_t n, char* out) override {
+    ANTLER_MPI(MPI_Allgather(in, as_int(n, "MPI_Allgather"), MPI_BYTE, out, static_cast<int>(n),
+                             MPI_BYTE, comm_));
+    count_send(n);
+  }
+  void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
+                        ByteBuffer& out) override {
+    unsigned long long mine = in.size();
+    std::vector<unsigned long long> all(static_cast<std::size_t>(size_));
+    ANTLER_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1,
+                             MPI_UNSIGNED_LONG_LONG, comm_));
+    std::vector<int> cnt, disp;
+    const std::size_t total = layout(all, counts, cnt, disp);
+    out.resize(total);
+    ANTLER_MPI(MPI_Allgatherv(in.data(), static_cast<int>(in.size()), MPI_BYTE, out.data(),
+                              cnt.data(), disp.data(), MPI_BYTE, comm_));
+    count_send(in.size());
+  }
+  void vendorGatherv(std::span<const char> in, int root, std::vector<std::size_t>& counts,
+                     ByteBuffer& out) override {
+    unsigned long long mine = in.size();
+    std::vector<unsigned long long> all(static_cast<std::size_t>(size_));
+    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG,
+                          root, comm_));
+    std::vector<int> cnt, disp;
+    counts.clear();
+    out.clear();
+    if (rank_ == root) out.resize(layout(all, counts, cnt, disp));
+    ANTLER_MPI(MPI_Gatherv(in.data(), static_cast<int>(in.size()), MPI_BYTE, out.data(),
+                           cnt.data(), disp.data(), MPI_BYTE, root, comm_));
+    count_send(in.size());
+  }
+  void vendorBarrier() override { ANTLER_MPI(MPI_Barrier(comm_)); }
+
+ private:
+  static std::size_t layout(const std::vector<unsigned long long>& all,
+                            std::vector<std::size_t>& counts, std::vector<int>& cnt,
+                            std::vector<int>& disp) {
+    std::size_t total = 0;
+    counts.assign(all.size(), 0);
+    cnt.assign(all.size(), 0);
+    disp.assign(all.size(), 0);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      counts[r] = all[r];
+      cnt[r] = as_int(all[r], "gather");
+      disp[r] = as_int(total, "gather (total)");
+      total += all[r];
+    }
+    return total;
+  }
+  void count_send(std::size_t n) {
+    ++stats.messagesSent;
+    stats.bytesSent += n;
+  }
+  void count_recv(std::size_t n) {
+    ++stats.messagesReceived;
+    stats.bytesReceived += n;
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw CommError(std::string(call) + " failed on rank " + std::to_string(world_rank()) + ": " +
+                  std::string(text, static_cast<std::size_t>(len)));
+}
+
+bool mpi_active() {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  return init && !fin;
+}
+
+Environment::Environment(int* argc, char*** argv) {
+  if (mpi_active()) return;
+  int provided = 0;
+  ANTLER_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  owns_ = true;
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw CommError("MPI_Init_thread: this MPI provides thread level " + std::to_string(provided) +
+                    ", antler needs MPI_THREAD_FUNNELED");
+  }
+}
+
+Environment::~Environment() {
+  // MPI_Finalize is collective: calling it while an exception unwinds on one rank would hang
+  // the others, so then we leave it to the process exit (mpirun reports the failure).
+  if (owns_ && std::uncaught_exceptions() == 0 && mpi_active()) MPI_Finalize();
+}
+
+Comm Comm::world() {
+  // The one place antler names MPI_COMM_WORLD: the default communicator, duplicated.
+  if (!mpi_active()) throw StateError("Comm::world: MPI is not initialised");
+  MPI_Comm c;
+  ANTLER_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+  return Comm(std::make_shared<MpiBackend>(c));
+}
+
+Comm Comm::fromMpi(const void* handle) {
+  if (!mpi_active()) throw StateError("Comm::fromMpi: MPI is not initialised");
+  MPI_Comm given = *static_cast<const MPI_Comm*>(handle);
+  if (given == MPI_COMM_NULL) throw ValueError("Comm::fromMpi: the communicator is MPI_COMM_NULL");
+  MPI_Comm c;
+  ANTLER_MPI(MPI_Comm_dup(given, &c));
+  return Comm(std::make_shared<MpiBackend>(c));
+}
+
+MPI_Comm mpi_handle(const Comm& c) {
+  if (!c.valid()) return MPI_COMM_NULL;
+  auto* m = dynamic_cast<MpiBackend*>(&c.backend());
+  return m ? m->handle() : MPI_COMM_NULL;
+}
+
+void abort(const std::string& why) {
+  std::fprintf(stderr, "antler: fatal error on rank %d: %s\n", world_rank(), why.c_str());
+  std::fflush(stderr);
+  // Open MPI (and MPICH) end the whole job when any rank aborts.
+  if (mpi_active()) MPI_Abort(MPI_COMM_SELF, 1);
+  std::abort();
+}
+
+}  // namespace antler::comm
