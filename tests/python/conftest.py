@@ -1,10 +1,27 @@
 # pytest runs on every rank under mpirun: `import antler` makes ranks > 0 serve rank 0's commands
 # (they never get past the import), so the tests below are written as if serial.
+import faulthandler
 import os
 
 import pytest
 
 import antler
+
+
+# A hang must fail fast and say where: each test gets ANTLER_TEST_CASE_TIMEOUT seconds (default
+# 120; 0 turns it off). Past that, faulthandler prints every thread's traceback (the test's frame
+# among them) and exits with status 1, and mpirun then ends the other ranks.
+_CASE_TIMEOUT = float(os.environ.get("ANTLER_TEST_CASE_TIMEOUT", "120"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _CASE_TIMEOUT > 0:
+        faulthandler.dump_traceback_later(_CASE_TIMEOUT, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def pytest_sessionfinish(session, exitstatus):
