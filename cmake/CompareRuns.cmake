@@ -1,10 +1,10 @@
 # cmake -DMPIEXEC=... -DFLAGS=... -DPROGRAM=... [-DRUN_TIMEOUT=seconds] -P CompareRuns.cmake
 # Runs PROGRAM at several node x thread counts and checks that its "result:" line is identical.
-# Each run gets RUN_TIMEOUT seconds (default 120; a run takes a few): a hang fails with a message
+# Each run gets RUN_TIMEOUT seconds (default 60; a run takes a few): a hang fails with a message
 # naming the run instead of waiting for ctest's TIMEOUT.
 separate_arguments(FLAGS)
 if(NOT RUN_TIMEOUT)
-  set(RUN_TIMEOUT 120)
+  set(RUN_TIMEOUT 60)
 endif()
 set(reference "")
 foreach(np 1 2 4)
