@@ -367,18 +367,26 @@ TEST_CASE("every message kind through the fast, per-record, multi-message and de
   net.link(Kind::sparse, r, net.adder("/h2", 5), false, {}, {}, 0, ps9, pd5);
   net.link(Kind::oneToAll, r, net.adder("/h3", 3));
   net.link(Kind::single, r, net.adder("/h4", 2), false, {8, 0}, {1, 0});
-  const int r2 = net.adder("/r2", 9);
-  net.link(Kind::oneToAll, net.adder("/src2", 3), r2, true);  // each r2 relays 3 values a step
+  const int r2 = net.adder("/r2", 9), src2 = net.adder("/src2", 3);
+  net.link(Kind::oneToAll, src2, r2, true);  // each r2 relays 3 values a step
   net.link(Kind::diagonal, r2, net.adder("/h5", 10), false, {}, {}, 1);
+  // r3's relays are made record by record (every r3 for src2's first value, then every r3 for the
+  // second, ...), so only the sort by source index gives h7 the serial order.
+  const int r3 = net.adder("/r3", 9);
+  net.link(Kind::oneToAll, src2, r3, true);
+  net.link(Kind::oneToAll, r3, net.adder("/h7", 3));
   const int t3 = net.gate("/t3", 7, {false}, {1, 2, 0});
   net.link(Kind::oneToAll, net.adder("/src3", 2), net.pop(t3).tap);  // every tap relays
   net.link(Kind::single, net.pop(t3).tap, net.adder("/h6", 2), false, {5, 1}, {1, 0});
   net.link(Kind::oneToOne, net.pop(t3).tap, net.syn("/hs", 7, 2));
 
   net.schedule(0.5);
+  // Out of index order, also within one node at every node count (r[8] before r[7], r[1] before
+  // r[0]), and twice on r[5] (those two keep their order).
   const std::vector<Send> shell{
       {r, 5, 0, 100.0}, {r2, 8, 0, -7.0}, {r, 1, 0, 50.0}, {net.pop(t3).tap, 4, 1, 3.0},
-      {r2, 0, 0, 2.5},  {r, 5, 0, 9.0}};
+      {r2, 0, 0, 2.5},  {r, 5, 0, 9.0},   {r, 8, 0, 4.0},  {r, 7, 0, 6.0},
+      {r, 0, 0, -1.0}};
   run_and_check(m, net, shell, 3, 0.5);
 }
 
