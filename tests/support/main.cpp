@@ -9,12 +9,16 @@
 #include "shell/runtime.hpp"
 #include "tests/support/watchdog.hpp"
 
+#ifndef ANTLER_TEST_CASE_TIMEOUT_DEFAULT  // seconds; tests/CMakeLists.txt sets it
+#define ANTLER_TEST_CASE_TIMEOUT_DEFAULT 120
+#endif
+
 DOCTEST_REGISTER_LISTENER("watchdog", 1, antler::test::WatchdogListener);
 
 int main(int argc, char** argv) {
   antler::Runtime rt(argc, argv);  // workers serve the driver from here and never return
   const char* limit = std::getenv("ANTLER_TEST_CASE_TIMEOUT");  // seconds; 0 turns it off
-  const double seconds = limit ? std::atof(limit) : 60.0;
+  const double seconds = limit ? std::atof(limit) : ANTLER_TEST_CASE_TIMEOUT_DEFAULT;
   auto& watchdog = antler::test::Watchdog::instance();
   if (seconds > 0) watchdog.start(seconds);
   doctest::Context ctx(argc, argv);

@@ -4,8 +4,9 @@
 // and ends the process with exit code 124, and mpirun then ends the other ranks. A worker that hangs
 // leaves the driver waiting inside the same case, so the driver's deadline covers it too.
 //
-// The deadline is ANTLER_TEST_CASE_TIMEOUT seconds (default 60: the longest case takes a few
-// seconds at 4 oversubscribed ranks on 2 cores). ctest's TIMEOUT stays as the outer net.
+// The deadline is ANTLER_TEST_CASE_TIMEOUT seconds (default 120, 360 in a sanitizer build: the
+// slowest case takes about a second on a quiet 2-core machine and up to ~20 s on a loaded one).
+// ctest's TIMEOUT stays as the outer net.
 #include <doctest/doctest.h>
 
 #include <atomic>
