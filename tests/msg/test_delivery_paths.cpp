@@ -123,7 +123,8 @@ class Net {
     const Pop& s = pops_[src];
     const Pop& d = pops_[dest];
     const char* func = d.cls == Cls::syn ? "hit" : (relay || d.cls == Cls::tap) ? "relay" : "add";
-    const ObjId so = k == Kind::single ? ObjId(Id(s.id), from.data, from.field) : ObjId(Id(s.id), 0);
+    const ObjId so =
+        k == Kind::single ? ObjId(Id(s.id), from.data, from.field) : ObjId(Id(s.id), 0);
     const ObjId dO = k == Kind::single ? ObjId(Id(d.id), to.data, to.field) : ObjId(Id(d.id), 0);
     const auto id = m_.s.addMsg(names[static_cast<int>(k)], so, "out", dO, func);
     Link l{src, dest, k, relay || d.cls == Cls::tap, from, to, stride, {}};
@@ -155,7 +156,8 @@ class Net {
       p.acc.assign(p.n, {});
       p.hits.assign(p.n, {});
       if (p.cls == Cls::syn)
-        for (Index d = 0; d < p.n; ++d) p.acc[d].assign(p.entries[d], 0.0), p.hits[d].assign(p.entries[d], 0);
+        for (Index d = 0; d < p.n; ++d)
+          p.acc[d].assign(p.entries[d], 0.0), p.hits[d].assign(p.entries[d], 0);
     }
     std::vector<Send> deferred;
     round(-1, 0.0, deferred);  // what reinit's delivery relays stays queued, as do Shell sends
@@ -307,7 +309,8 @@ TEST_CASE("every message kind through the fast, per-record, multi-message and de
   Model m;
   Net net(m);
   const Index n = 11;
-  const std::vector<bool> some{true, false, true, true, false, false, true, false, true, true, true};
+  const std::vector<bool> some{true, false, true, true, false, false,
+                               true, false, true, true, true};
   std::vector<Index> ps, pd;
 
   // Dense batches, one message per port: fast for OneToOne and Diagonal between data elements,
@@ -325,11 +328,14 @@ TEST_CASE("every message kind through the fast, per-record, multi-message and de
 
   // Sends that skip objects (indexed batches), one message per port: per record for every kind.
   net.link(Kind::oneToOne, net.gate("/g1", n, some, {0}), net.adder("/e1", n));
-  net.link(Kind::diagonal, net.gate("/g2", n, some, {0}), net.adder("/e2", n + 1), false, {}, {}, 2);
-  net.link(Kind::diagonal, net.gate("/g3", n, some, {0}), net.adder("/e3", n - 2), false, {}, {}, -3);
+  net.link(Kind::diagonal, net.gate("/g2", n, some, {0}), net.adder("/e2", n + 1), false, {}, {},
+           2);
+  net.link(Kind::diagonal, net.gate("/g3", n, some, {0}), net.adder("/e3", n - 2), false, {}, {},
+           -3);
   net.link(Kind::oneToAll, net.gate("/g4", n, some, {0}), net.adder("/e4", 5));
   net.link(Kind::single, net.gate("/g5", n, some, {0}), net.adder("/e5", 6), false, {6, 0}, {5, 0});
-  net.link(Kind::sparse, net.gate("/g6", n, some, {0}), net.adder("/e6", 8), false, {}, {}, 0, ps, pd);
+  net.link(Kind::sparse, net.gate("/g6", n, some, {0}), net.adder("/e6", 8), false, {}, {}, 0, ps,
+           pd);
 
   // One port, every kind: record by record, message by message (two messages into one target
   // element, so their interleaving shows in its fold).

@@ -5,7 +5,8 @@
 // empty chunk (a thread or node with no targets contributes an identity partial), and the start of
 // a 512-value block inside ReduceStats. So every built-in reduce class (ReduceStats through Stats,
 // ReduceMax/Min/Sum through TestExtremes, ReduceFieldDimension through doSyncDataHandler) is fed
-// NaN, +inf, -inf and the extreme finite values at each such position, for the node count ctest
+// NaN, +inf, -inf and each class's identity (the extreme finite values, 0; 0 entries for
+// ReduceFieldDimension) at each such position, for the node count ctest
 // runs this at (1..4) and 1, 2 and 3 threads, and compared with a serial loop computed here. The
 // chunk layout is recomputed here from the documented rule (block distribution: the first n % P
 // parts one longer), so a layout bug is a mismatch, not a shared assumption.
@@ -79,15 +80,17 @@ std::vector<std::size_t> boundaries(std::size_t n, std::size_t P, std::size_t T)
 std::vector<double> population(std::size_t n) {
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i)
-    v[i] = 1e3 + 7.5 * std::sin(0.37 * static_cast<double>(i)) - 0.001 * static_cast<double>(i % 13);
+    v[i] =
+        1e3 + 7.5 * std::sin(0.37 * static_cast<double>(i)) - 0.001 * static_cast<double>(i % 13);
   return v;
 }
 
 /// Every value vector the sweep reduces for n entries on P nodes x T threads: the plain
-/// population; one special value at each boundary; each special at every chunk's first (and,
-/// separately, last) index at once; and all-NaN, all +inf, all -inf, all lowest.
+/// population; one special value (NaN, +-inf, and each class's identity: lowest for Max, max for
+/// Min, 0 for Sum) at each boundary; each special at every chunk's first (and, separately, last)
+/// index at once; and all-NaN, all +inf, all -inf, all lowest, all 0.
 std::vector<std::vector<double>> configs(std::size_t n, std::size_t P, std::size_t T) {
-  const std::vector<double> specials{kNaN, kInf, -kInf, -kHuge, kHuge};
+  const std::vector<double> specials{kNaN, kInf, -kInf, -kHuge, kHuge, 0.0};
   const std::vector<double> base = population(n);
   std::vector<std::vector<double>> out{base};
   for (std::size_t pos : boundaries(n, P, T))
@@ -101,7 +104,7 @@ std::vector<std::vector<double>> configs(std::size_t n, std::size_t P, std::size
       for (const Range& c : chunks(n, P, T))
         if (c.b < c.e) out.back()[first ? c.b : c.e - 1] = s;
     }
-  for (double s : {kNaN, kInf, -kInf, -kHuge}) out.emplace_back(n, s);
+  for (double s : {kNaN, kInf, -kInf, -kHuge, 0.0}) out.emplace_back(n, s);
   return out;
 }
 
@@ -136,8 +139,8 @@ Reference reference(const std::vector<double>& v) {
   else
     r.sum = static_cast<double>(s);
   if (v.empty()) return r;
-  r.mean = std::isfinite(r.sum) ? static_cast<double>(s / static_cast<long double>(v.size()))
-                                : r.sum;
+  r.mean =
+      std::isfinite(r.sum) ? static_cast<double>(s / static_cast<long double>(v.size())) : r.sum;
   if (!nan && !pinf && !ninf) {
     const long double m = s / static_cast<long double>(v.size());
     long double q = 0;
@@ -208,7 +211,8 @@ void sweep_handler(Reader& r, Writer& w) {
   auto* recv = static_cast<DataElement*>(r.get<Id>().element());
   std::vector<ReduceBase*> jobs;
   for (int k = 0; k < 8; ++k)
-    jobs.push_back(static_cast<const ReduceMsg*>(MsgTable::instance().get(r.get<std::uint32_t>()))->job());
+    jobs.push_back(
+        static_cast<const ReduceMsg*>(MsgTable::instance().get(r.get<std::uint32_t>()))->job());
   const Element* req[4];
   for (auto& e : req) e = r.get<Id>().element();
   const NodeLayout& l = node_layout();
@@ -222,7 +226,8 @@ void sweep_handler(Reader& r, Writer& w) {
     for (int k = 0; k < 2; ++k) w.put(read_got(req[2 * k], req[2 * k + 1]));
   }
 }
-[[maybe_unused]] const bool reg = (Shell::registerCommand("test.reduceSweep", &sweep_handler), true);
+[[maybe_unused]] const bool reg =
+    (Shell::registerCommand("test.reduceSweep", &sweep_handler), true);
 
 }  // namespace
 
@@ -299,12 +304,12 @@ TEST_CASE("Stats and TestExtremes scheduled on the clock: chunk-boundary NaNs an
           Field<double>::setVec(cells.id, "x", v);
           m.s.reinit();
           m.s.start(2.0);
-          const Got g{Field<double>::get(stats, "mean"),  Field<double>::get(stats, "sdev"),
-                      Field<double>::get(stats, "sum"),   Field<double>::get(stats, "min"),
-                      Field<double>::get(stats, "max"),   Field<unsigned>::get(stats, "num"),
-                      Field<bool>::get(ext, "hasMax"),    Field<bool>::get(ext, "hasMin"),
-                      Field<double>::get(ext, "max"),     Field<double>::get(ext, "min"),
-                      Field<double>::get(ext, "sum"),     Field<unsigned>::get(ext, "count")};
+          const Got g{Field<double>::get(stats, "mean"), Field<double>::get(stats, "sdev"),
+                      Field<double>::get(stats, "sum"),  Field<double>::get(stats, "min"),
+                      Field<double>::get(stats, "max"),  Field<unsigned>::get(stats, "num"),
+                      Field<bool>::get(ext, "hasMax"),   Field<bool>::get(ext, "hasMin"),
+                      Field<double>::get(ext, "max"),    Field<double>::get(ext, "min"),
+                      Field<double>::get(ext, "sum"),    Field<unsigned>::get(ext, "count")};
           check(g, reference(v));
         }
       m.s.destroy("/cells");

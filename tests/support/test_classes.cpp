@@ -127,11 +127,10 @@ const Cinfo* Extremes::initCinfo() {
 }
 
 namespace {
-[[maybe_unused]] const Cinfo* reg[] = {Adder::initCinfo(),    Syn::initCinfo(),
-                                       Receiver::initCinfo(), Relax::initCinfo(),
-                                       Faulty::initCinfo(),   Stopper::initCinfo(),
-                                       Tap::initCinfo(),      Gate::initCinfo(),
-                                       Extremes::initCinfo()};
+[[maybe_unused]] const Cinfo* reg[] = {
+    Adder::initCinfo(), Syn::initCinfo(),    Receiver::initCinfo(),
+    Relax::initCinfo(), Faulty::initCinfo(), Stopper::initCinfo(),
+    Tap::initCinfo(),   Gate::initCinfo(),   Extremes::initCinfo()};
 }
 
 }  // namespace antler::test

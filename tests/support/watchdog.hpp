@@ -1,8 +1,8 @@
 #pragma once
 // A hang must fail fast and say where. On the driver (rank 0, which runs the test cases) a
 // watchdog thread gives each test case a deadline; a case still running past it prints its name
-// and ends the process with exit code 124, and mpirun then ends the other ranks. A worker that hangs
-// leaves the driver waiting inside the same case, so the driver's deadline covers it too.
+// and ends the process with exit code 124, and mpirun then ends the other ranks. A worker that
+// hangs leaves the driver waiting inside the same case, so the driver's deadline covers it too.
 //
 // The deadline is ANTLER_TEST_CASE_TIMEOUT seconds (default 120, 360 in a sanitizer build: the
 // slowest case takes about a second on a quiet 2-core machine and up to ~20 s on a loaded one).
