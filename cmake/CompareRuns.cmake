@@ -1,12 +1,21 @@
-# cmake -DMPIEXEC=... -DFLAGS=... -DPROGRAM=... -P CompareRuns.cmake
+# cmake -DMPIEXEC=... -DFLAGS=... -DPROGRAM=... [-DRUN_TIMEOUT=seconds] -P CompareRuns.cmake
 # Runs PROGRAM at several node x thread counts and checks that its "result:" line is identical.
+# Each run gets RUN_TIMEOUT seconds (default 60; a run takes a few): a hang fails with a message
+# naming the run instead of waiting for ctest's TIMEOUT.
 separate_arguments(FLAGS)
+if(NOT RUN_TIMEOUT)
+  set(RUN_TIMEOUT 60)
+endif()
 set(reference "")
 foreach(np 1 2 4)
   foreach(nt 1 2)
     set(ENV{OMP_NUM_THREADS} ${nt})
     execute_process(COMMAND ${MPIEXEC} ${FLAGS} -n ${np} ${PROGRAM}
-                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT ${RUN_TIMEOUT})
+    if(rc MATCHES "timeout")
+      message(FATAL_ERROR "${PROGRAM} at -n ${np}, ${nt} threads did not finish in ${RUN_TIMEOUT} s "
+                          "(a hang?):\n${out}\n${err}")
+    endif()
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "${PROGRAM} at -n ${np}, ${nt} threads failed (${rc}):\n${out}\n${err}")
     endif()

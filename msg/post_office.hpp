@@ -41,11 +41,14 @@ class PostOffice {
   unsigned numThreads() const { return static_cast<unsigned>(process_.size()); }
 
   /// The queue a send from the calling thread goes to. During the process phase each thread's
-  /// queue is in a thread_local (set by the clock), so a send costs no lookup.
+  /// queue is in a thread_local (set by the clock), so a send costs no lookup. Any other send (a
+  /// dest function during delivery, a digest, a Shell call between runs) is deferred: whether a
+  /// run is in its process phase is not enough, since between runs the clock has already begun
+  /// the next round's (a Shell call's sends would then land, unsorted, in thread 0's process queue
+  /// and be delivered in an order that depends on the node count).
   Outbox& outbox() {
     if (Outbox* o = current_) return *o;
     const unsigned t = static_cast<unsigned>(omp_get_thread_num());
-    if (inProcess_ && t < process_.size()) return process_[t];
     return deferredOut_[t < deferredOut_.size() ? t : 0];
   }
   /// The process queue of thread t (the clock marks segment ends in it).
@@ -56,7 +59,8 @@ class PostOffice {
   /// The calling thread's process queue during its process phase, else nullptr.
   static Outbox* current() { return current_; }
 
-  /// Master thread, before the process phase: sends now go to the process queues.
+  /// Master thread, before the process phase. (Process sends find their queue through current();
+  /// this only records the phase.)
   void beginProcess() { inProcess_ = true; }
   /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers, flags and each
   /// node's `attachment` (bytes another layer rides along, e.g. reduction requests) with the other

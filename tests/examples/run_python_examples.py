@@ -12,7 +12,7 @@ import numpy as np
 
 
 def run(cmd, env):
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         sys.exit("FAILED (%d): %s\n%s\n%s" % (p.returncode, " ".join(cmd), p.stdout, p.stderr))
     return p.stdout

@@ -17,7 +17,7 @@ def main():
         f.write(code)
     for n in (1, 2):
         p = subprocess.run([mpiexec] + flags + ["-n", str(n), python, f.name], capture_output=True, text=True,
-                           timeout=600)
+                           timeout=120)
         if p.returncode != 0:
             sys.exit("README example failed at -n %d:\n%s\n%s" % (n, p.stdout, p.stderr))
         fields = p.stdout.split()

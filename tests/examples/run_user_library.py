@@ -10,7 +10,7 @@ import sys
 
 
 def run(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kw)
     if p.returncode != 0:
         sys.exit("FAILED (%d): %s\n%s\n%s" % (p.returncode, " ".join(cmd), p.stdout, p.stderr))
     return p.stdout

@@ -77,10 +77,60 @@ const Cinfo* Faulty::initCinfo() {
   return c;
 }
 
+const Cinfo* Tap::initCinfo() {
+  static const Cinfo* c = ClassBuilder<Tap>("TestTap", "test array-field entry that sends")
+                              .dest<&Tap::relay>("relay", "re-sends v from this entry")
+                              .src(Tap::out)
+                              .build();
+  return c;
+}
+
+void Gate::process(const Eref& e, ProcPtr p) {
+  if (active_) out.send(e, x_ + p->currTime);
+  if (taps_.empty()) return;
+  const Element* taps = e.element()->child("tap");
+  for (Index k = 0; k < taps_.size(); ++k)
+    Tap::out.send(Eref(taps, e.dataIndex(), k), x_ + p->currTime + k);
+}
+
+void Gate::reinit(const Eref& e, ProcPtr) {
+  if (active_) out.send(e, -x_);
+}
+
+const Cinfo* Gate::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<Gate>("TestGate", "test element: sends from some objects and from its taps")
+          .value("x", &Gate::x_)
+          .value("active", &Gate::active_, "sends on out only when true")
+          .fieldElement("tap", &Gate::taps_, "entries that send", "numTap")
+          .src(Gate::out)
+          .proc<&Gate::process, &Gate::reinit>()
+          .build();
+  return c;
+}
+
+const Cinfo* Extremes::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<Extremes>("TestExtremes", "ReduceMax, ReduceMin and ReduceSum of a field")
+          .readOnly("max", &Extremes::max_)
+          .readOnly("hasMax", &Extremes::hasMax_)
+          .readOnly("min", &Extremes::min_)
+          .readOnly("hasMin", &Extremes::hasMin_)
+          .readOnly("sum", &Extremes::sum_)
+          .readOnly("count", &Extremes::count_)
+          .reduce(Extremes::reduceMax)
+          .reduce(Extremes::reduceMin)
+          .reduce(Extremes::reduceSum)
+          .proc<&Extremes::process, &Extremes::reinit>()
+          .build();
+  return c;
+}
+
 namespace {
-[[maybe_unused]] const Cinfo* reg[] = {Adder::initCinfo(),    Syn::initCinfo(),
-                                       Receiver::initCinfo(), Relax::initCinfo(),
-                                       Faulty::initCinfo(),   Stopper::initCinfo()};
+[[maybe_unused]] const Cinfo* reg[] = {
+    Adder::initCinfo(), Syn::initCinfo(),    Receiver::initCinfo(),
+    Relax::initCinfo(), Faulty::initCinfo(), Stopper::initCinfo(),
+    Tap::initCinfo(),   Gate::initCinfo(),   Extremes::initCinfo()};
 }
 
 }  // namespace antler::test

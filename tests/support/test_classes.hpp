@@ -5,6 +5,8 @@
 
 #include "core/class_builder.hpp"
 #include "msg/src_finfo.hpp"
+#include "reduce/reduce_extremes.hpp"
+#include "reduce/reduce_finfo.hpp"
 
 namespace antler::test {
 
@@ -99,6 +101,64 @@ class Faulty {
   void reinit(const Eref&, ProcPtr) {}
   static const Cinfo* initCinfo();
   int failAt_ = -1;
+};
+
+/// One entry of Gate's array field "tap": a source port on a field element, so sends carry a
+/// field index (records that never take the dense fast path).
+class Tap {
+ public:
+  inline static SrcFinfo<double> out{"out", "sends from a field entry"};
+  /// Re-sends v from this entry: a send from a field entry made during delivery (deferred).
+  void relay(const Eref& e, double v) { out.send(e, v); }
+  static const Cinfo* initCinfo();
+};
+
+/// A sender whose process loop skips objects: it sends x + currTime on `out` only when `active`
+/// (so a slice's sends are not consecutive and batches are indexed, not dense), then x + currTime
+/// + k from each of its tap entries k. Its reinit sends -x on `out` (when active).
+class Gate {
+ public:
+  inline static SrcFinfo<double> out{"out", "sends x + currTime when active"};
+  void process(const Eref& e, ProcPtr p);
+  void reinit(const Eref& e, ProcPtr p);
+  static const Cinfo* initCinfo();
+  double x_ = 0;
+  bool active_ = true;
+  std::vector<Tap> taps_;
+};
+
+/// Asks, every step, for ReduceMax, ReduceMin and ReduceSum of whatever its three reduce fields
+/// are connected to, and keeps the results (each built-in simple fold through the real path).
+class Extremes {
+ public:
+  void digestMax(const Eref&, const ReduceMax<double>* r) {
+    hasMax_ = r->has();
+    max_ = r->value();
+  }
+  void digestMin(const Eref&, const ReduceMin<double>* r) {
+    hasMin_ = r->has();
+    min_ = r->value();
+  }
+  void digestSum(const Eref&, const ReduceSum<double>* r) {
+    sum_ = r->value();
+    count_ = static_cast<unsigned>(r->count());
+  }
+  inline static ReduceFinfo<Extremes, double, ReduceMax<double>> reduceMax{
+      "reduceMax", &Extremes::digestMax, "ReduceMax of a 'get' field"};
+  inline static ReduceFinfo<Extremes, double, ReduceMin<double>> reduceMin{
+      "reduceMin", &Extremes::digestMin, "ReduceMin of a 'get' field"};
+  inline static ReduceFinfo<Extremes, double, ReduceSum<double>> reduceSum{
+      "reduceSum", &Extremes::digestSum, "ReduceSum of a 'get' field"};
+  void process(const Eref& e, ProcPtr) {
+    reduceMax.send(e);
+    reduceMin.send(e);
+    reduceSum.send(e);
+  }
+  void reinit(const Eref& e, ProcPtr p) { process(e, p); }
+  static const Cinfo* initCinfo();
+  double max_ = 0, min_ = 0, sum_ = 0;
+  bool hasMax_ = false, hasMin_ = false;
+  unsigned count_ = 0;
 };
 
 }  // namespace antler::test
