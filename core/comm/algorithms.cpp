@@ -615,7 +615,16 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
     }
     return bestK;
   };
-  if (forced != Algorithm::automatic) return {forced, segments_for(forced)};
+  if (forced != Algorithm::automatic) {
+    // Refused alike on every rank, whatever P (also where P = 1 would need no messages).
+    const auto ok = algorithms_for(c);
+    if (std::find(ok.begin(), ok.end(), forced) == ok.end())
+      cannot(c, forced, std::string("does not implement ") + to_string(c));
+    if (o.segments < 0)
+      throw ValueError(std::string(to_string(c)) + ": " + std::to_string(o.segments) +
+                       " segments (valid: 0 for automatic, or at least 1)");
+    return {forced, segments_for(forced)};
+  }
   // A vendor fold is safe for automatic only when the order cannot change the bits.
   const bool vendorFoldOk = fold == nullptr || (fold->prim != Prim::none && fold->op != OpKind::none &&
                                                 (fold->exact || (P <= 2 && fold->commutative)));
