@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "core/comm/algorithms.hpp"
 #include "core/element.hpp"
 #include "core/layout.hpp"
-#include "core/mpi.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
@@ -198,7 +198,8 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
         packed_.append(s.begin, static_cast<std::size_t>(s.end - s.begin));
       }
 
-  mpi::allgather_inline(packed_.data(), packed_.size(), kInlineBytes, counts_, gathered_);
+  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, kInlineBytes, counts_,
+                               gathered_);
 
   // Parse every node's part (bounds-checked: a corrupted buffer is a CommError, and every node
   // parses the same bytes, so every node reaches the same verdict).

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/comm/comm.hpp"
 #include "msg/outbox.hpp"
 
 namespace antler {
@@ -38,6 +39,9 @@ class PostOffice {
 
   /// Sets the number of per-thread queues (only while no run is in progress).
   void setNumThreads(unsigned n);
+  /// The communicator the exchanges go through (the Runtime sets it; one rank: none needed).
+  void setComm(comm::Comm c) { comm_ = std::move(c); }
+  comm::Comm& comm() { return comm_; }
   unsigned numThreads() const { return static_cast<unsigned>(process_.size()); }
 
   /// The queue a send from the calling thread goes to. During the process phase each thread's
@@ -104,6 +108,7 @@ class PostOffice {
   std::vector<Record> deferredPlan_;
   std::vector<Span> spans_;
   std::vector<char> gathered_;
+  comm::Comm comm_;
   std::vector<std::size_t> counts_;
   std::vector<Span> deferredSpans_;
   std::vector<std::vector<Span>> segSpans_;

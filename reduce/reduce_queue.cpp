@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "core/comm/algorithms.hpp"
 #include "core/error.hpp"
 #include "core/layout.hpp"
-#include "core/mpi.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_msg.hpp"
 
@@ -195,7 +195,7 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
   }
   std::vector<std::size_t>& counts = scratchCounts_;
   std::vector<char>& all = scratchGathered_;
-  mpi::allgather_inline(b.data(), b.size(), kInlineBytes, counts, all);
+  comm::algo::allgather_inline(comm_, {b.data(), b.size()}, kInlineBytes, counts, all);
 
   std::uint32_t any = 0;
   auto& perJob = scratchReaders_;

@@ -1,4 +1,5 @@
 #pragma once
+#include "core/comm/comm.hpp"
 /// The reduce queue: which reductions are pending, their per-thread partials, and the three folds.
 ///
 /// Life of a reduction inside one clock round (see shell/clock.cpp for the barriers):
@@ -36,6 +37,8 @@ class ReduceQueue {
  public:
   static constexpr unsigned kMaxTicks = 32;
   static ReduceQueue& instance();
+  /// The communicator the node stage goes through (the Runtime sets it).
+  void setComm(comm::Comm c) { comm_ = std::move(c); }
 
   /// Before a run's parallel region: sizes the per-thread request lists, forgets predictions
   /// (messages may have changed since the last run).
@@ -68,6 +71,7 @@ class ReduceQueue {
   void clear();
 
  private:
+  comm::Comm comm_;
   ReduceQueue() = default;
   std::uint32_t fold(std::uint32_t flags);
   std::vector<std::vector<std::uint32_t>> requests_;  // per thread

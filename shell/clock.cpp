@@ -42,7 +42,7 @@
 
 #include "core/element.hpp"
 #include "core/error.hpp"
-#include "core/mpi.hpp"
+#include "core/comm/algorithms.hpp"
 #include "core/proc_info.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_queue.hpp"
@@ -328,7 +328,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   // The agreement that ends every run: did any node fail? (See the top of this file.)
   bool failed = false;
   for (auto& e : errors) failed = failed || static_cast<bool>(e);
-  if (multiNode) failed = mpi::any(failed);
+  if (multiNode) failed = comm::algo::any(po.comm(), failed);
   if (!failed) return;
   // Sends and reductions still queued belong to the failed run, on every node.
   po.clear();

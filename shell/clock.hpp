@@ -44,7 +44,7 @@ class Clock {
   double baseDt() const;
 
   /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
-  /// the cores shared among the ranks on this machine, see mpi::Guard).
+  /// the cores shared among the ranks on this machine, see Runtime).
   void setNumThreads(unsigned n);
   /// Most threads per node (a run makes one queue and one slice per thread).
   static constexpr unsigned kMaxThreads = 1024;

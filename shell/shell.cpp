@@ -7,11 +7,11 @@
 #include <cstring>
 #include <map>
 
+#include "core/comm/algorithms.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/layout.hpp"
 #include "core/limits.hpp"
-#include "core/mpi.hpp"
 #include "core/path.hpp"
 #include "core/random.hpp"
 #include "core/value_finfo.hpp"
@@ -291,7 +291,8 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
     failure = std::current_exception();
   }
   bool failed = failure != nullptr;
-  if (agree && node_layout().numNodes > 1 && !e->isGlobal()) failed = mpi::any(failed);
+  if (agree && node_layout().numNodes > 1 && !e->isGlobal())
+    failed = comm::algo::any(Shell::instance().comm(), failed);
   if (!failed) return;
   Reader old(undo);
   std::uint64_t k = 0;
@@ -343,8 +344,9 @@ void do_set_vec(Reader& r, Writer&) {
     if (node_layout().numNodes > 1 && !e->isGlobal()) {
       std::vector<std::size_t> counts;
       std::vector<char> all;
-      mpi::allgather_inline(reinterpret_cast<const char*>(&mine), sizeof mine, sizeof mine, counts,
-                            all);
+      comm::algo::allgather_inline(Shell::instance().comm(),
+                                   {reinterpret_cast<const char*>(&mine), sizeof mine}, sizeof mine,
+                                   counts, all);
       total = 0;
       for (int k = 0; k < node_layout().numNodes; ++k) {
         std::uint64_t x;
@@ -699,8 +701,6 @@ const char* op_name(const ByteBuffer& cmd) {
   return op < std::size(names) ? names[op] : "command";
 }
 
-constexpr std::size_t kHead = 512;  // first broadcast carries small commands whole
-
 }  // namespace
 
 Shell& Shell::instance() {
@@ -841,37 +841,19 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
   } else {
     if (!isDriver()) throw StateError("Shell commands are issued by the driver (node 0) only");
     checkIdle("command");
-    // Broadcast: a fixed head {u64 size, first bytes}, then the rest if the command is long.
-    std::vector<char> head(kHead, 0);
-    const std::uint64_t size = cmd.size();
-    std::memcpy(head.data(), &size, 8);
-    std::memcpy(head.data() + 8, cmd.data(), std::min<std::size_t>(size, kHead - 8));
-    ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
-    if (size > kHead - 8)
-      ANTLER_MPI(MPI_Bcast(const_cast<char*>(cmd.data()) + (kHead - 8),
-                           static_cast<int>(size - (kHead - 8)), MPI_BYTE, 0, MPI_COMM_WORLD));
+    // Out by broadcast (the first message carries the size and a small command whole; a large
+    // one, such as setVec of 1e7 values, follows by the algorithm chosen for its size), replies
+    // back by gather: one implementation for the driver and the workers (serve below).
+    comm::algo::broadcast_any(comm_, const_cast<ByteBuffer&>(cmd), 0);  // the root only reads
     const ByteBuffer rep = execute(cmd);
+    ByteBuffer all;
     std::vector<std::size_t> counts;
-    std::vector<char> all;
-    // Replies come back to the driver only.
-    const int P = numNodes();
-    std::vector<unsigned long long> sizes(static_cast<std::size_t>(P));
-    unsigned long long mine = rep.size();
-    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG,
-                          0, MPI_COMM_WORLD));
-    std::vector<int> cnt(static_cast<std::size_t>(P)), disp(static_cast<std::size_t>(P));
-    std::size_t total = 0;
-    for (int r = 0; r < P; ++r) {
-      cnt[r] = static_cast<int>(sizes[r]);
-      disp[r] = static_cast<int>(total);
-      total += sizes[r];
-    }
-    all.resize(total);
-    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, all.data(),
-                           cnt.data(), disp.data(), MPI_BYTE, 0, MPI_COMM_WORLD));
-    for (int r = 0; r < P; ++r) {
+    comm::algo::gather(comm_, {rep.data(), rep.size()}, 0, all, counts);
+    std::size_t at = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
       ByteBuffer one;
-      one.append(all.data() + disp[r], sizes[r]);
+      one.append(all.data() + at, counts[r]);
+      at += counts[r];
       replies.push_back(take_reply(std::move(one)));
     }
   }
@@ -898,25 +880,15 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
 
 int Shell::serve() {
   if (numNodes() == 1 || isDriver()) return 0;
-  std::vector<char> head(kHead);
   for (;;) {
-    ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
-    std::uint64_t size = 0;
-    std::memcpy(&size, head.data(), 8);
     ByteBuffer cmd;
-    cmd.resize(size);
-    std::memcpy(cmd.data(), head.data() + 8, std::min<std::size_t>(size, kHead - 8));
-    if (size > kHead - 8)
-      ANTLER_MPI(MPI_Bcast(cmd.data() + (kHead - 8), static_cast<int>(size - (kHead - 8)), MPI_BYTE,
-                           0, MPI_COMM_WORLD));
+    comm::algo::broadcast_any(comm_, cmd, 0);
     Reader r(cmd);
     if (static_cast<Op>(r.get<std::uint32_t>()) == Op::quit) return r.get<int>();
     const ByteBuffer rep = execute(cmd);
-    unsigned long long mine = rep.size();
-    ANTLER_MPI(MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, nullptr, 1, MPI_UNSIGNED_LONG_LONG, 0,
-                          MPI_COMM_WORLD));
-    ANTLER_MPI(MPI_Gatherv(rep.data(), static_cast<int>(rep.size()), MPI_BYTE, nullptr, nullptr,
-                           nullptr, MPI_BYTE, 0, MPI_COMM_WORLD));
+    ByteBuffer all;
+    std::vector<std::size_t> counts;
+    comm::algo::gather(comm_, {rep.data(), rep.size()}, 0, all, counts);
   }
 }
 
@@ -924,11 +896,7 @@ void Shell::quitWorkers(int exitCode) {
   if (numNodes() == 1 || !isDriver()) return;
   ByteBuffer cmd = command(Op::quit);
   Writer(cmd).put<int>(exitCode);
-  std::vector<char> head(kHead, 0);
-  const std::uint64_t size = cmd.size();
-  std::memcpy(head.data(), &size, 8);
-  std::memcpy(head.data() + 8, cmd.data(), size);
-  ANTLER_MPI(MPI_Bcast(head.data(), static_cast<int>(kHead), MPI_BYTE, 0, MPI_COMM_WORLD));
+  comm::algo::broadcast_any(comm_, cmd, 0);
 }
 
 // ---- commands ----

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/comm/comm.hpp"
 #include "core/id.hpp"
 
 namespace antler {
@@ -177,6 +178,11 @@ class Shell {
   /// Tells the workers to leave their loop with this exit code (the driver's Runtime does this).
   void quitWorkers(int exitCode);
 
+  /// The communicator of the command channel and of the multi-node checks inside commands (the
+  /// Runtime sets it: a duplicate of the communicator antler runs on).
+  void setComm(comm::Comm c) { comm_ = std::move(c); }
+  comm::Comm& comm() { return comm_; }
+
   /// A handler for Op::extension commands, registered under a name by another layer.
   using Handler = void (*)(Reader& args, Writer& reply);
   static void registerCommand(const std::string& name, Handler h);
@@ -186,6 +192,7 @@ class Shell {
  private:
   Shell() = default;
   void checkIdle(const char* op) const;
+  comm::Comm comm_;
 };
 
 }  // namespace antler

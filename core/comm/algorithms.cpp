@@ -48,7 +48,8 @@ void check_root(const Comm& c, int root, Collective what) {
 
 [[noreturn]] void cannot(Collective c, Algorithm a, const std::string& why) {
   std::string valid;
-  for (Algorithm x : algorithms_for(c)) valid += (valid.empty() ? "" : ", ") + std::string(to_string(x));
+  for (Algorithm x : algorithms_for(c))
+    valid += (valid.empty() ? "" : ", ") + std::string(to_string(x));
   throw ValueError(std::string(to_string(c)) + ": algorithm '" + to_string(a) + "' " + why +
                    " (algorithms for " + to_string(c) + ": " + valid + ")");
 }
@@ -147,7 +148,8 @@ void bcast_fibonacci(Comm& c, std::span<char> data, int root, int k) {
   for (int s = 0; s < k; ++s) {
     auto [b, e] = segment(data.size(), k, s);
     if (me.parent >= 0) c.wait(recvs[static_cast<std::size_t>(s)]);
-    if (me.left >= 0) sends.push_back(c.isend(abs_rank(me.left), kTagBcast, data.subspan(b, e - b)));
+    if (me.left >= 0)
+      sends.push_back(c.isend(abs_rank(me.left), kTagBcast, data.subspan(b, e - b)));
     if (me.right >= 0)
       sends.push_back(c.isend(abs_rank(me.right), kTagBcast, data.subspan(b, e - b)));
   }
@@ -214,7 +216,9 @@ void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
 // the partner block's fold from a rank of that block that does (the block's ranks all hold it);
 // those ranks send to it in addition to their own partner. Works for any P in ceil(log2 P)
 // rounds; with `concat`, the same pattern gathers instead of folding.
-void recursive_doubling(Comm& c, ByteBuffer& data, const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine, int tag) {
+void recursive_doubling(
+    Comm& c, ByteBuffer& data,
+    const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine, int tag) {
   const int P = c.size(), r = c.rank();
   for (int m = 1; m < P; m <<= 1) {
     const int partner = r ^ m;
@@ -256,8 +260,8 @@ void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
     const bool lower = (r & m) == 0;
     const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
     const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
-    ByteBuffer got = c.sendrecv(partner, tag, {data.data() + giveLo * es, (giveHi - giveLo) * es},
-                                partner, tag);
+    ByteBuffer got =
+        c.sendrecv(partner, tag, {data.data() + giveLo * es, (giveHi - giveLo) * es}, partner, tag);
     if (got.size() != (keepHi - keepLo) * es)
       throw CommError("allreduce: ranks " + std::to_string(r) + " and " + std::to_string(partner) +
                       " hold vectors of different lengths");
@@ -346,9 +350,8 @@ void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
   for (int s = 0; s < P - 1; ++s) {
     const int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
-    blocks[static_cast<std::size_t>(rb)] =
-        c.sendrecv(next, kTagAllgather, view(blocks[static_cast<std::size_t>(sb)]), prev,
-                   kTagAllgather);
+    blocks[static_cast<std::size_t>(rb)] = c.sendrecv(
+        next, kTagAllgather, view(blocks[static_cast<std::size_t>(sb)]), prev, kTagAllgather);
   }
   out.clear();
   counts.clear();
@@ -416,15 +419,24 @@ double env_double(const char* name, double fallback) {
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::automatic: return "automatic";
-    case Algorithm::vendor: return "vendor";
-    case Algorithm::binomial: return "binomial";
-    case Algorithm::linear_pipeline: return "linear_pipeline";
-    case Algorithm::fibonacci: return "fibonacci";
-    case Algorithm::scatter_allgather: return "scatter_allgather";
-    case Algorithm::recursive_doubling: return "recursive_doubling";
-    case Algorithm::reduce_scatter_allgather: return "reduce_scatter_allgather";
-    case Algorithm::ring: return "ring";
+    case Algorithm::automatic:
+      return "automatic";
+    case Algorithm::vendor:
+      return "vendor";
+    case Algorithm::binomial:
+      return "binomial";
+    case Algorithm::linear_pipeline:
+      return "linear_pipeline";
+    case Algorithm::fibonacci:
+      return "fibonacci";
+    case Algorithm::scatter_allgather:
+      return "scatter_allgather";
+    case Algorithm::recursive_doubling:
+      return "recursive_doubling";
+    case Algorithm::reduce_scatter_allgather:
+      return "reduce_scatter_allgather";
+    case Algorithm::ring:
+      return "ring";
   }
   return "?";
 }
@@ -440,11 +452,16 @@ Algorithm parse_algorithm(std::string_view s) {
 
 const char* to_string(Collective c) {
   switch (c) {
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::allreduce: return "allreduce";
-    case Collective::allgather: return "allgather";
-    case Collective::gather: return "gather";
+    case Collective::broadcast:
+      return "broadcast";
+    case Collective::reduce:
+      return "reduce";
+    case Collective::allreduce:
+      return "allreduce";
+    case Collective::allgather:
+      return "allgather";
+    case Collective::gather:
+      return "gather";
   }
   return "?";
 }
@@ -453,15 +470,17 @@ std::vector<Algorithm> algorithms_for(Collective c) {
   using A = Algorithm;
   switch (c) {
     case Collective::broadcast:
-      return {A::automatic, A::vendor, A::binomial, A::linear_pipeline, A::fibonacci,
-              A::scatter_allgather};
-    case Collective::reduce: return {A::automatic, A::vendor, A::binomial};
+      return {A::automatic,       A::vendor,    A::binomial,
+              A::linear_pipeline, A::fibonacci, A::scatter_allgather};
+    case Collective::reduce:
+      return {A::automatic, A::vendor, A::binomial};
     case Collective::allreduce:
       return {A::automatic, A::vendor, A::binomial, A::recursive_doubling,
               A::reduce_scatter_allgather};
     case Collective::allgather:
       return {A::automatic, A::vendor, A::ring, A::recursive_doubling};
-    case Collective::gather: return {A::automatic, A::vendor, A::binomial};
+    case Collective::gather:
+      return {A::automatic, A::vendor, A::binomial};
   }
   return {};
 }
@@ -499,7 +518,8 @@ CostModel measure_cost_model(Comm& c) {
           (void)c.recv(other, kTagCost);
           c.send(other, kTagCost, buf);
         }
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        best = std::min(
+            best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
       return best / 2;
     };
@@ -540,7 +560,8 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
   switch (c) {
     case Collective::broadcast:
       switch (a) {
-        case Algorithm::binomial: return L * (al + be * N);
+        case Algorithm::binomial:
+          return L * (al + be * N);
         case Algorithm::linear_pipeline:
           if (k > 0) return (P - 1 + k - 1) * (al + be * N / k);
           return best_k(P - 1, 1).first;
@@ -560,7 +581,8 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
           return (L + P - 1) * al + 2 * be * N * (P - 1) / P;
         case Algorithm::vendor:
           return std::min(L * (al + be * N), (L + P - 1) * al + 2 * be * N * (P - 1) / P);
-        default: return inf;
+        default:
+          return inf;
       }
     case Collective::reduce:
     case Collective::gather:
@@ -569,20 +591,27 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
       return inf;
     case Collective::allreduce:
       switch (a) {
-        case Algorithm::binomial: return 2 * L * (al + be * N);
-        case Algorithm::recursive_doubling: return L * (al + be * N);
+        case Algorithm::binomial:
+          return 2 * L * (al + be * N);
+        case Algorithm::recursive_doubling:
+          return L * (al + be * N);
         case Algorithm::reduce_scatter_allgather:
           return is_pow2(P) ? 2 * L * al + 2 * be * N * (P - 1) / P : inf;
         case Algorithm::vendor:
           return std::min(L * (al + be * N), 2 * L * al + 2 * be * N * (P - 1) / P);
-        default: return inf;
+        default:
+          return inf;
       }
     case Collective::allgather:
       switch (a) {
-        case Algorithm::ring: return (P - 1) * (al + be * N);
-        case Algorithm::recursive_doubling: return L * al + be * N * (P - 1);
-        case Algorithm::vendor: return L * al + be * N * (P - 1);
-        default: return inf;
+        case Algorithm::ring:
+          return (P - 1) * (al + be * N);
+        case Algorithm::recursive_doubling:
+          return L * al + be * N * (P - 1);
+        case Algorithm::vendor:
+          return L * al + be * N * (P - 1);
+        default:
+          return inf;
       }
   }
   return inf;
@@ -626,8 +655,9 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
     return {forced, segments_for(forced)};
   }
   // A vendor fold is safe for automatic only when the order cannot change the bits.
-  const bool vendorFoldOk = fold == nullptr || (fold->prim != Prim::none && fold->op != OpKind::none &&
-                                                (fold->exact || (P <= 2 && fold->commutative)));
+  const bool vendorFoldOk =
+      fold == nullptr || (fold->prim != Prim::none && fold->op != OpKind::none &&
+                          (fold->exact || (P <= 2 && fold->commutative)));
   Choice best{Algorithm::binomial, 1};
   double bestCost = std::numeric_limits<double>::infinity();
   for (Algorithm a : algorithms_for(c)) {
@@ -653,19 +683,25 @@ void broadcast(Comm& c, std::span<char> data, int root, const Options& o) {
   const int P = c.size();
   const Choice ch = choose(Collective::broadcast, P, data.size(), nullptr, true, o);
   if (P == 1) return;
-  const int k = std::max(1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
+  const int k = std::max(
+      1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
   switch (ch.algorithm) {
-    case Algorithm::vendor: return c.backend().vendorBcast(data.data(), data.size(), root);
-    case Algorithm::binomial: return bcast_binomial(c, data, root);
-    case Algorithm::linear_pipeline: return bcast_chain(c, data, root, k);
-    case Algorithm::fibonacci: return bcast_fibonacci(c, data, root, k);
-    case Algorithm::scatter_allgather: return bcast_scatter_allgather(c, data, root);
-    default: cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
+    case Algorithm::vendor:
+      return c.backend().vendorBcast(data.data(), data.size(), root);
+    case Algorithm::binomial:
+      return bcast_binomial(c, data, root);
+    case Algorithm::linear_pipeline:
+      return bcast_chain(c, data, root, k);
+    case Algorithm::fibonacci:
+      return bcast_fibonacci(c, data, root, k);
+    case Algorithm::scatter_allgather:
+      return bcast_scatter_allgather(c, data, root);
+    default:
+      cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
   }
 }
 
-void broadcast_any(Comm& c, ByteBuffer& data, int root, const Options& o,
-                   std::size_t inlineBytes) {
+void broadcast_any(Comm& c, ByteBuffer& data, int root, const Options& o, std::size_t inlineBytes) {
   check_root(c, root, Collective::broadcast);
   if (c.size() == 1) return;
   // First pass: {u64 size, the first inlineBytes} by binomial tree (or vendor if forced).
@@ -693,11 +729,14 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
   check_root(c, root, Collective::reduce);
   const int P = c.size();
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
-  const Choice ch = choose(Collective::reduce, P, data.size(), &f, vendorOk, o);
+  const Choice ch =
+      choose(Collective::reduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor: {
-      if (!vendorOk) cannot(Collective::reduce, ch.algorithm, "cannot apply this fold (not an MPI type and operator)");
+      if (!vendorOk)
+        cannot(Collective::reduce, ch.algorithm,
+               "cannot apply this fold (not an MPI type and operator)");
       ByteBuffer out;
       out.resize(data.size());
       c.backend().vendorReduce(data.data(), out.data(), data.size() / f.elemSize, f.prim, f.op,
@@ -712,18 +751,22 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
         if (c.rank() == root) data = c.recv(0, kTagReduce);
       }
       return;
-    default: cannot(Collective::reduce, ch.algorithm, "does not reduce");
+    default:
+      cannot(Collective::reduce, ch.algorithm, "does not reduce");
   }
 }
 
 void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
   const int P = c.size();
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
-  const Choice ch = choose(Collective::allreduce, P, data.size(), &f, vendorOk, o);
+  const Choice ch =
+      choose(Collective::allreduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor:
-      if (!vendorOk) cannot(Collective::allreduce, ch.algorithm, "cannot apply this fold (not an MPI type and operator)");
+      if (!vendorOk)
+        cannot(Collective::allreduce, ch.algorithm,
+               "cannot apply this fold (not an MPI type and operator)");
       c.backend().vendorAllreduce(data.data(), data.data(), data.size() / f.elemSize, f.prim, f.op);
       return;
     case Algorithm::binomial: {
@@ -738,18 +781,24 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
       recursive_doubling(c, data, f.fold, kTagAllreduce);
       return;
     case Algorithm::reduce_scatter_allgather:
-      if (f.elemSize == 0) cannot(Collective::allreduce, ch.algorithm, "needs an elementwise fold (a vector of numbers)");
-      if (!is_pow2(P)) cannot(Collective::allreduce, ch.algorithm, "needs a power-of-two number of ranks, not " + std::to_string(P));
+      if (f.elemSize == 0)
+        cannot(Collective::allreduce, ch.algorithm,
+               "needs an elementwise fold (a vector of numbers)");
+      if (!is_pow2(P))
+        cannot(Collective::allreduce, ch.algorithm,
+               "needs a power-of-two number of ranks, not " + std::to_string(P));
       allreduce_rsag(c, data, f, kTagAllreduce);
       return;
-    default: cannot(Collective::allreduce, ch.algorithm, "does not all-reduce");
+    default:
+      cannot(Collective::allreduce, ch.algorithm, "does not all-reduce");
   }
 }
 
 void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
                std::vector<std::size_t>& counts, const Options& o) {
   const int P = c.size();
-  const Choice ch = choose(Collective::allgather, P, mine.size(), nullptr, true, o);
+  // Sizes may differ between ranks: choose by the bound every rank passes, never by mine.size().
+  const Choice ch = choose(Collective::allgather, P, o.sizeBound, nullptr, true, o);
   if (P == 1) {
     out.clear();
     out.append(mine.data(), mine.size());
@@ -757,10 +806,14 @@ void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
     return;
   }
   switch (ch.algorithm) {
-    case Algorithm::vendor: return c.backend().vendorAllgatherv(mine, counts, out);
-    case Algorithm::ring: return allgather_ring(c, mine, out, counts);
-    case Algorithm::recursive_doubling: return allgather_doubling(c, mine, out, counts);
-    default: cannot(Collective::allgather, ch.algorithm, "does not allgather");
+    case Algorithm::vendor:
+      return c.backend().vendorAllgatherv(mine, counts, out);
+    case Algorithm::ring:
+      return allgather_ring(c, mine, out, counts);
+    case Algorithm::recursive_doubling:
+      return allgather_doubling(c, mine, out, counts);
+    default:
+      cannot(Collective::allgather, ch.algorithm, "does not allgather");
   }
 }
 
@@ -768,7 +821,7 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
             std::vector<std::size_t>& counts, const Options& o) {
   check_root(c, root, Collective::gather);
   const int P = c.size();
-  const Choice ch = choose(Collective::gather, P, mine.size(), nullptr, true, o);
+  const Choice ch = choose(Collective::gather, P, o.sizeBound, nullptr, true, o);
   if (P == 1) {
     out.clear();
     out.append(mine.data(), mine.size());
@@ -776,10 +829,64 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
     return;
   }
   switch (ch.algorithm) {
-    case Algorithm::vendor: return c.backend().vendorGatherv(mine, root, counts, out);
-    case Algorithm::binomial: return gather_binomial(c, mine, root, out, counts);
-    default: cannot(Collective::gather, ch.algorithm, "does not gather");
+    case Algorithm::vendor:
+      return c.backend().vendorGatherv(mine, root, counts, out);
+    case Algorithm::binomial:
+      return gather_binomial(c, mine, root, out, counts);
+    default:
+      cannot(Collective::gather, ch.algorithm, "does not gather");
   }
+}
+
+void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineBytes,
+                      std::vector<std::size_t>& counts, std::vector<char>& out) {
+  const std::size_t P = static_cast<std::size_t>(c.size());
+  const std::size_t block = 8 + inlineBytes;
+  // Scratch reused between calls (one thread per rank calls this).
+  thread_local std::vector<char> me, blocks;
+  me.assign(block, 0);
+  blocks.resize(block * P);
+  const std::uint64_t n64 = mine.size();
+  std::memcpy(me.data(), &n64, 8);
+  if (!mine.empty()) std::memcpy(me.data() + 8, mine.data(), std::min(mine.size(), inlineBytes));
+  c.backend().vendorAllgather(me.data(), block, blocks.data());
+  counts.assign(P, 0);
+  std::size_t total = 0;
+  bool overflow = false;
+  for (std::size_t r = 0; r < P; ++r) {
+    std::uint64_t n = 0;
+    std::memcpy(&n, blocks.data() + r * block, 8);
+    counts[r] = n;
+    total += n;
+    overflow = overflow || n > inlineBytes;
+  }
+  out.resize(total);
+  std::vector<std::size_t> offset(P, 0);
+  for (std::size_t r = 1; r < P; ++r) offset[r] = offset[r - 1] + counts[r - 1];
+  for (std::size_t r = 0; r < P; ++r)
+    if (counts[r])
+      std::memcpy(out.data() + offset[r], blocks.data() + r * block + 8,
+                  std::min(counts[r], inlineBytes));
+  if (!overflow) return;
+  // Second collective: the bytes beyond each rank's inline block.
+  const std::size_t extra = mine.size() > inlineBytes ? mine.size() - inlineBytes : 0;
+  std::vector<std::size_t> tails;
+  ByteBuffer tail;
+  c.backend().vendorAllgatherv({mine.data() + (extra ? inlineBytes : 0), extra}, tails, tail);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::size_t want = counts[r] > inlineBytes ? counts[r] - inlineBytes : 0;
+    if (tails[r] != want) throw CommError("allgather: a rank's overflow does not match its size");
+    if (want) std::memcpy(out.data() + offset[r] + inlineBytes, tail.data() + at, want);
+    at += want;
+  }
+}
+
+bool any(Comm& c, bool mine) {
+  if (c.size() == 1) return mine;
+  int in = mine ? 1 : 0, out = 0;
+  c.backend().vendorAllreduce(&in, &out, 1, Prim::i32, OpKind::lor);
+  return out != 0;
 }
 
 }  // namespace algo

@@ -35,14 +35,14 @@ enum class OpKind : std::uint8_t { sum, prod, min, max, land, lor, band, bor, no
 /// The algorithms a caller can force.
 enum class Algorithm : std::uint8_t {
   automatic,
-  vendor,              ///< the MPI library's own call
-  binomial,            ///< broadcast, reduce, all-reduce (reduce + broadcast), gather
-  linear_pipeline,     ///< broadcast: a chain, the message cut into segments
-  fibonacci,           ///< broadcast: pipelined Fibonacci tree
-  scatter_allgather,   ///< broadcast of large messages
-  recursive_doubling,  ///< all-reduce, allgather (any P)
+  vendor,                    ///< the MPI library's own call
+  binomial,                  ///< broadcast, reduce, all-reduce (reduce + broadcast), gather
+  linear_pipeline,           ///< broadcast: a chain, the message cut into segments
+  fibonacci,                 ///< broadcast: pipelined Fibonacci tree
+  scatter_allgather,         ///< broadcast of large messages
+  recursive_doubling,        ///< all-reduce, allgather (any P)
   reduce_scatter_allgather,  ///< all-reduce of large vectors (elementwise ops, P a power of 2)
-  ring,                ///< allgather
+  ring,                      ///< allgather
 };
 
 /// "binomial", "linear_pipeline", ...
@@ -73,6 +73,9 @@ struct Fold {
 struct Options {
   Algorithm algorithm = Algorithm::automatic;
   int segments = 0;  ///< pipelined broadcasts: segments (0: chosen by the cost model)
+  /// Where sizes may differ between ranks (gathers, folds of serialized values), automatic
+  /// chooses by this bound, which every rank must pass alike (0: unknown, assume small).
+  std::size_t sizeBound = 0;
 };
 
 /// The alpha-beta model automatic chooses with: a message of n bytes costs alpha + beta n.
@@ -119,6 +122,14 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o = {});
 /// Every rank's bytes (sizes may differ), concatenated in rank order; counts: each rank's size.
 void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
                std::vector<std::size_t>& counts, const Options& o = {});
+/// Allgather for small, frequent exchanges (a step's messages, a round's partials): one
+/// vendor allgather of fixed blocks of `inlineBytes` when every rank's bytes fit — one collective,
+/// the common case — and a second (allgatherv of the overflow) only when some rank's do not.
+/// Every rank learns whether the second is needed from the first, so all make the same calls.
+void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineBytes,
+                      std::vector<std::size_t>& counts, std::vector<char>& out);
+/// True on every rank if `mine` is true on any rank (one vendor all-reduce).
+bool any(Comm& c, bool mine);
 /// As allgather, onto root only (out and counts empty elsewhere).
 void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
             std::vector<std::size_t>& counts, const Options& o = {});

@@ -31,38 +31,58 @@ namespace ops {
 // Each operator: `T operator()(const T& left, const T& right)`, plus what vendor needs.
 struct sum {
   static constexpr OpKind kind = OpKind::sum;
-  template <class T> T operator()(const T& a, const T& b) const { return a + b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
 };
 struct prod {
   static constexpr OpKind kind = OpKind::prod;
-  template <class T> T operator()(const T& a, const T& b) const { return a * b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a * b;
+  }
 };
 struct min {
   static constexpr OpKind kind = OpKind::min;
-  template <class T> T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return b < a ? b : a;
+  }
 };
 struct max {
   static constexpr OpKind kind = OpKind::max;
-  template <class T> T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
 };
 struct land {
   static constexpr OpKind kind = OpKind::land;
-  template <class T> T operator()(const T& a, const T& b) const { return static_cast<T>(a && b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return static_cast<T>(a && b);
+  }
 };
 struct lor {
   static constexpr OpKind kind = OpKind::lor;
-  template <class T> T operator()(const T& a, const T& b) const { return static_cast<T>(a || b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return static_cast<T>(a || b);
+  }
 };
 struct band {
   static constexpr OpKind kind = OpKind::band;
-  template <class T> T operator()(const T& a, const T& b) const {
+  template <class T>
+  T operator()(const T& a, const T& b) const {
     static_assert(std::is_integral_v<T>, "comm::ops::band needs an integer type");
     return static_cast<T>(a & b);
   }
 };
 struct bor {
   static constexpr OpKind kind = OpKind::bor;
-  template <class T> T operator()(const T& a, const T& b) const {
+  template <class T>
+  T operator()(const T& a, const T& b) const {
     static_assert(std::is_integral_v<T>, "comm::ops::bor needs an integer type");
     return static_cast<T>(a | b);
   }
@@ -70,7 +90,8 @@ struct bor {
 /// The smallest value and the lowest rank holding it (MPI_MINLOC).
 struct minloc {
   static constexpr OpKind kind = OpKind::none;
-  template <class T> ValueLoc<T> operator()(const ValueLoc<T>& a, const ValueLoc<T>& b) const {
+  template <class T>
+  ValueLoc<T> operator()(const ValueLoc<T>& a, const ValueLoc<T>& b) const {
     if (b.value < a.value || (!(a.value < b.value) && b.rank < a.rank)) return b;
     return a;
   }
@@ -78,7 +99,8 @@ struct minloc {
 /// The largest value and the lowest rank holding it (MPI_MAXLOC).
 struct maxloc {
   static constexpr OpKind kind = OpKind::none;
-  template <class T> ValueLoc<T> operator()(const ValueLoc<T>& a, const ValueLoc<T>& b) const {
+  template <class T>
+  ValueLoc<T> operator()(const ValueLoc<T>& a, const ValueLoc<T>& b) const {
     if (a.value < b.value || (!(b.value < a.value) && b.rank < a.rank)) return b;
     return a;
   }
@@ -86,7 +108,8 @@ struct maxloc {
 /// A reduce class R (antler's ReduceStats, a user's class): a . b = a.tertiaryReduce(b).
 struct reduce_class {
   static constexpr OpKind kind = OpKind::none;
-  template <class R> R operator()(const R& a, const R& b) const {
+  template <class R>
+  R operator()(const R& a, const R& b) const {
     R out = a;
     out.tertiaryReduce(b);
     return out;
@@ -113,18 +136,28 @@ struct element<std::vector<E>> {
 
 template <class T>
 constexpr Prim prim_of() {
-  if constexpr (std::is_same_v<T, double>) return Prim::f64;
-  else if constexpr (std::is_same_v<T, float>) return Prim::f32;
+  if constexpr (std::is_same_v<T, double>)
+    return Prim::f64;
+  else if constexpr (std::is_same_v<T, float>)
+    return Prim::f32;
   else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_signed_v<T>) {
-    if constexpr (sizeof(T) == 1) return Prim::i8;
-    else if constexpr (sizeof(T) == 2) return Prim::i16;
-    else if constexpr (sizeof(T) == 4) return Prim::i32;
-    else return Prim::i64;
+    if constexpr (sizeof(T) == 1)
+      return Prim::i8;
+    else if constexpr (sizeof(T) == 2)
+      return Prim::i16;
+    else if constexpr (sizeof(T) == 4)
+      return Prim::i32;
+    else
+      return Prim::i64;
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if constexpr (sizeof(T) == 1) return Prim::u8;
-    else if constexpr (sizeof(T) == 2) return Prim::u16;
-    else if constexpr (sizeof(T) == 4) return Prim::u32;
-    else return Prim::u64;
+    if constexpr (sizeof(T) == 1)
+      return Prim::u8;
+    else if constexpr (sizeof(T) == 2)
+      return Prim::u16;
+    else if constexpr (sizeof(T) == 4)
+      return Prim::u32;
+    else
+      return Prim::u64;
   } else {
     return Prim::none;
   }
@@ -140,7 +173,8 @@ template <class T>
 T decode(const ByteBuffer& b, const char* what) {
   Reader r(b);
   T v = r.get<T>();
-  if (r.left()) throw CommError(std::string(what) + ": " + std::to_string(r.left()) + " bytes too many");
+  if (r.left())
+    throw CommError(std::string(what) + ": " + std::to_string(r.left()) + " bytes too many");
   return v;
 }
 
@@ -149,8 +183,8 @@ template <class T, class Op>
 Fold make_fold(Op op) {
   Fold f;
   using E = typename element<T>::type;
-  constexpr bool elementwise = std::is_arithmetic_v<E> && !std::is_same_v<E, bool> &&
-                               Op::kind != OpKind::none;
+  constexpr bool elementwise =
+      std::is_arithmetic_v<E> && !std::is_same_v<E, bool> && Op::kind != OpKind::none;
   if constexpr (elementwise) {
     // Plain numbers, or vectors of them: folded in place, element by element, with no length
     // prefix on the wire (a vector's bytes are its elements; see to_bytes below).

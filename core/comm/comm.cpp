@@ -12,11 +12,19 @@ detail::Backend& Comm::backend() const {
   return *backend_;
 }
 
-int Comm::rank() const { return backend().rank(); }
-int Comm::size() const { return backend().size(); }
-std::string Comm::backendName() const { return backend().name(); }
+int Comm::rank() const {
+  return backend().rank();
+}
+int Comm::size() const {
+  return backend().size();
+}
+std::string Comm::backendName() const {
+  return backend().name();
+}
 
-Comm Comm::dup() const { return Comm(backend().dup()); }
+Comm Comm::dup() const {
+  return Comm(backend().dup());
+}
 
 Comm Comm::split(int color, int key) const {
   auto b = backend().split(color, key);
@@ -26,8 +34,8 @@ Comm Comm::split(int color, int key) const {
 namespace {
 void check_peer(const Comm& c, int peer, const char* op) {
   if (peer < 0 || peer >= c.size())
-    throw IndexError(std::string(op) + ": rank " + std::to_string(peer) + " out of range (ranks 0.." +
-                     std::to_string(c.size() - 1) + ")");
+    throw IndexError(std::string(op) + ": rank " + std::to_string(peer) +
+                     " out of range (ranks 0.." + std::to_string(c.size() - 1) + ")");
 }
 void check_tag(int tag, const char* op) {
   if (tag < 0) throw ValueError(std::string(op) + ": tag " + std::to_string(tag) + " is negative");
@@ -75,8 +83,14 @@ ByteBuffer Comm::sendrecv(int dest, int sendTag, std::span<const char> bytes, in
   return got;
 }
 
-Stats Comm::stats() const { return backend().stats; }
-void Comm::resetStats() { backend().stats = Stats{}; }
-std::uint64_t Comm::nextSequence() { return backend().sequence++; }
+Stats Comm::stats() const {
+  return backend().stats;
+}
+void Comm::resetStats() {
+  backend().stats = Stats{};
+}
+std::uint64_t Comm::nextSequence() {
+  return backend().sequence++;
+}
 
 }  // namespace antler::comm

@@ -37,8 +37,8 @@ class Backend;
 struct Stats {
   std::uint64_t messagesSent = 0, bytesSent = 0;
   std::uint64_t messagesReceived = 0, bytesReceived = 0;
-  std::uint64_t rounds = 0;   ///< communication rounds (the logical clock described above)
-  double modelSeconds = 0;    ///< Local only: alpha-beta time of the critical path
+  std::uint64_t rounds = 0;  ///< communication rounds (the logical clock described above)
+  double modelSeconds = 0;   ///< Local only: alpha-beta time of the critical path
 };
 
 /// A non-blocking operation in flight; wait() completes it.

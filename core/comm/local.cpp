@@ -55,8 +55,9 @@ struct World {
   void detect() {
     if (alive > 0 && blocked == alive && !deadlock) {
       deadlock = true;
-      deadlockText = "comm::Local: deadlock: every running rank waits for a message that no rank "
-                     "will send (";
+      deadlockText =
+          "comm::Local: deadlock: every running rank waits for a message that no rank "
+          "will send (";
       int shown = 0;
       for (int r = 0; r < size && shown < 8; ++r)
         if (waits[r].waiting) {
@@ -297,45 +298,85 @@ class LocalBackend final : public detail::Backend {
  private:
   static std::size_t prim_size(Prim t) {
     switch (t) {
-      case Prim::i8: case Prim::u8: return 1;
-      case Prim::i16: case Prim::u16: return 2;
-      case Prim::i32: case Prim::u32: case Prim::f32: return 4;
-      default: return 8;
+      case Prim::i8:
+      case Prim::u8:
+        return 1;
+      case Prim::i16:
+      case Prim::u16:
+        return 2;
+      case Prim::i32:
+      case Prim::u32:
+      case Prim::f32:
+        return 4;
+      default:
+        return 8;
     }
   }
   template <class T>
   static void apply_t(T* a, const T* b, std::size_t n, OpKind op) {
     for (std::size_t i = 0; i < n; ++i) {
       switch (op) {
-        case OpKind::sum: a[i] = static_cast<T>(a[i] + b[i]); break;
-        case OpKind::prod: a[i] = static_cast<T>(a[i] * b[i]); break;
-        case OpKind::min: a[i] = std::min(a[i], b[i]); break;
-        case OpKind::max: a[i] = std::max(a[i], b[i]); break;
-        case OpKind::land: a[i] = static_cast<T>(a[i] && b[i]); break;
-        case OpKind::lor: a[i] = static_cast<T>(a[i] || b[i]); break;
+        case OpKind::sum:
+          a[i] = static_cast<T>(a[i] + b[i]);
+          break;
+        case OpKind::prod:
+          a[i] = static_cast<T>(a[i] * b[i]);
+          break;
+        case OpKind::min:
+          a[i] = std::min(a[i], b[i]);
+          break;
+        case OpKind::max:
+          a[i] = std::max(a[i], b[i]);
+          break;
+        case OpKind::land:
+          a[i] = static_cast<T>(a[i] && b[i]);
+          break;
+        case OpKind::lor:
+          a[i] = static_cast<T>(a[i] || b[i]);
+          break;
         case OpKind::band:
           if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] & b[i]);
           break;
         case OpKind::bor:
           if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] | b[i]);
           break;
-        case OpKind::none: break;
+        case OpKind::none:
+          break;
       }
     }
   }
   static void apply(char* a, const char* b, std::size_t n, Prim t, OpKind op) {
     switch (t) {
-      case Prim::i8: return apply_t(reinterpret_cast<std::int8_t*>(a), reinterpret_cast<const std::int8_t*>(b), n, op);
-      case Prim::u8: return apply_t(reinterpret_cast<std::uint8_t*>(a), reinterpret_cast<const std::uint8_t*>(b), n, op);
-      case Prim::i16: return apply_t(reinterpret_cast<std::int16_t*>(a), reinterpret_cast<const std::int16_t*>(b), n, op);
-      case Prim::u16: return apply_t(reinterpret_cast<std::uint16_t*>(a), reinterpret_cast<const std::uint16_t*>(b), n, op);
-      case Prim::i32: return apply_t(reinterpret_cast<std::int32_t*>(a), reinterpret_cast<const std::int32_t*>(b), n, op);
-      case Prim::u32: return apply_t(reinterpret_cast<std::uint32_t*>(a), reinterpret_cast<const std::uint32_t*>(b), n, op);
-      case Prim::i64: return apply_t(reinterpret_cast<std::int64_t*>(a), reinterpret_cast<const std::int64_t*>(b), n, op);
-      case Prim::u64: return apply_t(reinterpret_cast<std::uint64_t*>(a), reinterpret_cast<const std::uint64_t*>(b), n, op);
-      case Prim::f32: return apply_t(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b), n, op);
-      case Prim::f64: return apply_t(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b), n, op);
-      case Prim::none: return;
+      case Prim::i8:
+        return apply_t(reinterpret_cast<std::int8_t*>(a), reinterpret_cast<const std::int8_t*>(b),
+                       n, op);
+      case Prim::u8:
+        return apply_t(reinterpret_cast<std::uint8_t*>(a), reinterpret_cast<const std::uint8_t*>(b),
+                       n, op);
+      case Prim::i16:
+        return apply_t(reinterpret_cast<std::int16_t*>(a), reinterpret_cast<const std::int16_t*>(b),
+                       n, op);
+      case Prim::u16:
+        return apply_t(reinterpret_cast<std::uint16_t*>(a),
+                       reinterpret_cast<const std::uint16_t*>(b), n, op);
+      case Prim::i32:
+        return apply_t(reinterpret_cast<std::int32_t*>(a), reinterpret_cast<const std::int32_t*>(b),
+                       n, op);
+      case Prim::u32:
+        return apply_t(reinterpret_cast<std::uint32_t*>(a),
+                       reinterpret_cast<const std::uint32_t*>(b), n, op);
+      case Prim::i64:
+        return apply_t(reinterpret_cast<std::int64_t*>(a), reinterpret_cast<const std::int64_t*>(b),
+                       n, op);
+      case Prim::u64:
+        return apply_t(reinterpret_cast<std::uint64_t*>(a),
+                       reinterpret_cast<const std::uint64_t*>(b), n, op);
+      case Prim::f32:
+        return apply_t(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b), n, op);
+      case Prim::f64:
+        return apply_t(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b), n, op);
+      case Prim::none:
+        return;
     }
   }
   void publish() {

@@ -22,8 +22,8 @@
 namespace antler::comm {
 
 struct LocalOptions {
-  double alpha = 1e-6;   ///< seconds per message (latency)
-  double beta = 1e-10;   ///< seconds per byte (inverse bandwidth: 10 GB/s)
+  double alpha = 1e-6;  ///< seconds per message (latency)
+  double beta = 1e-10;  ///< seconds per byte (inverse bandwidth: 10 GB/s)
 };
 
 /// Runs fn on P simulated ranks (each gets its own Comm) and returns every rank's counters. If a

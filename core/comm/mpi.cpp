@@ -30,32 +30,52 @@ int as_int(std::size_t n, const char* what) {
 
 MPI_Datatype mpi_type(Prim t) {
   switch (t) {
-    case Prim::i8: return MPI_INT8_T;
-    case Prim::u8: return MPI_UINT8_T;
-    case Prim::i16: return MPI_INT16_T;
-    case Prim::u16: return MPI_UINT16_T;
-    case Prim::i32: return MPI_INT32_T;
-    case Prim::u32: return MPI_UINT32_T;
-    case Prim::i64: return MPI_INT64_T;
-    case Prim::u64: return MPI_UINT64_T;
-    case Prim::f32: return MPI_FLOAT;
-    case Prim::f64: return MPI_DOUBLE;
-    case Prim::none: break;
+    case Prim::i8:
+      return MPI_INT8_T;
+    case Prim::u8:
+      return MPI_UINT8_T;
+    case Prim::i16:
+      return MPI_INT16_T;
+    case Prim::u16:
+      return MPI_UINT16_T;
+    case Prim::i32:
+      return MPI_INT32_T;
+    case Prim::u32:
+      return MPI_UINT32_T;
+    case Prim::i64:
+      return MPI_INT64_T;
+    case Prim::u64:
+      return MPI_UINT64_T;
+    case Prim::f32:
+      return MPI_FLOAT;
+    case Prim::f64:
+      return MPI_DOUBLE;
+    case Prim::none:
+      break;
   }
   throw InternalError("vendor reduction of a type MPI does not know");
 }
 
 MPI_Op mpi_op(OpKind o) {
   switch (o) {
-    case OpKind::sum: return MPI_SUM;
-    case OpKind::prod: return MPI_PROD;
-    case OpKind::min: return MPI_MIN;
-    case OpKind::max: return MPI_MAX;
-    case OpKind::land: return MPI_LAND;
-    case OpKind::lor: return MPI_LOR;
-    case OpKind::band: return MPI_BAND;
-    case OpKind::bor: return MPI_BOR;
-    case OpKind::none: break;
+    case OpKind::sum:
+      return MPI_SUM;
+    case OpKind::prod:
+      return MPI_PROD;
+    case OpKind::min:
+      return MPI_MIN;
+    case OpKind::max:
+      return MPI_MAX;
+    case OpKind::land:
+      return MPI_LAND;
+    case OpKind::lor:
+      return MPI_LOR;
+    case OpKind::band:
+      return MPI_BAND;
+    case OpKind::bor:
+      return MPI_BOR;
+    case OpKind::none:
+      break;
   }
   throw InternalError("vendor reduction with an operator MPI does not know");
 }
@@ -144,7 +164,10 @@ class MpiBackend final : public detail::Backend {
 
   void vendorBcast(char* data, std::size_t n, int root) override {
     ANTLER_MPI(MPI_Bcast(data, as_int(n, "MPI_Bcast"), MPI_BYTE, root, comm_));
-    if (rank_ == root) count_send(n); else count_recv(n);
+    if (rank_ == root)
+      count_send(n);
+    else
+      count_recv(n);
   }
   void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
     ANTLER_MPI(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, as_int(count, "MPI_Allreduce"),
@@ -186,8 +209,8 @@ class MpiBackend final : public detail::Backend {
     counts.clear();
     out.clear();
     if (rank_ == root) out.resize(layout(all, counts, cnt, disp));
-    ANTLER_MPI(MPI_Gatherv(in.data(), static_cast<int>(in.size()), MPI_BYTE, out.data(),
-                           cnt.data(), disp.data(), MPI_BYTE, root, comm_));
+    ANTLER_MPI(MPI_Gatherv(in.data(), static_cast<int>(in.size()), MPI_BYTE, out.data(), cnt.data(),
+                           disp.data(), MPI_BYTE, root, comm_));
     count_send(in.size());
   }
   void vendorBarrier() override { ANTLER_MPI(MPI_Barrier(comm_)); }

@@ -22,14 +22,22 @@ import os as _os
 import sys as _sys
 import time as _time
 
-from . import _antler as _a  # on ranks > 0 this import serves the driver and then exits
+from . import _antler as _a
+
+# A script written as if serial (it does not import mpi4py first) runs on MPI_COMM_WORLD: on ranks
+# other than 0 the next line serves rank 0's commands and never returns to the script. A script
+# that imports mpi4py.MPI before antler is MPI-aware: it chooses the communicator with
+# antler.init(comm), and until then antler runs serially on each rank.
+_MPI_AWARE = "mpi4py.MPI" in _sys.modules
+if not _MPI_AWARE:
+    _a.init_world()
 
 __all__ = [
     "Error", "PathError", "FieldError", "TypeError", "IndexError", "ClassError", "MsgError",
     "ValueError", "StateError", "CommError", "melement", "vec", "element", "exists", "delete",
     "le", "wildcardFind", "getFieldNames", "connect", "setClock", "useClock", "reinit", "start",
     "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
-    "loadLibrary", "currentTime", "Msg",
+    "loadLibrary", "currentTime", "Msg", "init", "finalize",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -624,6 +632,30 @@ def reduceNow(requester, field="reduce"):
 def _snapshot():
     """The model's structure as plain data (for tests: a failed command must not change it)."""
     return _a.snapshot()
+
+
+def init(comm=None):
+    """Runs antler on an mpi4py communicator (default: MPI_COMM_WORLD) — for scripts that use
+    mpi4py themselves. Rank 0 of comm drives: init returns True there and the script builds and
+    runs models as if serial. Every other rank of comm serves rank 0 inside init and returns False
+    once rank 0 calls antler.finalize() (or exits), so the script goes on there with its own MPI
+    work. Ranks outside comm do not call init. Scripts that do not import mpi4py before antler
+    need no init: importing antler runs it on every rank."""
+    if comm is None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+    try:
+        from mpi4py import MPI
+        handle = MPI._handleof(comm)
+    except (ImportError, _builtins.TypeError, _builtins.AttributeError):
+        raise TypeError("init: comm must be an mpi4py communicator, got %s" % type(comm).__name__)
+    return _a.init_comm(handle)
+
+
+def finalize():
+    """Releases the ranks serving this driver (see init) after clearing the model; antler then
+    runs serially again. Called at exit if the script does not."""
+    return _a.release()
 
 
 def _clearModel():

@@ -17,14 +17,15 @@
 #include <unordered_map>
 
 #include "convert.hpp"
+#include "core/comm/mpi.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
-#include "core/mpi.hpp"
 #include "core/path.hpp"
 #include "core/random.hpp"
 #include "core/value_finfo.hpp"
 #include "msg/msg.hpp"
 #include "shell/clock.hpp"
+#include "shell/runtime.hpp"
 #include "shell/shell.hpp"
 
 namespace py = pybind11;
@@ -32,7 +33,9 @@ using namespace antler;
 
 namespace {
 
-std::unique_ptr<mpi::Guard> g_mpi;
+// The MPI environment (if antler initialised MPI) and the Runtime on antler's communicator.
+std::unique_ptr<comm::Environment> g_env;
+std::unique_ptr<Runtime> g_rt;
 int g_exit_code = 0;
 
 // ---- errors: antler::Error kinds -> the Python classes defined in antler/__init__.py ----
@@ -376,13 +379,27 @@ py::tuple snapshot() {
 }
 
 void finalize_driver() {
-  if (!g_mpi) return;
+  if (!g_rt) return;
   try {
-    Shell::instance().quitWorkers(g_exit_code);
+    g_rt->finish(g_exit_code);
   } catch (const std::exception& e) {
-    mpi::abort(std::string("could not stop the workers: ") + e.what());
+    comm::abort(std::string("could not stop the workers: ") + e.what());
   }
-  g_mpi.reset();  // MPI_Finalize
+  g_rt.reset();
+  g_env.reset();  // MPI_Finalize, if antler initialised MPI
+}
+
+/// Starts antler on `c`. On the driver returns true; a worker serves the driver's commands and
+/// returns false once the driver releases it (finalize or exit).
+bool start_on(comm::Comm c) {
+  if (g_rt)
+    throw StateError("init: antler is already running on " + std::to_string(g_rt->numNodes()) +
+                     " node(s); call antler.finalize() first");
+  g_rt = std::make_unique<Runtime>(std::move(c));
+  if (g_rt->isDriver()) return true;
+  g_exit_code = g_rt->workerExitCode();
+  g_rt.reset();
+  return false;
 }
 
 }  // namespace
@@ -390,22 +407,34 @@ void finalize_driver() {
 PYBIND11_MODULE(_antler, m) {
   m.doc() = "C++ core of the antler package (use `import antler`)";
 
-  int argc = 0;
-  char** argv = nullptr;
-  g_mpi = std::make_unique<mpi::Guard>(&argc, &argv);
-  if (g_mpi->rank() != 0) {
-    // A worker: serve until the driver says quit, then leave without running the script.
-    int code = 0;
-    try {
-      code = Shell::instance().serve();
-    } catch (const std::exception& e) {
-      mpi::abort(std::string("worker loop failed: ") + e.what());
-    }
+  // Importing initialises nothing: antler.init() (or the package's import, for scripts that do
+  // not use mpi4py) starts antler on a communicator.
+  m.def("init_world", [] {
+    int argc = 0;
+    char** argv = nullptr;
+    if (!comm::mpi_active()) g_env = std::make_unique<comm::Environment>(&argc, &argv);
+    if (start_on(comm::Comm::world())) return true;
+    // A worker of a script written as if serial: the script never runs here.
     std::fflush(stdout);
     std::fflush(stderr);
-    g_mpi.reset();
-    _exit(code);
-  }
+    g_env.reset();
+    _exit(g_exit_code);
+  });
+  m.def("init_comm", [](std::uintptr_t handle) {
+    if (!comm::mpi_active())
+      throw StateError("init(comm): MPI is not initialised (import mpi4py.MPI first)");
+    MPI_Comm c = reinterpret_cast<MPI_Comm>(handle);
+    return start_on(comm::Comm::fromMpi(&c));
+  });
+  m.def("release", [] {
+    const bool had = g_rt != nullptr;
+    if (g_rt) {
+      g_rt->finish(0);
+      g_rt.reset();
+    }
+    return had;
+  });
+  m.def("running", [] { return g_rt != nullptr; });
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   doctest::Context ctx(argc, argv);
   int result = ctx.run();
   int worst = 0;
-  MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, antler::comm::mpi_handle(antler::comm::Comm::world()));
+  MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX,
+                antler::comm::mpi_handle(antler::comm::Comm::world()));
   return worst;
 }

@@ -54,7 +54,7 @@ struct Record {  // a Boost-serialized payload
   std::vector<int> values;
   template <class A>
   void serialize(A& ar, unsigned) {
-    ar & name & values;
+    ar& name& values;
   }
   bool operator==(const Record&) const = default;
 };
@@ -64,7 +64,7 @@ struct Concat {  // a reduce class whose fold is not commutative: the order is v
   void tertiaryReduce(const Concat& o) { s += o.s; }
   template <class A>
   void serialize(A& ar, unsigned) {
-    ar & s;
+    ar& s;
   }
 };
 
@@ -98,7 +98,8 @@ TEST_CASE("Local: broadcast by every algorithm from any root, with the textbook 
               for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<char>(i * 7 + 3);
             algo::broadcast(c, data, root, Options{a, k});
             bool good = true;
-            for (std::size_t i = 0; i < n; ++i) good = good && data[i] == static_cast<char>(i * 7 + 3);
+            for (std::size_t i = 0; i < n; ++i)
+              good = good && data[i] == static_cast<char>(i * 7 + 3);
             ok[static_cast<std::size_t>(c.rank())] = good;
           });
           CHECK(std::accumulate(ok.begin(), ok.end(), 0) == P);
@@ -160,7 +161,8 @@ TEST_CASE("Local: every reduce and all-reduce algorithm gives the canonical-orde
       CAPTURE(to_string(a));
       std::vector<double> got(static_cast<std::size_t>(P)), vec0(static_cast<std::size_t>(P));
       auto stats = run_local(P, [&](Comm& c) {
-        got[static_cast<std::size_t>(c.rank())] = allreduce(c, contribution(c.rank()), ops::sum{}, {a});
+        got[static_cast<std::size_t>(c.rank())] =
+            allreduce(c, contribution(c.rank()), ops::sum{}, {a});
         std::vector<double> v(37);
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = contribution(c.rank()) * (i + 1);
         vec0[static_cast<std::size_t>(c.rank())] = allreduce(c, v, ops::sum{}, {a})[0];
@@ -324,34 +326,51 @@ TEST_CASE("Local: Boost-serialized payloads and strings through broadcast") {
 TEST_CASE("Local: bad input fails on every rank with a clear error, and never hangs") {
   if (!single_process()) return;
   // A root out of range.
-  CHECK_THROWS_AS(run_local(3, [](Comm& c) { int x = 0; broadcast(c, x, 3); }), IndexError);
+  CHECK_THROWS_AS(run_local(3,
+                            [](Comm& c) {
+                              int x = 0;
+                              broadcast(c, x, 3);
+                            }),
+                  IndexError);
   // An algorithm that cannot run with this P, or for this collective.
   try {
-    run_local(3, [](Comm& c) { (void)allreduce(c, std::vector<double>(8, 1.0), ops::sum{},
-                                              {Algorithm::reduce_scatter_allgather}); });
+    run_local(3, [](Comm& c) {
+      (void)allreduce(c, std::vector<double>(8, 1.0), ops::sum{},
+                      {Algorithm::reduce_scatter_allgather});
+    });
     FAIL("expected an error");
   } catch (const ValueError& e) {
     CHECK(std::string(e.what()).find("power-of-two") != std::string::npos);
     CHECK(std::string(e.what()).find("recursive_doubling") != std::string::npos);
   }
-  CHECK_THROWS_AS(run_local(2, [](Comm& c) { int x = 0; broadcast(c, x, 0, {Algorithm::ring}); }),
+  CHECK_THROWS_AS(run_local(2,
+                            [](Comm& c) {
+                              int x = 0;
+                              broadcast(c, x, 0, {Algorithm::ring});
+                            }),
                   ValueError);
-  CHECK_THROWS_AS(run_local(2, [](Comm& c) {
-                    (void)allreduce(c, Concat{"x"}, ops::reduce_class{}, {Algorithm::vendor});
-                  }),
+  CHECK_THROWS_AS(run_local(2,
+                            [](Comm& c) {
+                              (void)allreduce(c, Concat{"x"}, ops::reduce_class{},
+                                              {Algorithm::vendor});
+                            }),
                   ValueError);
   CHECK_THROWS_AS(parse_algorithm("fastest"), ValueError);
   // Sizes that must agree and do not: an error, not a hang.
-  CHECK_THROWS_AS(run_local(4, [](Comm& c) {
-                    (void)allreduce(c, std::vector<double>(static_cast<std::size_t>(c.rank() + 1), 1.0),
-                                    ops::sum{}, {Algorithm::recursive_doubling});
-                  }),
+  CHECK_THROWS_AS(run_local(4,
+                            [](Comm& c) {
+                              (void)allreduce(
+                                  c,
+                                  std::vector<double>(static_cast<std::size_t>(c.rank() + 1), 1.0),
+                                  ops::sum{}, {Algorithm::recursive_doubling});
+                            }),
                   CommError);
   // A rank that skips a collective: the others are told, not left waiting.
-  CHECK_THROWS_AS(run_local(4, [](Comm& c) {
-                    int x = 1;
-                    if (c.rank() != 2) broadcast(c, x, 0, {Algorithm::binomial});
-                    (void)c.recv((c.rank() + 1) % 4, 99);
-                  }),
+  CHECK_THROWS_AS(run_local(4,
+                            [](Comm& c) {
+                              int x = 1;
+                              if (c.rank() != 2) broadcast(c, x, 0, {Algorithm::binomial});
+                              (void)c.recv((c.rank() + 1) % 4, 99);
+                            }),
                   CommError);
 }

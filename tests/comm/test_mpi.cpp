@@ -40,7 +40,7 @@ struct Record {
   std::vector<double> values;
   template <class A>
   void serialize(A& ar, unsigned) {
-    ar & name & values;
+    ar& name& values;
   }
   bool operator==(const Record&) const = default;
 };
@@ -59,7 +59,8 @@ TEST_CASE("MPI: broadcast by every algorithm equals MPI_Bcast, from every root, 
   Comm c = Comm::world();
   const int P = c.size();
   for (int root = 0; root < P; ++root) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{16} << 20}) {
+    for (std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{16} << 20}) {
       std::vector<char> oracle(n);
       if (c.rank() == root)
         for (std::size_t i = 0; i < n; ++i) oracle[i] = static_cast<char>((i * 131 + root) % 251);
@@ -130,16 +131,19 @@ TEST_CASE("MPI: all-reduce and reduce: integers equal MPI's, doubles the canonic
   MPI_Allreduce(&in, &hi, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mpi_handle(c));
   const auto mlo = allreduce(c, ValueLoc<double>{in.v, r}, ops::minloc{});
   const auto mhi = allreduce(c, ValueLoc<double>{in.v, r}, ops::maxloc{});
-  CHECK(everywhere(c, mlo.value == lo.v && mlo.rank == lo.r && mhi.value == hi.v && mhi.rank == hi.r));
+  CHECK(everywhere(c,
+                   mlo.value == lo.v && mlo.rank == lo.r && mhi.value == hi.v && mhi.rank == hi.r));
 }
 
 TEST_CASE("MPI: allgather and gather equal MPI's, sizes that differ, Boost types") {
   Comm c = Comm::world();
   const int P = c.size(), r = c.rank();
-  const Record mine{"rank " + std::to_string(r), std::vector<double>(static_cast<std::size_t>(r * 3 + 1), r + 0.5)};
+  const Record mine{"rank " + std::to_string(r),
+                    std::vector<double>(static_cast<std::size_t>(r * 3 + 1), r + 0.5)};
   std::vector<Record> want;
   for (int q = 0; q < P; ++q)
-    want.push_back({"rank " + std::to_string(q), std::vector<double>(static_cast<std::size_t>(q * 3 + 1), q + 0.5)});
+    want.push_back({"rank " + std::to_string(q),
+                    std::vector<double>(static_cast<std::size_t>(q * 3 + 1), q + 0.5)});
   for (Algorithm a : algorithms_for(Collective::allgather)) {
     CAPTURE(to_string(a));
     CHECK(everywhere(c, allgather(c, mine, {a}) == want));
@@ -153,7 +157,8 @@ TEST_CASE("MPI: allgather and gather equal MPI's, sizes that differ, Boost types
       CHECK(everywhere(c, r == root ? g == want : g.empty()));
     }
   const auto [before, total] = exscan(c, static_cast<long>(r + 1), ops::sum{});
-  CHECK(everywhere(c, before == static_cast<long>(r * (r + 1) / 2) && total == static_cast<long>(P * (P + 1) / 2)));
+  CHECK(everywhere(c, before == static_cast<long>(r * (r + 1) / 2) &&
+                          total == static_cast<long>(P * (P + 1) / 2)));
 }
 
 TEST_CASE("MPI: split, dup and a sub-communicator of half the ranks") {

@@ -239,7 +239,9 @@ TEST_CASE("reduce classes: NaN, +-inf and extremes at every chunk boundary, ever
   const ObjId statsB = m.s.create("Stats", "/statsB", 1, true);
   const ObjId extB = m.s.create("TestExtremes", "/extB", 1, true);
   for (unsigned T : {1u, 2u, 3u})
-    for (std::size_t n : std::set<std::size_t>{0, 1, P * T - 1, P * T, 2 * P * T + 1, 1100}) {
+    // (An element has at least one entry; zero targets are covered by the reduce-path tests.)
+    for (std::size_t n : std::set<std::size_t>{1, P * T - 1, P * T, 2 * P * T + 1, 1100}) {
+      if (n == 0) continue;
       CAPTURE(T);
       CAPTURE(n);
       const std::string tag = std::to_string(T) + "_" + std::to_string(n);
