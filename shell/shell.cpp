@@ -275,7 +275,10 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
     each([&](Index d, Index f) { vf->set(e, d, f, r); });
     return;
   }
-  ByteBuffer undo;
+  // The undo log is reused between commands (only the master thread runs commands): a fresh
+  // buffer of a large write would cost more in page faults than the copy itself.
+  thread_local ByteBuffer undo;
+  undo.clear();
   undo.reserve(r.left());  // about the size of the new values
   Writer uw(undo);
   std::uint64_t written = 0;
