@@ -268,7 +268,7 @@ void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
     ByteBuffer part;
     part.append(data.data() + keepLo * es, (keepHi - keepLo) * es);
     f.fold(part, view(got), !lower);
-    std::memcpy(data.data() + keepLo * es, part.data(), part.size());
+    if (!part.empty()) std::memcpy(data.data() + keepLo * es, part.data(), part.size());
     ranges.push_back({lo, hi});
     lo = keepLo;
     hi = keepHi;
