@@ -10,6 +10,8 @@
 // is the best of several repetitions of the slowest rank's time; the ratio is to the vendor call
 // in the same run. Above -n 2 on a 2-core machine the ranks are oversubscribed: those rows measure
 // the scheduler as much as the algorithm, and are marked so.
+#include "core/comm/collectives.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/comm/collectives.hpp"
 #include "core/comm/local.hpp"
 #include "core/comm/mpi.hpp"
 
@@ -69,14 +70,15 @@ void run_mpi(Comm& c) {
   const CostModel m = cost_model();
   if (c.rank() == 0) {
     std::printf("collectives at -n %d%s; cost model alpha %.2f us, beta %.3f ns/B\n\n", P,
-                over ? " (OVERSUBSCRIBED: more ranks than cores)" : "", m.alpha * 1e6, m.beta * 1e9);
+                over ? " (OVERSUBSCRIBED: more ranks than cores)" : "", m.alpha * 1e6,
+                m.beta * 1e9);
     std::printf("%-10s %9s  %-26s %12s %8s\n", "collective", "bytes", "algorithm", "time (us)",
                 "/vendor");
   }
   const std::vector<std::size_t> sizes = {8, 1024, 64 << 10, 1 << 20, 16 << 20};
   const Fold f = sum_doubles();
-  for (Collective coll : {Collective::broadcast, Collective::reduce, Collective::allreduce,
-                          Collective::allgather}) {
+  for (Collective coll :
+       {Collective::broadcast, Collective::reduce, Collective::allreduce, Collective::allgather}) {
     for (std::size_t n : sizes) {
       if (coll == Collective::allgather && n > (1u << 20)) continue;  // P x 16 MiB per rank
       const int reps = n >= (1u << 20) ? 5 : 30;
@@ -116,7 +118,10 @@ void run_mpi(Comm& c) {
         if (a == Algorithm::vendor) vendor = t;
         std::string name = to_string(a);
         if (a == Algorithm::automatic) {
-          const Choice ch = choose(coll, P, n, coll == Collective::broadcast || coll == Collective::allgather ? nullptr : &f, true, Options{});
+          const Choice ch =
+              choose(coll, P, n,
+                     coll == Collective::broadcast || coll == Collective::allgather ? nullptr : &f,
+                     true, Options{});
           name += " -> " + std::string(to_string(ch.algorithm));
         }
         rows.push_back({name, t});
@@ -130,10 +135,11 @@ void run_mpi(Comm& c) {
 }
 
 void run_local(int maxP) {
-  std::printf("Local backend: per collective, algorithm and P, the slowest rank's rounds, the\n"
-              "messages and bytes sent by the busiest rank, and the modelled time (alpha %.1f us,\n"
-              "beta %.2f ns/B).\n\n",
-              LocalOptions{}.alpha * 1e6, LocalOptions{}.beta * 1e9);
+  std::printf(
+      "Local backend: per collective, algorithm and P, the slowest rank's rounds, the\n"
+      "messages and bytes sent by the busiest rank, and the modelled time (alpha %.1f us,\n"
+      "beta %.2f ns/B).\n\n",
+      LocalOptions{}.alpha * 1e6, LocalOptions{}.beta * 1e9);
   std::printf("%-10s %8s %-26s %6s %7s %9s %12s %12s\n", "collective", "bytes", "algorithm", "P",
               "rounds", "max msgs", "max bytes", "model (us)");
   const Fold f = sum_doubles();

@@ -152,7 +152,7 @@ class ClassBuilder {
             check_allocation(op, F::initCinfo()->name(), n, sizeof(F));
             (o.*m).resize(n);
           },
-          nullptr);
+          nullptr, /*validatesFirst=*/true);
     }
     return *this;
   }
@@ -170,9 +170,11 @@ class ClassBuilder {
 
  private:
   template <class F, class G, class S>
-  ClassBuilder& addValue(std::string name, std::string doc, G get, S set, F T::*m) {
+  ClassBuilder& addValue(std::string name, std::string doc, G get, S set, F T::*m,
+                         bool validatesFirst = false) {
     using VF = ValueFinfoT<T, F, G, S>;
     auto vf = std::make_unique<VF>(name, std::move(doc), std::move(get), std::move(set), m);
+    if (validatesFirst) vf->setValidatesFirst();
     const VF* raw = vf.get();
     c_->add(std::move(vf));
     if constexpr (!VF::kReadOnly) {

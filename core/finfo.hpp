@@ -72,6 +72,19 @@ class ValueFinfoBase : public Finfo {
   /// class (never on a real one): throws what a real write would throw for a value the setter
   /// refuses. Setters that need the object's Eref are not run (their values are only skipped).
   virtual void validate(Reader& r, std::uint64_t n) const = 0;
+  /// True if a multi-entry write must validate every value before writing any: the setter cannot
+  /// be undone by setting the old value again (a count that resizes an array loses the entries
+  /// it cut). Other setters are undone from the undo log.
+  bool validatesFirst() const { return validatesFirst_; }
+  void setValidatesFirst() { validatesFirst_ = true; }
+  /// Writes values from r to the local entries [lo, hi) of a DataElement in one loop, appending
+  /// each old value to `undo` first (if given) and counting the entries written in `written` (so
+  /// that a failure part-way leaves a record of what to put back).
+  virtual void writeRange(const Element* e, Index lo, Index hi, Reader& r, ByteBuffer* undo,
+                          std::uint64_t& written) const = 0;
+
+ private:
+  bool validatesFirst_ = false;
 };
 
 /// A field read and written with a key (e.g. a table entry by index).

@@ -88,6 +88,28 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
     }
   }
   bool assignsOnly() const override { return member_ != nullptr && !kReadOnly; }
+  void writeRange(const Element* e, Index lo, Index hi, Reader& r, ByteBuffer* undo,
+                  std::uint64_t& written) const override {
+    if constexpr (!kReadOnly && !std::is_invocable_v<const Set&, const Eref&, T&, const F&>) {
+      if (!e->isField() && lo < hi) {
+        T* base = reinterpret_cast<T*>(static_cast<const DataElement*>(e)->localData(lo));
+        for (Index i = 0; i < hi - lo; ++i) {
+          if (undo) Writer(*undo).put<F>(get_(base[i]));
+          set_(base[i], r.get<F>());
+          ++written;
+        }
+        return;
+      }
+    }
+    for (Index d = lo; d < hi; ++d) {
+      if (undo) {
+        Writer w(*undo);
+        this->get(e, d, 0, w);
+      }
+      this->set(e, d, 0, r);
+      ++written;
+    }
+  }
   void validate(Reader& r, std::uint64_t n) const override {
     if constexpr (!kReadOnly && !std::is_invocable_v<const Set&, const Eref&, T&, const F&>) {
       if (!assignsOnly()) {

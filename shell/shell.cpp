@@ -257,9 +257,10 @@ void do_get_vec(Reader& r, Writer& w) {
 /// A multi-entry write, all or nothing on every node: validate, agree, commit.
 ///
 /// Checks that depend only on metadata every node holds (field, type, entry counts) throw before
-/// anything is written, identically on every node; so do the field's setter's own checks, run
-/// on a scratch object over every value on every node (validate_values). What only the writing
-/// node can see — a setter whose verdict depends on the object's state, or memory — is captured,
+/// anything is written, identically on every node. A setter that cannot be undone by setting the
+/// old value again (a count that resizes an array) is run first on a scratch object over every
+/// value on every node (validate_values). Any other failure — a setter refusing its value
+/// (IntFire.tau = nan), one whose verdict depends on the object's state, memory — is captured,
 /// not thrown: every node then takes part in one agreement (an all-reduce), and if any node
 /// failed, every node puts back the old values it saved (read through the field's getter before
 /// writing) and the command fails everywhere. A field that is a plain data member (assignsOnly)
@@ -268,11 +269,19 @@ void do_get_vec(Reader& r, Writer& w) {
 /// one node writes (one parent's field entries).
 ///
 /// `each(fn)` calls fn(d, f) for every local target in the order of the values in r.
+/// `range`, if not empty: the targets are the local entries [lo, hi) of a DataElement, written in
+/// one loop with no per-entry virtual call (ValueFinfoBase::writeRange).
 template <class Each>
 void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each, bool agree,
-                  const char* op) {
+                  const char* op, std::pair<Index, Index> range = {1, 0}) {
+  const bool isRange = range.first <= range.second && !e->isField();
   if (vf->assignsOnly()) {
-    each([&](Index d, Index f) { vf->set(e, d, f, r); });
+    if (isRange) {
+      std::uint64_t n = 0;
+      vf->writeRange(e, range.first, range.second, r, nullptr, n);
+    } else {
+      each([&](Index d, Index f) { vf->set(e, d, f, r); });
+    }
     return;
   }
   // The undo log is reused between commands (only the master thread runs commands): a fresh
@@ -285,11 +294,15 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
   std::exception_ptr failure;
   try {
     // One pass over the objects: save the old value, write the new one.
-    each([&](Index d, Index f) {
-      vf->get(e, d, f, uw);
-      vf->set(e, d, f, r);
-      ++written;
-    });
+    if (isRange) {
+      vf->writeRange(e, range.first, range.second, r, &undo, written);
+    } else {
+      each([&](Index d, Index f) {
+        vf->get(e, d, f, uw);
+        vf->set(e, d, f, r);
+        ++written;
+      });
+    }
   } catch (...) {
     failure = std::current_exception();
   }
@@ -309,7 +322,7 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
 /// Runs the field's setter over the next n values of r on a scratch object (r is not consumed):
 /// a value the setter refuses is refused on every node alike, before anything is written.
 void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n) {
-  if (vf->assignsOnly()) return;
+  if (vf->assignsOnly() || !vf->validatesFirst()) return;
   Reader v(r.position(), r.left());
   vf->validate(v, n);
 }
@@ -330,12 +343,11 @@ void do_set_vec(Reader& r, Writer&) {
     validate_values(vf, r, n);
     // Values are in global order and this node's entries are one contiguous block.
     for (Index d = 0; d < e->localBegin(); ++d) vf->skip(r);
-    atomic_write(
-        e, vf, r,
-        [&](auto&& fn) {
-          for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
-        },
-        true, "setVec");
+    atomic_write(e, vf, r,
+                 [&](auto&& fn) {
+                   for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
+                 },
+                 true, "setVec", {e->localBegin(), e->localEnd()});
     return;
   }
   if (whole) {
