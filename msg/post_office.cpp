@@ -132,11 +132,9 @@ void PostOffice::clear() {
     for (auto& o : *v) o.clear();
   deferredPlan_.clear();
   spans_.clear();
-  inProcess_ = false;
 }
 
 std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attachment) {
-  inProcess_ = false;
   const unsigned T = numThreads();
   for (unsigned t = 0; t < T; ++t) {
     std::swap(deferredIn_[t], deferredOut_[t]);

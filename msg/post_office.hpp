@@ -63,9 +63,6 @@ class PostOffice {
   /// The calling thread's process queue during its process phase, else nullptr.
   static Outbox* current() { return current_; }
 
-  /// Master thread, before the process phase. (Process sends find their queue through current();
-  /// this only records the phase.)
-  void beginProcess() { inProcess_ = true; }
   /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers, flags and each
   /// node's `attachment` (bytes another layer rides along, e.g. reduction requests) with the other
   /// nodes in one collective when they are small, and builds the delivery plan. Returns the union
@@ -103,7 +100,6 @@ class PostOffice {
   // or by Python's import, and 8 bytes fit the static TLS surplus glibc keeps for such modules.
   inline static thread_local Outbox* current_ [[gnu::tls_model("initial-exec")]] = nullptr;
   std::vector<Outbox> process_, deferredIn_, deferredOut_;
-  bool inProcess_ = false;
   // The delivery plan built by exchange().
   std::vector<Record> deferredPlan_;
   std::vector<Span> spans_;

@@ -178,7 +178,6 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
 
   running_ = true;
   stopRequested_.store(false);
-  po.beginProcess();
   omp_set_dynamic(0);
 
   detail::SpinBarrier barrier(T);
@@ -294,7 +293,6 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           // On one node these flags are the whole truth; on several, an error here is this
           // node's alone and ends the run at the next exchange (see the top of this file).
           if (!multiNode) published = f;
-          po.beginProcess();
         }
         barrier.wait();  // ---- Barrier 3 ----
         if (published & kFlagError) done = true;
