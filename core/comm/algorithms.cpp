@@ -794,17 +794,21 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
   }
 }
 
+namespace {
+/// A gather on one rank: its own block.
+void only_block(std::span<const char> mine, ByteBuffer& out, std::vector<std::size_t>& counts) {
+  out.clear();
+  out.append(mine.data(), mine.size());
+  counts.assign(1, mine.size());
+}
+}  // namespace
+
 void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
                std::vector<std::size_t>& counts, const Options& o) {
   const int P = c.size();
   // Sizes may differ between ranks: choose by the bound every rank passes, never by mine.size().
   const Choice ch = choose(Collective::allgather, P, o.sizeBound, nullptr, true, o);
-  if (P == 1) {
-    out.clear();
-    out.append(mine.data(), mine.size());
-    counts.assign(1, mine.size());
-    return;
-  }
+  if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorAllgatherv(mine, counts, out);
@@ -822,12 +826,7 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
   check_root(c, root, Collective::gather);
   const int P = c.size();
   const Choice ch = choose(Collective::gather, P, o.sizeBound, nullptr, true, o);
-  if (P == 1) {
-    out.clear();
-    out.append(mine.data(), mine.size());
-    counts.assign(1, mine.size());
-    return;
-  }
+  if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorGatherv(mine, root, counts, out);

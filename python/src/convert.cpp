@@ -18,6 +18,15 @@ std::string type_of(py::handle h) {
   throw ValueError(m);
 }
 
+/// h as a Python int (TypeError unless h is an integer: never a bool, float or string).
+py::object python_int(py::handle h, const Ctx& c, const std::string& range) {
+  if (is_bool(h) || !PyIndex_Check(h.ptr()))
+    throw TypeError(c.where + ": expected an integer in " + range + ", got " + describe(h));
+  py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!v) throw py::error_already_set();
+  return v;
+}
+
 }  // namespace
 
 char numpy_kind(py::handle h) {
@@ -44,10 +53,7 @@ std::string describe(py::handle h) {
 
 long long to_int(py::handle h, const Ctx& c, long long lo, long long hi) {
   const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  if (is_bool(h) || !PyIndex_Check(h.ptr()))
-    throw TypeError(c.where + ": expected an integer in " + range + ", got " + describe(h));
-  py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-  if (!v) throw py::error_already_set();
+  py::object v = python_int(h, c, range);
   int overflow = 0;
   const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow != 0 || x < lo || x > hi) out_of_range(c, h, range);
@@ -57,10 +63,7 @@ long long to_int(py::handle h, const Ctx& c, long long lo, long long hi) {
 unsigned long long to_uint(py::handle h, const Ctx& c, unsigned long long lo,
                            unsigned long long hi) {
   const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  if (is_bool(h) || !PyIndex_Check(h.ptr()))
-    throw TypeError(c.where + ": expected an integer in " + range + ", got " + describe(h));
-  py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-  if (!v) throw py::error_already_set();
+  py::object v = python_int(h, c, range);
   int overflow = 0;
   const long long s = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow < 0 || (overflow == 0 && s < 0)) out_of_range(c, h, range);

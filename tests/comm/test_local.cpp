@@ -14,9 +14,12 @@
 #include "core/comm/local.hpp"
 #include "core/comm/mpi.hpp"
 #include "core/error.hpp"
+#include "tests/comm/canonical.hpp"
 
 using namespace antler;
 using namespace antler::comm;
+using antler::test::canonical_sum;
+using antler::test::contribution;
 
 namespace {
 
@@ -29,24 +32,6 @@ int ceil_log2(int P) {
   int k = 0;
   while ((1 << k) < P) ++k;
   return k;
-}
-
-// A value whose sum depends on the association: rank r contributes 1e16 * (-1)^r + r * 0.1.
-double contribution(int r) {
-  return (r % 2 ? -1e16 : 1e16) * (r % 3 == 0 ? 1.0 : 0.5) + r * 0.1 + 1.0 / (r + 3);
-}
-
-// The canonical order, written out: fold[a, a + 2m) = fold[a, a + m) + fold[a + m, a + 2m).
-double canonical_sum(int P, int a, int m) {
-  if (m == 1) return contribution(a);
-  const int h = m / 2;
-  if (a + h >= P) return canonical_sum(P, a, h);
-  return canonical_sum(P, a, h) + canonical_sum(P, a + h, h);
-}
-double canonical_sum(int P) {
-  int m = 1;
-  while (m < P) m *= 2;
-  return canonical_sum(P, 0, m);
 }
 
 struct Record {  // a Boost-serialized payload
