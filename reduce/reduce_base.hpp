@@ -9,10 +9,17 @@
 ///   void tertiaryReduce(const R& other);           // across nodes
 ///   template <class Ar> void serialize(Ar& ar, unsigned version);
 ///
+/// A class that is not trivially copyable may declare `static constexpr std::size_t
+/// kSerializedSizeBound`: an upper bound of its serialized bytes, by which the node stage chooses
+/// its algorithm (without one it assumes the worst; see reduce/reduce_queue.hpp).
+///
 /// Optionally `void primaryReduceBlock(const F* values, std::size_t n)` folds a block of values at
 /// once (the built-in classes use it to keep the hot loop vectorisable).
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -45,13 +52,102 @@ class ReduceBase {
   virtual void secondary() = 0;
   /// Appends partial 0, serialized.
   virtual void save(Writer& w) const = 0;
-  /// Sets the result to the fold, in node order, of every node's serialized partial (the readers
-  /// are consumed).
+  /// An upper bound of the bytes save() appends, the same on every node (0: unknown). The node
+  /// stage chooses its algorithm by it (reduce/reduce_queue.hpp).
+  virtual std::size_t sizeBound() const = 0;
+  /// The node whose digest needs the result, or -1 if every node's does (a global requester).
+  virtual int resultNode() const = 0;
+  /// Sets the result to the fold of every node's serialized partial (readers in node order,
+  /// consumed) in the canonical order of core/comm/algorithms.hpp.
   virtual void tertiary(std::vector<Reader>& nodes) = 0;
+  /// acc (a serialized partial) becomes the serialized fold acc . other, or other . acc if
+  /// otherOnLeft (one step of a tree: the node stage's reduce algorithms call it).
+  virtual void foldSerialized(ByteBuffer& acc, std::span<const char> other,
+                              bool otherOnLeft) const = 0;
+  /// Sets the result to a serialized fold of every node's partial (consumed from r).
+  virtual void setResult(Reader& r) = 0;
   /// Sets the result to partial 0 (single node).
   virtual void finishLocal() = 0;
   /// Calls the digest on the requesting object wherever it lives on this node.
   virtual void digest() = 0;
 };
+
+namespace detail {
+
+/// One thread's partial, on its own cache line.
+template <class R>
+struct alignas(64) Partial {
+  R r;
+};
+
+/// The serialized size bound of R: sizeof(R) for a trivially copyable R (copied with memcpy),
+/// else R::kSerializedSizeBound if R declares it, else 0 (unknown: the node stage assumes the
+/// worst).
+template <class R>
+constexpr std::size_t serialized_size_bound() {
+  if constexpr (std::is_trivially_copyable_v<R>)
+    return sizeof(R);
+  else if constexpr (requires { std::size_t{R::kSerializedSizeBound}; })
+    return R::kSerializedSizeBound;
+  else
+    return 0;
+}
+
+/// Folds parts[0..P) in the canonical order (the binomial tree over node order, lower nodes on
+/// the left: fold[a, a + 2m) = fold[a, a + m) . fold[a + m, a + 2m)); the result is parts[0].
+template <class R>
+void fold_canonical(std::vector<R>& parts) {
+  const std::size_t P = parts.size();
+  for (std::size_t m = 1; m < P; m *= 2)
+    for (std::size_t a = 0; a + m < P; a += 2 * m) parts[a].tertiaryReduce(parts[a + m]);
+}
+
+/// The folds, serialization and result of a reduction with reduce class R; a job adds its
+/// primary fold (what it reads), its digest and who needs the result.
+template <class R>
+class TypedReduceJob : public ReduceBase {
+ public:
+  void reset(unsigned T) override {
+    partials_.assign(T, Partial<R>{});
+    result_ = R{};
+  }
+  void secondary() override {
+    for (std::size_t t = 1; t < partials_.size(); ++t)
+      partials_[0].r.secondaryReduce(partials_[t].r);
+  }
+  void save(Writer& w) const override { w.put<R>(partials_[0].r); }
+  std::size_t sizeBound() const override { return serialized_size_bound<R>(); }
+  void tertiary(std::vector<Reader>& nodes) override {
+    std::vector<R>& parts = scratch_;
+    parts.clear();
+    for (Reader& r : nodes) parts.push_back(r.get<R>());
+    fold_canonical(parts);
+    result_ = parts.empty() ? R{} : parts[0];
+  }
+  void foldSerialized(ByteBuffer& acc, std::span<const char> other,
+                      bool otherOnLeft) const override {
+    Reader ra(acc.data(), acc.size()), ro(other.data(), other.size());
+    R a = ra.get<R>(), o = ro.get<R>();
+    if (otherOnLeft) {
+      o.tertiaryReduce(a);
+      a = std::move(o);
+    } else {
+      a.tertiaryReduce(o);
+    }
+    acc.clear();
+    Writer(acc).put<R>(a);
+  }
+  void setResult(Reader& r) override { result_ = r.get<R>(); }
+  void finishLocal() override { result_ = partials_[0].r; }
+
+ protected:
+  std::vector<Partial<R>> partials_;
+  R result_;
+
+ private:
+  std::vector<R> scratch_;
+};
+
+}  // namespace detail
 
 }  // namespace antler

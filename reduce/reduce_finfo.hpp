@@ -123,51 +123,35 @@ std::pair<LoopFn<R, F>, OneFn<R, F>> select_loop(const std::type_info& src) {
   return {nullptr, nullptr};
 }
 
-/// One thread's partial, on its own cache line.
-template <class R>
-struct alignas(64) Partial {
-  R r;
-};
-
 /// The job of one ReduceMsg.
 template <class T, class F, class R>
-class FieldReduceJob final : public ReduceBase {
+class FieldReduceJob final : public TypedReduceJob<R> {
  public:
   using Digest = void (T::*)(const Eref&, const R*);
   FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop, OneFn<R, F> one)
       : msg_(msg), digest_(digest), loop_(loop), one_(one) {}
   std::uint64_t id() const override { return msg_.id(); }
-  void reset(unsigned nthreads) override {
-    partials_.assign(nthreads, Partial<R>{});
-    result_ = R{};
-  }
   void primary(unsigned t, unsigned nthreads) override {
     auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
-    partials_[t].r = R{};
+    R& r = this->partials_[t].r;
+    r = R{};
     if (msg_.isSingle()) {
       const Target x = msg_.singleTarget();
-      if (x.data >= lo && x.data < hi)
-        one_(partials_[t].r, msg_.dest(), msg_.getter(), x.data, x.field);
+      if (x.data >= lo && x.data < hi) one_(r, msg_.dest(), msg_.getter(), x.data, x.field);
     } else {
-      loop_(partials_[t].r, msg_.dest(), msg_.getter(), lo, hi);
+      loop_(r, msg_.dest(), msg_.getter(), lo, hi);
     }
   }
-  void secondary() override {
-    for (std::size_t t = 1; t < partials_.size(); ++t)
-      partials_[0].r.secondaryReduce(partials_[t].r);
+  int resultNode() const override {
+    const Element* src = msg_.src();
+    return src->isGlobal() ? -1 : src->owner(msg_.requester());
   }
-  void save(Writer& w) const override { w.put<R>(partials_[0].r); }
-  void tertiary(std::vector<Reader>& nodes) override {
-    result_ = nodes[0].get<R>();
-    for (std::size_t n = 1; n < nodes.size(); ++n) result_.tertiaryReduce(nodes[n].get<R>());
-  }
-  void finishLocal() override { result_ = partials_[0].r; }
   void digest() override {
     const Element* src = msg_.src();
     const Index d = msg_.requester();
     if (!src->isLocal(d)) return;
     T* obj = reinterpret_cast<T*>(src->data(d, 0));
-    (obj->*digest_)(Eref(src, d), &result_);
+    (obj->*digest_)(Eref(src, d), &this->result_);
   }
 
  private:
@@ -175,8 +159,6 @@ class FieldReduceJob final : public ReduceBase {
   Digest digest_;
   LoopFn<R, F> loop_;
   OneFn<R, F> one_;
-  std::vector<Partial<R>> partials_;
-  R result_;
 };
 
 }  // namespace detail

@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/comm/algorithms.hpp"
 #include "core/error.hpp"
@@ -27,7 +29,92 @@ std::string ids(const std::vector<std::uint64_t>& v) {
   if (v.size() > 20) s += ", ...";
   return s.empty() ? "none" : s;
 }
+
+// A partial that cannot be folded any further travels on marked, so that no node stops midway.
+enum FoldStatus : std::uint32_t { kFoldOk = 0, kFoldFailed = 1, kFoldDisagree = 2 };
+// Header of a tree-stage partial: {flags u32, status u32, id checksum u64}.
+constexpr std::size_t kTreeHeader = 16;
+
+// Partials of at most this many bytes in all when no bound is declared ("assume the worst").
+constexpr std::size_t kUnknownBound = std::size_t{1} << 30;
+
+// Who needs the results of jobs: one node, kEveryNode or kSeveralNodes.
+int result_node(const std::vector<ReduceBase*>& jobs) {
+  int node = kSeveralNodes - 1;  // none yet
+  for (ReduceBase* j : jobs) {
+    const int n = j->resultNode();
+    if (n < 0) return kEveryNode;
+    if (node == kSeveralNodes - 1)
+      node = n;
+    else if (node != n)
+      node = kSeveralNodes;
+  }
+  return node == kSeveralNodes - 1 ? kEveryNode : node;
+}
+
+std::size_t total_bound(const std::vector<ReduceBase*>& jobs) {
+  std::size_t sum = kTreeHeader;
+  for (ReduceBase* j : jobs) {
+    const std::size_t b = j->sizeBound();
+    if (b == 0) return 0;
+    sum += 8 + b;
+  }
+  return sum;
+}
+
+NodeStage env_node_stage() {
+  static const NodeStage s = [] {
+    const char* v = std::getenv("ANTLER_REDUCE_NODE_STAGE");
+    return v && *v ? parse_node_stage(v) : NodeStage::automatic;
+  }();
+  return s;
+}
 }  // namespace
+
+const char* to_string(NodeStage s) {
+  switch (s) {
+    case NodeStage::automatic:
+      return "automatic";
+    case NodeStage::allgather:
+      return "allgather";
+    case NodeStage::tree:
+      return "tree";
+    case NodeStage::recursive_doubling:
+      return "recursive_doubling";
+  }
+  return "?";
+}
+
+NodeStage parse_node_stage(std::string_view s) {
+  for (NodeStage n : {NodeStage::automatic, NodeStage::allgather, NodeStage::tree,
+                      NodeStage::recursive_doubling})
+    if (s == to_string(n)) return n;
+  throw ValueError("unknown reduction node stage " + quoted(s) +
+                   " (valid: automatic, allgather, tree, recursive_doubling)");
+}
+
+NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggyback,
+                            const comm::CostModel& m) {
+  using comm::Algorithm;
+  using comm::Collective;
+  if (P <= 1) return NodeStage::allgather;
+  const std::size_t S = bound ? bound : kUnknownBound;
+  // Riding in the exchange adds only bytes (its rounds are paid anyway); on its own, the
+  // allgather is the vendor call the exchange uses.
+  const double gather =
+      piggyback ? m.beta * static_cast<double>(P - 1) * static_cast<double>(S)
+                : comm::modelled_cost(Collective::allgather, Algorithm::vendor, P, S, m);
+  // The canonical tree is rooted at node 0: another node gets the result one hop later.
+  double tree = resultNode == kEveryNode
+                    ? comm::modelled_cost(Collective::allreduce, Algorithm::binomial, P, S, m)
+                    : comm::modelled_cost(Collective::reduce, Algorithm::binomial, P, S, m);
+  if (resultNode != kEveryNode && resultNode != 0) tree += m.alpha + m.beta * S;
+  const double doubling =
+      comm::modelled_cost(Collective::allreduce, Algorithm::recursive_doubling, P, S, m);
+  // Ties go to the simpler exchange, then to the tree (less traffic in all).
+  if (gather <= tree && gather <= doubling) return NodeStage::allgather;
+  return tree <= doubling ? NodeStage::tree : NodeStage::recursive_doubling;
+}
 
 ReduceQueue& ReduceQueue::instance() {
   static ReduceQueue q;
@@ -83,7 +170,9 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
   const auto& pred = predicted_[tick];
   if (!pred.empty() && node_layout().numNodes > 1) {
     for (ReduceBase* j : pred) j->secondary();
-    save_partials(w, pred);
+    // The same choice on every node: the prediction is the set the nodes last agreed on.
+    predictedStage_[tick] = stageFor(pred, true);
+    if (predictedStage_[tick] == NodeStage::allgather) save_partials(w, pred);
   }
   return attachment_;
 }
@@ -118,6 +207,12 @@ void ReduceQueue::afterExchange(unsigned tick,
       }
       return;
     }
+    if (predictedStage_[tick] != NodeStage::allgather) {
+      // Every node reached this verdict: every node makes the tree's collective now.
+      foldByTree(pred, predictedStage_[tick], 0);
+      return;
+    }
+    last_ = NodeStage::allgather;
     const std::uint64_t sum = checksum(pred);
     auto& perJob = scratchReaders_;
     if (perJob.size() < pred.size()) perJob.resize(pred.size());
@@ -178,6 +273,9 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     }
     return flags;
   }
+  const NodeStage stage = stageFor(pending_, false);
+  if (stage != NodeStage::allgather) return foldByTree(pending_, stage, flags);
+  last_ = NodeStage::allgather;
   // One collective for every pending reduction: {flags, count, id checksum, ids, partials}.
   ByteBuffer& b = scratchBytes_;
   b.clear();
@@ -233,6 +331,131 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     pending_[k]->digest();
   }
   return any | flags;
+}
+
+NodeStage ReduceQueue::stageFor(const std::vector<ReduceBase*>& jobs, bool piggyback) const {
+  if (forced_ != NodeStage::automatic) return forced_;
+  if (const NodeStage e = env_node_stage(); e != NodeStage::automatic) return e;
+  return choose_node_stage(comm_.size(), total_bound(jobs), result_node(jobs), piggyback,
+                           comm::cost_model());
+}
+
+namespace {
+// acc becomes the fold of two tree-stage partials of jobs (acc . other, or other . acc). Never
+// throws: a failure marks the result, and the first failure's text stays in `error` on the node
+// where it happened.
+void fold_partials(const std::vector<ReduceBase*>& jobs, ByteBuffer& acc,
+                   std::span<const char> other, bool otherOnLeft, std::string& error) {
+  ByteBuffer out;
+  Writer w(out);
+  std::uint32_t flags = 0, status = kFoldOk;
+  std::uint64_t sum = 0;
+  try {
+    Reader ra(acc.data(), acc.size()), ro(other.data(), other.size());
+    flags = ra.get<std::uint32_t>();
+    flags |= ro.get<std::uint32_t>();
+    status = std::max(ra.get<std::uint32_t>(), ro.get<std::uint32_t>());
+    sum = ra.get<std::uint64_t>();
+    if (ro.get<std::uint64_t>() != sum) status = std::max<std::uint32_t>(status, kFoldDisagree);
+    w.put<std::uint32_t>(flags).put<std::uint32_t>(status).put<std::uint64_t>(sum);
+    if (status == kFoldOk) {
+      ByteBuffer part;
+      for (ReduceBase* j : jobs) {
+        const auto la = ra.get<std::uint64_t>();
+        const char* pa = ra.take(la);
+        const auto lo = ro.get<std::uint64_t>();
+        const char* po = ro.take(lo);
+        part.clear();
+        part.append(pa, la);
+        j->foldSerialized(part, {po, lo}, otherOnLeft);
+        w.put<std::uint64_t>(part.size());
+        out.append(part.data(), part.size());
+      }
+    }
+  } catch (const std::exception& e) {
+    if (error.empty())
+      error = "reduction node stage: folding the partials of node " +
+              std::to_string(node_layout().node) + " failed: " + e.what();
+    out.clear();
+    Writer(out).put<std::uint32_t>(flags).put<std::uint32_t>(kFoldFailed).put<std::uint64_t>(sum);
+  }
+  acc = std::move(out);
+}
+}  // namespace
+
+std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, NodeStage stage,
+                                      std::uint32_t flags) {
+  last_ = stage;
+  ByteBuffer& b = scratchBytes_;
+  b.clear();
+  Writer w(b);
+  w.put<std::uint32_t>(flags).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(jobs));
+  for (ReduceBase* j : jobs) {
+    const std::size_t at = b.size();
+    w.put<std::uint64_t>(0);
+    j->save(w);
+    const std::uint64_t len = b.size() - at - 8;
+    std::memcpy(b.data() + at, &len, 8);
+  }
+  std::string error;
+  comm::Fold f;
+  f.fold = [&](ByteBuffer& acc, std::span<const char> other, bool otherOnLeft) {
+    fold_partials(jobs, acc, other, otherOnLeft, error);
+  };
+  f.commutative = false;
+  comm::Options o;
+  o.sizeBound = total_bound(jobs) ? total_bound(jobs) : kUnknownBound;
+  const int me = comm_.rank(), who = result_node(jobs);
+  bool have = true;
+  if (who == kEveryNode || stage == NodeStage::recursive_doubling) {
+    o.algorithm = stage == NodeStage::tree ? comm::Algorithm::binomial
+                                           : comm::Algorithm::recursive_doubling;
+    comm::algo::allreduce(comm_, b, f, o);
+  } else if (who >= 0) {
+    o.algorithm = comm::Algorithm::binomial;
+    comm::algo::reduce(comm_, b, who, f, o);
+    have = me == who;
+  } else {
+    // Requesters on several nodes: to node 0, then on to each of them.
+    o.algorithm = comm::Algorithm::binomial;
+    comm::algo::reduce(comm_, b, 0, f, o);
+    std::vector<int> roots;
+    for (ReduceBase* j : jobs) roots.push_back(j->resultNode());
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+    constexpr int kTagForward = 1;
+    if (me == 0) {
+      std::vector<comm::Request> sends;
+      for (int r : roots)
+        if (r != 0) sends.push_back(comm_.isend(r, kTagForward, {b.data(), b.size()}));
+      for (auto& q : sends) comm_.wait(q);
+    } else {
+      have = std::binary_search(roots.begin(), roots.end(), me);
+      if (have) b = comm_.recv(0, kTagForward);
+    }
+  }
+  if (!error.empty()) throw CommError(error);
+  if (!have) return flags;
+  Reader rd(b.data(), b.size());
+  const auto all = rd.get<std::uint32_t>();
+  const auto status = rd.get<std::uint32_t>();
+  if (status == kFoldDisagree) {
+    std::vector<std::uint64_t> mine;
+    for (ReduceBase* j : jobs) mine.push_back(j->id());
+    throw CommError("nodes disagree on the pending reductions (their id checksums differ); node " +
+                    std::to_string(node_layout().node) + " has [" + ids(mine) + "]");
+  }
+  if (status != kFoldOk)
+    throw CommError("reduction node stage: folding the partials failed on another node");
+  if (all & kFlagError) return all | flags;
+  rd.get<std::uint64_t>();
+  for (ReduceBase* j : jobs) {
+    const auto len = rd.get<std::uint64_t>();
+    Reader one(rd.take(len), len);
+    j->setResult(one);
+  }
+  for (ReduceBase* j : jobs) j->digest();
+  return all | flags;
 }
 
 void ReduceQueue::runNow(const std::vector<ReduceBase*>& jobs, unsigned T) {

@@ -1,5 +1,4 @@
 #pragma once
-#include "core/comm/comm.hpp"
 /// The reduce queue: which reductions are pending, their per-thread partials, and the three folds.
 ///
 /// Life of a reduction inside one clock round (see shell/clock.cpp for the barriers):
@@ -10,28 +9,66 @@
 ///     by id (a ReduceBase per pending id, found through its message: no search).
 ///  3. Deliver phase, before any message is delivered: each thread runs primaryReduce over the
 ///     targets in its own slice into its own partial. Values are thus read as process left them.
-///  4. Barrier 2: the master folds the thread partials in thread order (secondaryReduce), makes
-///     ONE allgather of the serialized partials of every pending reduction (with each node's count
-///     and id checksum, so a disagreement is an error naming the ranks, never a hang), folds them
-///     in node order (tertiaryReduce; every node folds the same bytes in the same order, so every
-///     node gets the same bits), and calls each digest on the node(s) holding the requester.
+///  4. Barrier 2: the master folds the thread partials in thread order (secondaryReduce), runs
+///     the node stage (below) for every pending reduction at once, and calls each digest on the
+///     node(s) holding the requester.
 ///
 /// The steady state takes one collective, not two: a tick's requests are usually the same every
 /// round (a Stats object asks every step), so each tick remembers the set the nodes last agreed
-/// on. Right after Barrier 1 the threads fold that predicted set (step 3, early), and the partials
-/// ride in the Barrier 1 exchange next to the requests. If the requests every node sent equal the
-/// prediction — which every node checks on the same bytes — the reductions are finished there and
-/// then; otherwise the partials are dropped, the actual set becomes the prediction, and steps 3-4
-/// run as above. Either way the values reduced are those process left, and the digest runs
-/// before the next process phase.
+/// on. Right after Barrier 1 the threads fold that predicted set (step 3, early); when the stage
+/// chosen for it is allgather, its partials ride in the Barrier 1 exchange next to the requests
+/// (the round's flags travel there too). If the requests every node sent equal the prediction —
+/// which every node checks on the same bytes — the reductions are finished there and then (for a
+/// tree or recursive-doubling stage, by that one collective right after the exchange); otherwise
+/// the partials are dropped, the actual set becomes the prediction, and steps 3-4 run as above.
+/// Either way the values reduced are those process left, and the digest runs before the next
+/// process phase.
+///
+/// The node stage is one of three strategies, chosen per round (NodeStage):
+///   allgather           every node's serialized partials go to every node, and every node folds
+///                       them: O(P x partial) bytes per node, but no round of its own when the
+///                       partials ride in the message exchange.
+///   tree                a binomial reduce to the node that holds the requester (forwarded from
+///                       node 0 when that is another node; requesters on several nodes each get
+///                       theirs); a global requester needs every node: reduce, then broadcast.
+///   recursive_doubling  an all-reduce in ceil(log2 P) rounds (any P).
+/// Every strategy folds the node partials in the canonical order of core/comm/algorithms.hpp (the
+/// binomial tree over node order), so the digest sees the same bits whichever ran. `automatic`
+/// chooses from core/comm's alpha-beta cost model with only what every node agrees on: P, the
+/// pending set, and the size bound each reduce class declares (ReduceBase::sizeBound: sizeof a
+/// trivially copyable class, or its kSerializedSizeBound; a class without one is assumed large).
+/// Small partials ride in the exchange; large ones at P >= 4 take a tree. Forced with
+/// setNodeStage or ANTLER_REDUCE_NODE_STAGE=allgather|tree|recursive_doubling.
+///
+/// A node stage never throws midway (a node that stopped would leave others waiting): a fold that
+/// fails, or nodes whose pending sets differ (their id checksums travel with the partials), mark
+/// the partial; the mark travels on, and every node that receives it raises a CommError after
+/// the collective.
 #include <array>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/comm/algorithms.hpp"
 #include "reduce/reduce_base.hpp"
 
 namespace antler {
+
+/// How the node stage of a round's reductions runs (see the top of this file).
+enum class NodeStage : std::uint8_t { automatic, allgather, tree, recursive_doubling };
+const char* to_string(NodeStage s);
+/// The stage named s ("automatic", "allgather", "tree", "recursive_doubling"); ValueError
+/// naming the valid names otherwise.
+NodeStage parse_node_stage(std::string_view s);
+
+/// Who needs a round's results: one node (>= 0), every node, or several.
+constexpr int kEveryNode = -1, kSeveralNodes = -2;
+/// The stage automatic picks for P nodes and partials of at most `bound` bytes in all (0:
+/// unknown, assumed large), given who needs the result (a node, kEveryNode or kSeveralNodes)
+/// and whether the partials could ride in an exchange that happens anyway (piggyback).
+NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggyback,
+                            const comm::CostModel& m);
 
 class ReduceQueue {
  public:
@@ -69,11 +106,24 @@ class ReduceQueue {
   void runNow(const std::vector<ReduceBase*>& jobs, unsigned T);
   /// Forgets requests, predictions and pending reductions.
   void clear();
+  /// Forces a node stage (automatic: chosen per round). Every node must set the same.
+  void setNodeStage(NodeStage s) { forced_ = s; }
+  /// The stage the last multi-node round ran (automatic before any ran): for tests and benches.
+  NodeStage lastNodeStage() const { return last_; }
 
  private:
   comm::Comm comm_;
   ReduceQueue() = default;
   std::uint32_t fold(std::uint32_t flags);
+  /// The stage for jobs (the same on every node: P, the agreed set and declared bounds only).
+  NodeStage stageFor(const std::vector<ReduceBase*>& jobs, bool piggyback) const;
+  /// The tree and recursive-doubling stages: folds jobs' partials (secondary done) across nodes
+  /// and runs the digests where the result arrived. Returns the union of the flags it carried.
+  std::uint32_t foldByTree(const std::vector<ReduceBase*>& jobs, NodeStage stage,
+                           std::uint32_t flags);
+  NodeStage forced_ = NodeStage::automatic;
+  NodeStage last_ = NodeStage::automatic;
+  std::array<NodeStage, kMaxTicks> predictedStage_{};
   std::vector<std::vector<std::uint32_t>> requests_;  // per thread
   std::array<std::vector<ReduceBase*>, kMaxTicks> predicted_{};
   std::vector<ReduceBase*> pending_;

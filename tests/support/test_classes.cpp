@@ -126,11 +126,23 @@ const Cinfo* Extremes::initCinfo() {
   return c;
 }
 
+const Cinfo* Order::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<Order>("TestOrder", "ReduceTrace and ReducePlainSum of a field, every step")
+          .readOnly("trace", &Order::trace_)
+          .readOnly("sum", &Order::sum_)
+          .reduce(Order::reduceTrace)
+          .reduce(Order::reduceSum)
+          .proc<&Order::process, &Order::reinit>()
+          .build();
+  return c;
+}
+
 namespace {
 [[maybe_unused]] const Cinfo* reg[] = {
     Adder::initCinfo(), Syn::initCinfo(),    Receiver::initCinfo(),
     Relax::initCinfo(), Faulty::initCinfo(), Stopper::initCinfo(),
-    Tap::initCinfo(),   Gate::initCinfo(),   Extremes::initCinfo()};
+    Tap::initCinfo(),   Gate::initCinfo(),   Extremes::initCinfo(), Order::initCinfo()};
 }
 
 }  // namespace antler::test

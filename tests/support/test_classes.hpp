@@ -1,5 +1,6 @@
 #pragma once
 // Element classes used only by the tests.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,61 @@ class Extremes {
   double max_ = 0, min_ = 0, sum_ = 0;
   bool hasMax_ = false, hasMin_ = false;
   unsigned count_ = 0;
+};
+
+/// A reduce class whose every fold is visible: node partials are the values of the node's
+/// targets joined by ',' (threads joined by ';'), and tertiaryReduce brackets its two sides,
+/// "(left right)", so the string is the shape of the fold across nodes. Not trivially copyable
+/// and without a size bound: the node stage must assume it is large. A value of -1 on the
+/// targets makes a fold across nodes throw.
+struct ReduceTrace {
+  std::string s;
+  void primaryReduce(double v) { s += (s.empty() ? "" : ",") + std::to_string(static_cast<long>(v)); }
+  void secondaryReduce(const ReduceTrace& o) {
+    if (o.s.empty()) return;
+    s = s.empty() ? o.s : s + ";" + o.s;
+  }
+  void tertiaryReduce(const ReduceTrace& o) {
+    if (s.find("-1") != std::string::npos || o.s.find("-1") != std::string::npos)
+      throw std::runtime_error("ReduceTrace: a partial holds -1");
+    if (o.s.empty()) return;
+    s = s.empty() ? o.s : "(" + s + " " + o.s + ")";
+  }
+  template <class Ar>
+  void serialize(Ar& ar, unsigned) {
+    ar & s;
+  }
+};
+
+/// A plain floating-point sum (no compensation), whose bits depend on the order of the folds.
+struct ReducePlainSum {
+  double s = 0;
+  void primaryReduce(double v) { s += v; }
+  void secondaryReduce(const ReducePlainSum& o) { s += o.s; }
+  void tertiaryReduce(const ReducePlainSum& o) { s += o.s; }
+  template <class Ar>
+  void serialize(Ar& ar, unsigned) {
+    ar & s;
+  }
+};
+
+/// Asks for a ReduceTrace and a ReducePlainSum every step and keeps the results.
+class Order {
+ public:
+  void digestTrace(const Eref&, const ReduceTrace* r) { trace_ = r->s; }
+  void digestSum(const Eref&, const ReducePlainSum* r) { sum_ = r->s; }
+  inline static ReduceFinfo<Order, double, ReduceTrace> reduceTrace{
+      "reduceTrace", &Order::digestTrace, "the shape of the fold, as a string"};
+  inline static ReduceFinfo<Order, double, ReducePlainSum> reduceSum{
+      "reduceSum", &Order::digestSum, "a plain floating-point sum"};
+  void process(const Eref& e, ProcPtr) {
+    reduceTrace.send(e);
+    reduceSum.send(e);
+  }
+  void reinit(const Eref& e, ProcPtr p) { process(e, p); }
+  static const Cinfo* initCinfo();
+  std::string trace_;
+  double sum_ = 0;
 };
 
 }  // namespace antler::test
