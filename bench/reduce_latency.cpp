@@ -5,7 +5,7 @@
 // the reduction request) and the reduce path (primary, secondary, one allgather of the partials,
 // tertiary, digest). The baseline, timed in the same program on the same ranks, is a raw
 // MPI_Allreduce of 3 doubles (what a hand-written code would do for count/sum/sum of squares).
-// The goal is a ratio <= 3. Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
+// The goal is a ratio <= 1.5. Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
 #include "core/comm/mpi.hpp"
 #include <mpi.h>
 
@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "models/stats.hpp"
+#include "msg/post_office.hpp"
+#include "reduce/reduce_queue.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
@@ -83,10 +85,18 @@ int main(int argc, char** argv) {
       "next to a raw MPI_Allreduce of 3 doubles in the same program.\n\n",
       s.numNodes());
   double bestA = 1e300, bestB = 1e300, bestC = 1e300;
+  // Calls into the communicators of the exchange and of the reduce queue (a vendor collective
+  // counts as one message on the MPI backend), per step: the one-collective steady state.
+  comm::Comm& po = PostOffice::instance().comm();
+  comm::Comm& rq = ReduceQueue::instance().comm();
+  double callsPerStep = 0;
   for (int rep = 0; rep < 5; ++rep) {
+    const auto calls0 = po.stats().messagesSent + rq.stats().messagesSent;
     const auto t = Clock::now();
     s.start(steps * 1e-3);
     bestA = std::min(bestA, std::chrono::duration<double>(Clock::now() - t).count() / steps);
+    callsPerStep = static_cast<double>(po.stats().messagesSent + rq.stats().messagesSent - calls0) /
+                   steps;
     ByteBuffer a;
     Writer(a).put<int>(steps);
     const auto replies = s.dispatchExtension("bench.allreduce", a);
@@ -98,7 +108,9 @@ int main(int argc, char** argv) {
                   Field<double>::get(stats, "mean") == 1.0;
   std::printf("%-40s %10.2f us\n", "antler step with one Stats reduction", bestA * 1e6);
   std::printf("%-40s %10.2f us\n", "raw MPI_Allreduce (3 doubles)", bestB * 1e6);
-  std::printf("%-40s %10.2f   (goal <= 3)\n", "ratio", bestA / bestB);
+  std::printf("%-40s %10.2f   (goal <= 1.5)\n", "ratio", bestA / bestB);
+  std::printf("%-40s %10.3f   (per node; 1 = the exchange only)\n", "communication calls per step",
+              callsPerStep);
   std::printf("%-40s %10.2f us  (context: the one collective a step makes)\n",
               "raw MPI_Allgather (128-byte blocks)", bestC * 1e6);
   std::printf("Stats result correct (num=%u, mean=1): %s\n", 2u * s.numNodes(), ok ? "yes" : "NO");

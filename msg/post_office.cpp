@@ -11,8 +11,11 @@ namespace antler {
 
 namespace {
 
-/// Bytes per node that travel in the exchange's single fixed-size collective; more costs a second.
-constexpr std::size_t kInlineBytes = 120;
+/// Bytes per node that travel in the exchange's single fixed-size collective (more costs a
+/// second): at least kMinInline, else what the largest node sent last round (every node saw the
+/// same counts, so every node picks the same size), at most kMaxInline (every node receives P
+/// blocks of it, full or not).
+constexpr std::size_t kMinInline = 120, kMaxInline = 4096;
 
 /// A validated view of one batch.
 struct BatchView {
@@ -196,8 +199,11 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
         packed_.append(s.begin, static_cast<std::size_t>(s.end - s.begin));
       }
 
-  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, kInlineBytes, counts_,
+  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
                                gathered_);
+  // The steady state's sizes repeat: next round's block fits this round's largest part.
+  const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
+  inlineBytes_ = std::clamp((largest + 7) / 8 * 8, kMinInline, kMaxInline);
 
   // Parse every node's part (bounds-checked: a corrupted buffer is a CommError, and every node
   // parses the same bytes, so every node reaches the same verdict).

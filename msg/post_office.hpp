@@ -106,6 +106,7 @@ class PostOffice {
   std::vector<char> gathered_;
   comm::Comm comm_;
   std::vector<std::size_t> counts_;
+  std::size_t inlineBytes_ = 120;  // agreed by every node (see exchange)
   std::vector<Span> deferredSpans_;
   std::vector<std::vector<Span>> segSpans_;
   std::vector<std::pair<const char*, std::size_t>> attachments_;

@@ -76,6 +76,7 @@ class ReduceQueue {
   static ReduceQueue& instance();
   /// The communicator the node stage goes through (the Runtime sets it).
   void setComm(comm::Comm c) { comm_ = std::move(c); }
+  comm::Comm& comm() { return comm_; }
 
   /// Before a run's parallel region: sizes the per-thread request lists, forgets predictions
   /// (messages may have changed since the last run).
