@@ -920,7 +920,7 @@ ObjId Shell::create(std::string_view className, std::string_view path, Index n, 
   ByteBuffer c = command(Op::create);
   Writer(c)
       .put<std::string>(std::string(className))
-      .put<std::string>(std::string(path))
+      .put<std::string>(absolute(path))
       .put<Index>(n)
       .put<bool>(global);
   auto rep = dispatch(c);
@@ -929,7 +929,7 @@ ObjId Shell::create(std::string_view className, std::string_view path, Index n, 
 }
 
 void Shell::destroy(std::string_view path) {
-  destroy(resolve_path(path, "delete"));
+  destroy(resolve_path(absolute(path), "delete"));
 }
 
 void Shell::destroy(ObjId obj) {
@@ -954,8 +954,8 @@ std::uint32_t Shell::addMsg(std::string_view kind, ObjId src, std::string_view s
 
 std::uint32_t Shell::addMsg(std::string_view kind, std::string_view src, std::string_view srcField,
                             std::string_view dest, std::string_view destField) {
-  return addMsg(kind, resolve_path(src, "addMsg"), srcField, resolve_path(dest, "addMsg"),
-                destField);
+  return addMsg(kind, resolve_path(absolute(src), "addMsg"), srcField,
+                resolve_path(absolute(dest), "addMsg"), destField);
 }
 
 void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed) {
@@ -985,13 +985,38 @@ void Shell::clearModel() {
   dispatch(command(Op::clearModel));
 }
 
+void Shell::ce(std::string_view path) {
+  cwe_ = resolve_path(absolute(path), "ce");
+}
+
+ObjId Shell::cwe() const {
+  // An element that was deleted (its id no longer names an element) leaves the root current.
+  const Element* e = cwe_.element();
+  if (!e || cwe_.dataIndex >= e->numData()) return ObjId(Id::root());
+  return cwe_;
+}
+
+std::string Shell::pwd() const {
+  // The element's path, or the entry's ("/net/cells[3]") when ce named another entry than 0.
+  const ObjId c = cwe();
+  const Element* e = c.element();
+  return c.dataIndex == 0 && !e->isField() ? e->path() : c.path();
+}
+
+std::string Shell::absolute(std::string_view path) const {
+  if (!path.empty() && path.front() == '/') return std::string(path);
+  const std::string base = pwd();
+  // Below the current element, so that "synapse[2]" under "/net/cells[3]" is entry 3's.
+  return (base == "/" ? base : base + "/") + std::string(path);
+}
+
 ObjId Shell::find(std::string_view path) const {
-  return resolve_path(path, "find");
+  return resolve_path(absolute(path), "find");
 }
 
 bool Shell::exists(std::string_view path) const {
   try {
-    return find_path(path).element() != nullptr;
+    return find_path(absolute(path)).element() != nullptr;
   } catch (const Error&) {
     return false;
   }
@@ -999,12 +1024,12 @@ bool Shell::exists(std::string_view path) const {
 
 std::vector<ObjId> Shell::children(std::string_view path) const {
   std::vector<ObjId> out;
-  for (Id c : resolve_path(path, "children").element()->children()) out.emplace_back(c);
+  for (Id c : resolve_path(absolute(path), "children").element()->children()) out.emplace_back(c);
   return out;
 }
 
 std::vector<ObjId> Shell::wildcardFind(std::string_view pattern) const {
-  return wildcard_find(pattern);
+  return wildcard_find(absolute(pattern));
 }
 
 std::vector<std::string> Shell::classNames() {
@@ -1126,7 +1151,7 @@ void Shell::useClock(unsigned tick, std::string_view path, std::string_view fiel
   ByteBuffer c = command(Op::useClock);
   Writer(c)
       .put<unsigned>(tick)
-      .put<std::string>(std::string(path))
+      .put<std::string>(absolute(path))
       .put<std::string>(std::string(field));
   dispatch(c);
 }
@@ -1178,7 +1203,7 @@ void Shell::seed(std::uint64_t s) {
 }
 
 Index Shell::doSyncDataHandler(std::string_view path) {
-  return doSyncDataHandler(resolve_path(path, "syncDataHandler").id);
+  return doSyncDataHandler(resolve_path(absolute(path), "syncDataHandler").id);
 }
 
 Index Shell::doSyncDataHandler(Id fe) {

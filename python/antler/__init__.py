@@ -37,7 +37,8 @@ __all__ = [
     "ValueError", "StateError", "CommError", "melement", "vec", "element", "exists", "delete",
     "le", "wildcardFind", "getFieldNames", "connect", "setClock", "useClock", "reinit", "start",
     "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
-    "loadLibrary", "currentTime", "Msg", "init", "finalize",
+    "loadLibrary", "currentTime", "Msg", "init", "finalize", "doc", "showfield", "showmsg",
+    "getFieldDict", "ce", "pwd", "copy", "move",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -388,6 +389,33 @@ class vec(object):
 
 _CLASSES = {}
 
+# Kinds as field_info names them, in the order the documentation lists them.
+_KIND_TITLES = (("value", "Value fields"), ("readonly value", "Read-only value fields"),
+                ("lookup value", "Lookup fields"), ("field element", "Field elements"),
+                ("src", "Source fields (messages out)"), ("dest", "Destination fields (functions)"),
+                ("shared", "Shared fields"), ("reduce", "Reduce fields"))
+
+
+def _class_doc(cls):
+    """The documentation of a class: its own doc, then every field by kind with C++ type and doc."""
+    lines = ["antler class %s" % cls, ""]
+    own = _a.class_doc(cls)
+    if own:
+        lines += [own, ""]
+    bases = _a.class_bases(cls)
+    if len(bases) > 1:
+        lines += ["Inherits from: %s" % " -> ".join(bases[1:]), ""]
+    info = _a.field_info(cls)
+    for kind, title in _KIND_TITLES:
+        rows = [(n, t, d) for n, k, t, d in info if k == kind]
+        if not rows:
+            continue
+        lines.append("%s:" % title)
+        for n, t, d in rows:
+            lines.append("    %s (%s)%s" % (n, t, ": " + d if d else ""))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
 
 def _make_classes():
     """Makes a Python class for every registered class not yet made (base classes first)."""
@@ -399,7 +427,7 @@ def _make_classes():
         base = melement
         for c in chain:
             if c not in _CLASSES:
-                doc = "antler class %s (fields: see antler.getFieldNames('%s'))" % (c, c)
+                doc = _class_doc(c)
                 _CLASSES[c] = type(c, (base,), {"__slots__": (), "_class_name": c, "__doc__": doc,
                                                 "__module__": __name__})
                 globals()[c] = _CLASSES[c]
@@ -627,6 +655,110 @@ def loadLibrary(path):
 def reduceNow(requester, field="reduce"):
     """Runs the reductions of requester's reduce field now (without the clock)."""
     _a.reduce_now(_triple(requester, "reduceNow"), field)
+
+
+def _class_name_of(what, where):
+    if isinstance(what, type) and issubclass(what, melement):
+        return what._class_name
+    if isinstance(what, (melement, vec)):
+        return what.className
+    if isinstance(what, str):
+        if what.startswith("/") or what not in _CLASSES and exists(what):
+            return element(what).className
+        return what
+    raise TypeError("%s: expected a class name, a class, an element or a vec, got %s"
+                    % (where, type(what).__name__))
+
+
+def _doc_text(what):
+    """The text doc(what) prints."""
+    if isinstance(what, str) and "." in what and not what.startswith("/"):
+        cls, field = what.split(".", 1)
+        cls = _class_name_of(cls, "doc")
+        for n, k, t, d in _a.field_info(cls):
+            if n == field:
+                return "%s.%s: %s (%s)%s\n" % (cls, n, k, t, "\n    " + d if d else "")
+        raise FieldError("doc: class %s has no field '%s' (%s)" % (cls, field, _field_list(cls)))
+    return _class_doc(_class_name_of(what, "doc"))
+
+
+def doc(what):
+    """Prints the documentation of a class (by name, class, element or vec: every field with its
+    kind, C++ type and doc string) or of one field ('IntFire.Vm'), as MOOSE's doc does."""
+    print(_doc_text(what), end="")
+
+
+def getFieldDict(className, finfoType=None):
+    """{field name: C++ type} of a class, optionally of one kind (as getFieldNames)."""
+    cls = _class_name_of(className, "getFieldDict")
+    names = set(getFieldNames(cls, finfoType))
+    return {n: t for n, _k, t, _d in _a.field_info(cls) if n in names}
+
+
+def _format_value(v):
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, list) and len(v) > 8:
+        return "[%s, ... (%d values)]" % (", ".join(repr(x) for x in v[:8]), len(v))
+    return repr(v)
+
+
+def showfield(obj, field="*", showtype=False):
+    """Prints the value fields of one object (all, or the one named), one per line, as MOOSE's
+    showfield does; showtype adds each field's C++ type."""
+    el = obj if isinstance(obj, melement) else element(obj) if isinstance(obj, str) else None
+    if el is None:
+        if isinstance(obj, vec):
+            el = obj[0]
+        else:
+            raise TypeError("showfield: expected an element, a vec or a path, got %s"
+                            % type(obj).__name__)
+    info = [(n, k, t) for n, k, t, _d in _a.field_info(el.className)
+            if k in ("value", "readonly value")]
+    if field != "*":
+        info = [x for x in info if x[0] == field]
+        if not info:
+            raise FieldError("showfield: %s has no value field '%s' (%s)"
+                             % (el.className, field, _field_list(el.className)))
+    print("[ %s ]" % el.path)
+    width = max([len(n) for n, _k, _t in info] + [1])
+    for n, _k, t in info:
+        value = _format_value(el.getField(n))
+        print(("%-*s = %s" % (width, n, value)) + (("    (%s)" % t) if showtype else ""))
+
+
+def showmsg(obj):
+    """Prints the messages into and out of an element: kind, the other end, and the fields."""
+    t = _triple(obj, "showmsg")
+    out, inc = _a.msgs_of(t)
+    path = _a.element_info(t)[1]
+
+    def end(x):
+        return _a.element_info(x)[1]
+
+    print("INCOMING:")
+    for mid in inc:
+        kind, src, sf, _dest, df, _n = _a.msg_info(mid)
+        print("    %s.%s -> %s.%s  [%s, id %d]" % (end(src), sf, path, df, kind, mid))
+    print("OUTGOING:")
+    for mid in out:
+        kind, _src, sf, dest, df, _n = _a.msg_info(mid)
+        print("    %s.%s -> %s.%s  [%s, id %d]" % (path, sf, end(dest), df, kind, mid))
+
+
+def ce(where):
+    """Makes an element (by path, element or vec) the current element: every path that does not
+    start with '/' starts there, as in a shell (MOOSE's ce)."""
+    if isinstance(where, (melement, vec)):
+        where = where.path
+    _a.ce(where)
+
+
+def pwd():
+    """Prints and returns the current element's path (MOOSE's pwd)."""
+    p = _a.pwd()
+    print(p)
+    return p
 
 
 def _snapshot():

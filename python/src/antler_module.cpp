@@ -69,7 +69,8 @@ namespace cv = py_convert;
 ObjId to_objid(py::handle h, const cv::Ctx& c) {
   py::object o = py::reinterpret_borrow<py::object>(h);
   if (py::hasattr(o, "_oid")) o = o.attr("_oid");
-  if (py::isinstance<py::str>(o)) return resolve_path(cv::to_str(o, c, true), c.where);
+  if (py::isinstance<py::str>(o))
+    return resolve_path(Shell::instance().absolute(cv::to_str(o, c, true)), c.where);
   if (py::isinstance<py::tuple>(o) && py::len(o) == 3) {
     auto t = py::reinterpret_borrow<py::tuple>(o);
     return ObjId(Id(static_cast<std::uint32_t>(cv::to_uint(t[0], c, 0, 0xFFFFFFFFu))),
@@ -324,7 +325,7 @@ py::tuple element_info(py::handle t) {
 }
 
 py::object find(const std::string& path) {
-  const ObjId o = find_path(path);
+  const ObjId o = find_path(Shell::instance().absolute(path));
   if (!o.element()) return py::none();
   return py::cast(triple(o));
 }
@@ -474,7 +475,23 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("delete", [=](H t) { Shell::instance().destroy(obj(t, "delete")); });
   m.def("find", [=](H p) { return find(str(p, "exists")); });
-  m.def("resolve", [=](H p) { return triple(resolve_path(str(p, "element"), "element")); });
+  m.def("resolve", [=](H p) {
+    return triple(resolve_path(Shell::instance().absolute(str(p, "element")), "element"));
+  });
+  m.def("ce", [=](H p) { Shell::instance().ce(str(p, "ce: path")); });
+  m.def("pwd", [] { return Shell::instance().pwd(); });
+  m.def("cwe", [] { return triple(Shell::instance().cwe()); });
+  m.def("class_doc", [=](H c) { return Cinfo::require(str(c, "doc: class"), "doc")->doc(); });
+  m.def("msgs_of", [=](H t) {
+    // (outgoing, incoming) message ids of an element, in id order.
+    const Element* e = element_of(obj(t, "showmsg"));
+    std::vector<std::uint32_t> out, in;
+    for (const Msg* m : MsgTable::instance().all()) {
+      if (m->src() == e) out.push_back(m->id());
+      if (m->dest() == e) in.push_back(m->id());
+    }
+    return py::make_tuple(out, in);
+  });
   m.def("element_info", &element_info);
   m.def("children", [=](H t) {
     std::vector<Triple> out;
