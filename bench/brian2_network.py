@@ -182,6 +182,9 @@ def run_antler(s, net_path, nodes, reps):
 # ---------------------------------------------------------------- Brian2
 
 
+_BRIAN2_BUILT = False
+
+
 class Brian2Side:
     """The network in Brian2's cpp_standalone device, compiled once in `directory`."""
 
@@ -189,6 +192,10 @@ class Brian2Side:
         import brian2 as b2
 
         self.b2, self.dir, self.s = b2, directory, s
+        global _BRIAN2_BUILT
+        if _BRIAN2_BUILT:  # a second network in one script: start a fresh standalone project
+            b2.device.reinit()
+        _BRIAN2_BUILT = True
         b2.set_device("cpp_standalone", directory=directory, build_on_run=False)
         b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
         b2.defaultclock.dt = DT * b2.second
