@@ -2,11 +2,13 @@
 // messages with 1e6 targets (double argument, one thread), next to a hand-written loop over plain
 // arrays doing the same per-step work, timed in the same run.
 //
-// Usage: msg_throughput [steps [repetitions [OneToOne|Sparse]]]
+// Usage: msg_throughput [steps [repetitions [OneToOne|OneToOneBulk|Sparse]]]
 //        (defaults: 50 steps, best of 5, both cases; naming one case runs only it, for profiling)
 //
 // Each step of the antler model: every sender's process() sends its value on `out` (queued in the
-// thread's outbox), then the delivery phase calls BenchReceiver::add on every target. The hand
+// thread's outbox), then the delivery phase calls BenchReceiver::add on every target. OneToOneBulk
+// is the same model with the bulk send: BulkSender::process returns the value and the class
+// registers it with proc_sending, so the clock's loop writes a slice's messages as one batch. The hand
 // loop does the same arithmetic over std::vector<double>: read each sender's value, add it to each
 // of its targets' sums (for Sparse: over a CSR copied from the very SparseMsg antler uses, so the
 // additions happen in the same order and the sums must match bit for bit). Nothing is subtracted
@@ -41,6 +43,17 @@ class BenchSender {
   double value_ = 0;
 };
 
+/// Sends its value every step through the bulk path: process returns the value and the clock's
+/// loop writes a whole slice's messages as one batch (proc_sending, SrcFinfo::sendEach).
+class BulkSender {
+ public:
+  inline static SrcFinfo<double> out{"out", "sends value every step"};
+  double process(const Eref&, ProcPtr) { return value_; }
+  void reinit(const Eref&, ProcPtr) {}
+  static const Cinfo* initCinfo();
+  double value_ = 0;
+};
+
 /// Adds up what it receives.
 class BenchReceiver {
  public:
@@ -58,6 +71,16 @@ const Cinfo* BenchSender::initCinfo() {
   return c;
 }
 
+const Cinfo* BulkSender::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<BulkSender>("BulkSender", "sends value on out every step, as a bulk send")
+          .value("value", &BulkSender::value_, "value sent each step")
+          .src(BulkSender::out)
+          .add(proc_sending<&BulkSender::process, &BulkSender::reinit>(BulkSender::out))
+          .build();
+  return c;
+}
+
 const Cinfo* BenchReceiver::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<BenchReceiver>("BenchReceiver", "adds up the values it receives")
@@ -68,7 +91,8 @@ const Cinfo* BenchReceiver::initCinfo() {
 }
 
 // Registered at load time, so the classes exist on every rank.
-[[maybe_unused]] const Cinfo* reg[] = {BenchSender::initCinfo(), BenchReceiver::initCinfo()};
+[[maybe_unused]] const Cinfo* reg[] = {BenchSender::initCinfo(), BulkSender::initCinfo(),
+                                       BenchReceiver::initCinfo()};
 
 using Clock = std::chrono::steady_clock;
 
@@ -114,9 +138,10 @@ std::vector<double> sender_values(Index n) {
 }
 
 /// Both cases: a fresh model with the senders (values set) and the receivers.
-std::pair<ObjId, ObjId> make_population(Shell& s, Case& c, Index nsrc, Index ndst) {
+std::pair<ObjId, ObjId> make_population(Shell& s, Case& c, Index nsrc, Index ndst,
+                                        const char* senderClass = "BenchSender") {
   s.clearModel();
-  const ObjId src = s.create("BenchSender", "/senders", nsrc);
+  const ObjId src = s.create(senderClass, "/senders", nsrc);
   const ObjId dst = s.create("BenchReceiver", "/receivers", ndst);
   c.value = sender_values(nsrc);
   Field<double>::setVec(src.id, "value", c.value);
@@ -132,14 +157,17 @@ void schedule(Shell& s) {
   s.reinit();
 }
 
-Case make_one_to_one(Shell& s, Index n) {
+Case make_one_to_one(Shell& s, Index n, bool bulk) {
   Case c;
-  c.name = "OneToOne";
-  auto [src, dst] = make_population(s, c, n, n);
+  c.name = bulk ? "OneToOneBulk" : "OneToOne";
+  auto [src, dst] = make_population(s, c, n, n, bulk ? "BulkSender" : "BenchSender");
   s.addMsg("OneToOne", src, "out", dst, "add");
   schedule(s);
   c.msgsPerStep = n;
-  c.shape = std::to_string(n) + " senders -> " + std::to_string(n) + " receivers, one target each";
+  c.shape = std::to_string(n) + " senders -> " + std::to_string(n) +
+            " receivers, one target each; " +
+            (bulk ? "bulk send (process returns the value, proc_sending)"
+                  : "one send() per object from process");
   return c;
 }
 
@@ -269,8 +297,10 @@ int main(int argc, char** argv) {
   const unsigned reps = arg(argc, argv, 2, 5);
   const std::string only = argc > 3 ? argv[3] : "";
   if (steps == 0 || reps == 0 || argc > 4 ||
-      (!only.empty() && only != "OneToOne" && only != "Sparse")) {
-    std::fprintf(stderr, "usage: %s [steps >= 1 [repetitions >= 1 [OneToOne|Sparse]]]\n", argv[0]);
+      (!only.empty() && only != "OneToOne" && only != "OneToOneBulk" && only != "Sparse")) {
+    std::fprintf(stderr,
+                 "usage: %s [steps >= 1 [repetitions >= 1 [OneToOne|OneToOneBulk|Sparse]]]\n",
+                 argv[0]);
     return rt.finish(2);
   }
   s.setNumThreads(1);
@@ -288,12 +318,13 @@ int main(int argc, char** argv) {
 
   constexpr Index kTargets = 1'000'000;
   bool allMatch = true;
-  if (only.empty() || only == "OneToOne") {
-    const Case c = make_one_to_one(s, kTargets);
-    const Result r = measure(s, c, steps, reps);
-    report(c, r, steps);
-    allMatch = allMatch && r.mismatches == 0;
-  }
+  for (const bool bulk : {false, true})
+    if (only.empty() || only == (bulk ? "OneToOneBulk" : "OneToOne")) {
+      const Case c = make_one_to_one(s, kTargets, bulk);
+      const Result r = measure(s, c, steps, reps);
+      report(c, r, steps);
+      allMatch = allMatch && r.mismatches == 0;
+    }
   if (only.empty() || only == "Sparse") {
     // 1e5 sources x ~10 targets each = ~1e6 deliveries per step onto 1e6 receivers.
     const Case c = make_sparse(s, 100'000, kTargets, 1e-5, 2026);

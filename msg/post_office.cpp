@@ -104,6 +104,12 @@ void for_each_record(const BatchView& b, Fn&& fn) {
 
 }  // namespace
 
+void PostOffice::sendInBulk() {
+  throw MsgError(std::string("send: a function that returns what it sends on '") + bulkPort_ +
+                 "' (a bulk send: proc_sending / SrcFinfo::sendEach) sent a message itself; it "
+                 "may only compute and return the value, or use the ordinary proc with send()");
+}
+
 PostOffice::PostOffice() {
   setNumThreads(1);
 }

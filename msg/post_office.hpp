@@ -52,6 +52,8 @@ class PostOffice {
   /// and be delivered in an order that depends on the node count).
   Outbox& outbox() {
     if (Outbox* o = current_) return *o;
+    if (bulkPort_) [[unlikely]]
+      sendInBulk();
     const unsigned t = static_cast<unsigned>(omp_get_thread_num());
     return deferredOut_[t < deferredOut_.size() ? t : 0];
   }
@@ -62,6 +64,11 @@ class PostOffice {
   static void setCurrent(Outbox* o) { current_ = o; }
   /// The calling thread's process queue during its process phase, else nullptr.
   static Outbox* current() { return current_; }
+  /// Around a bulk send's loop (SrcFinfo::sendEach): the per-object functions it calls return what
+  /// they send and must not send themselves (a send would land after the whole batch, in an order
+  /// that depends on the thread split). While `port` is set, the calling thread's process queue is
+  /// not current and a send to a connected port throws MsgError naming it; nullptr ends the loop.
+  static void setBulkPort(const char* port) { bulkPort_ = port; }
 
   /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers, flags and each
   /// node's `attachment` (bytes another layer rides along, e.g. reduction requests) with the other
@@ -99,6 +106,8 @@ class PostOffice {
   // initial-exec: a send from user code reads it with one instruction; antler is loaded at start
   // or by Python's import, and 8 bytes fit the static TLS surplus glibc keeps for such modules.
   inline static thread_local Outbox* current_ [[gnu::tls_model("initial-exec")]] = nullptr;
+  inline static thread_local const char* bulkPort_ [[gnu::tls_model("initial-exec")]] = nullptr;
+  [[noreturn]] static void sendInBulk();
   std::vector<Outbox> process_, deferredIn_, deferredOut_;
   // The delivery plan built by exchange().
   std::vector<Record> deferredPlan_;

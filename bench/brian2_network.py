@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""bench/brian2_network.py: is antler, scripted from Python, faster than Brian2 on the same network?
+
+Two networks, each built once in numpy (connectivity, weights, delays, initial Vm) and handed to
+both simulators, so that both run exactly the same synapses:
+
+  intfire  the network of bench/intfire_network.cpp: N IntFire neurons (default 1e5), N/10 Poisson
+           inputs at 10 Hz, ~90 input + ~10 recurrent synapses per neuron, weights U[0.02, 0.08]
+           (input) and U[-0.2, 0.1] (recurrent), delays 1-5 ms, dt 0.1 ms, a Stats reduction of Vm
+           every step; 1000 steps.
+  demo     the network of examples/population_stats.py (scripts/demo): 1e4 neurons, 1000 Poisson
+           inputs at 10 Hz, fan-in 20 and fan-out 20, input weight 0.25, recurrent 0.05 (20 %
+           inhibitory, x -4), delays 1-3 ms (input) and 1-5 ms (recurrent), Stats of Vm and
+           SpikeStats every step, three Tables; 10000 steps (1 s).
+
+Sides, timed in the same run (best of --reps each; Brian2 is timed before and after antler):
+  Brian2   cpp_standalone device, one thread (compiled once; the figure is the run time the
+           standalone binary reports for the simulation loop, without the compile or the loading).
+  antler   the Python API (PYTHONPATH=build/python), -n 1 (and -n 2 for --nodes 1,2) x 1 thread;
+           the figure is the time of antler.start() alone (the model is built and reinit()'ed
+           before the clock starts).
+
+Both sides integrate the same leaky integrate-and-fire rule (dv/dt = -v/tau by Euler, v > 1
+fires, reset to 0, 2 ms refractory, v += w per synaptic event, delays rounded to whole steps: the
+numpy delays are whole steps, so there is nothing to round). The Poisson inputs are the
+simulators' own, so the spike trains differ: the check compares population statistics only
+(mean Vm at the last step and the mean firing rate within 25 %: it catches a miswired model, not
+a last-bit difference), not spike times. The event order differs by one slot: antler adds a step's
+due events before the threshold test, Brian2's default schedule after it.
+
+Usage (from the repository root):
+  PYTHONPATH=build/python /usr/bin/python3 bench/brian2_network.py [--network intfire|demo|both]
+      [--neurons N] [--steps S] [--reps R] [--nodes 1,2] [--workdir DIR]
+  --neurons scales a network (inputs scale with it, fan-in and fan-out stay); e.g. --neurons 10000
+  --steps 200 runs in well under a minute. Skips (exit 0) when Brian2 is not installed:
+  scripts/setup --bench installs Debian's python3-brian.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DT = 1e-4
+TAU, THRESH, REFRACTORY = 0.02, 1.0, 0.002
+
+
+def spec(name, neurons):
+    """The parameters of a network; neurons=None for its full size."""
+    if name == "intfire":
+        n = neurons or 100000
+        return dict(name=name, neurons=n, inputs=max(1, n // 10), rate=10.0, fanin=90.0,
+                    fanout=10.0, steps=1000, win=("uniform", 0.02, 0.08),
+                    wrec=("uniform", -0.2, 0.1), din=(10, 50), drec=(10, 50), vm0=(0.0, 1.0),
+                    extras=False, seed=2026)
+    n = neurons or 10000
+    return dict(name=name, neurons=n, inputs=max(1, n // 10), rate=10.0, fanin=20.0, fanout=20.0,
+                steps=10000, win=("const", 0.25), wrec=("signed", 0.05, 0.2, -4.0), din=(10, 30),
+                drec=(10, 50), vm0=(0.0, 0.9), extras=True, seed=1)
+
+
+def bernoulli_pairs(rng, nsrc, ndst, p):
+    """Each (src, dst) pair present with probability p, sorted by (src, dst) (pairFill's order)."""
+    space = nsrc * ndst
+    m = int(rng.binomial(space, min(p, 1.0)))
+    flat = np.unique(rng.integers(0, space, m, dtype=np.int64))
+    while flat.size < m:  # draws with replacement: top up the duplicates
+        flat = np.unique(np.concatenate([flat, rng.integers(0, space, m - flat.size)]))
+    return (flat // ndst).astype(np.uint32), (flat % ndst).astype(np.uint32)
+
+
+def weights(rng, how, n):
+    if how[0] == "uniform":
+        return rng.uniform(how[1], how[2], n)
+    if how[0] == "const":
+        return np.full(n, how[1])
+    return how[1] * np.where(rng.random(n) < how[2], how[3], 1.0)  # signed: fraction x factor
+
+
+def make_network(s, path):
+    """Builds the network in numpy and saves it (npz) for both sides."""
+    rng = np.random.default_rng(s["seed"])
+    n, ni = s["neurons"], s["inputs"]
+    in_src, in_dst = bernoulli_pairs(rng, ni, n, s["fanin"] / ni)
+    rec_src, rec_dst = bernoulli_pairs(rng, n, n, s["fanout"] / n)
+    net = dict(
+        in_src=in_src, in_dst=in_dst, rec_src=rec_src, rec_dst=rec_dst,
+        in_w=weights(rng, s["win"], in_src.size), rec_w=weights(rng, s["wrec"], rec_src.size),
+        in_d=rng.integers(s["din"][0], s["din"][1] + 1, in_src.size),
+        rec_d=rng.integers(s["drec"][0], s["drec"][1] + 1, rec_src.size),
+        vm0=rng.uniform(s["vm0"][0], s["vm0"][1], n))
+    np.savez(path, **net)
+    return net
+
+
+# ---------------------------------------------------------------- antler (a child process)
+
+
+def antler_child(args):
+    """Builds the network in antler, runs it --reps times from reinit, prints one JSON line."""
+    import antler as moose  # on ranks > 0 this serves rank 0 and never returns
+
+    s = json.loads(args.spec)
+    net = dict(np.load(args.net))
+    n, steps = s["neurons"], s["steps"]
+    moose.setNumThreads(1)
+    moose.seed(s["seed"])
+    t0 = time.perf_counter()
+    moose.Neutral("/net")
+    neurons = moose.IntFire("/net/neurons", n)
+    inputs = moose.RandSpike("/net/input", s["inputs"])
+    nv = moose.vec(neurons)
+    nv.thresh, nv.tau, nv.refractoryPeriod, nv.vReset = THRESH, TAU, REFRACTORY, 0.0
+    nv.initVm = net["vm0"]
+    moose.vec(inputs).rate = s["rate"]
+    m_in = moose.connect(inputs, "spikeOut", "/net/neurons/synapse", "addSpike", "Sparse")
+    m_in.pairFill(net["in_src"], net["in_dst"])
+    m_rec = moose.connect(neurons, "spikeOut", "/net/neurons/synapse", "addSpike", "Sparse")
+    m_rec.pairFill(net["rec_src"], net["rec_dst"])
+    moose.syncDataHandler("/net/neurons/synapse")
+    # The synapse vec runs neuron by neuron, each neuron's input synapses (in source order) before
+    # its recurrent ones: sort every synapse by (target, message, source).
+    dst = np.concatenate([net["in_dst"], net["rec_dst"]])
+    which = np.concatenate([np.zeros(net["in_dst"].size, np.int8), np.ones(net["rec_dst"].size, np.int8)])
+    src = np.concatenate([net["in_src"], net["rec_src"]])
+    order = np.lexsort((src, which, dst))
+    syn = moose.vec("/net/neurons/synapse")
+    assert len(syn) == dst.size, (len(syn), dst.size)
+    syn.weight = np.concatenate([net["in_w"], net["rec_w"]])[order]
+    # Whole steps: 10 steps -> 10 dt. A tenth of a step less, so that rounding up lands on it.
+    syn.delay = (np.concatenate([net["in_d"], net["rec_d"]])[order] - 0.1) * DT
+    stats = moose.Stats("/net/stats")
+    moose.connect(stats, "reduce", nv, "getVm", "Reduce")
+    ticks = [(0, "/net/input"), (0, "/net/neurons"), (1, "/net/stats")]
+    rate = None
+    if s["extras"]:
+        rate = moose.SpikeStats("/net/rate")
+        moose.connect(rate, "reduce", nv, "getSpiked", "Reduce")
+        for name, srcobj, field in (("mean", stats, "getMean"), ("sdev", stats, "getSdev"),
+                                    ("rate", rate, "getRate")):
+            moose.connect(moose.Table("/net/%s_table" % name), "requestOut", srcobj, field, "Single")
+        ticks += [(1, "/net/rate"), (2, "/net/##[TYPE=Table]")]
+    for tick in (0, 1, 2):
+        moose.setClock(tick, DT)
+    for tick, path in ticks:
+        moose.useClock(tick, path)
+    build = time.perf_counter() - t0
+    times = []
+    for _ in range(args.reps):
+        moose.reinit()
+        t0 = time.perf_counter()
+        moose.start(steps * DT)
+        times.append(time.perf_counter() - t0)
+    out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
+               stats_mean=stats.mean, synapses=int(dst.size))
+    if rate is not None:
+        out["rate"] = float(np.mean(moose.element("/net/rate_table").vector[1:]))
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def run_antler(s, net_path, nodes, reps):
+    cmd = [sys.executable, os.path.abspath(__file__), "--antler-child", "--spec", json.dumps(s),
+           "--net", net_path, "--reps", str(reps)]
+    if nodes > 1:
+        cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", str(nodes)] + cmd
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+    if p.returncode != 0 or not lines:
+        sys.exit("brian2_network: the antler side failed (-n %d, exit %d):\n%s%s"
+                 % (nodes, p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+# ---------------------------------------------------------------- Brian2
+
+
+_BRIAN2_BUILT = False
+
+
+class Brian2Side:
+    """The network in Brian2's cpp_standalone device, compiled once in `directory`."""
+
+    def __init__(self, s, net, directory):
+        import brian2 as b2
+
+        self.b2, self.dir, self.s = b2, directory, s
+        global _BRIAN2_BUILT
+        if _BRIAN2_BUILT:  # a second network in one script: start a fresh standalone project
+            b2.device.reinit()
+        _BRIAN2_BUILT = True
+        b2.set_device("cpp_standalone", directory=directory, build_on_run=False)
+        b2.prefs.devices.cpp_standalone.openmp_threads = 0  # one thread
+        b2.defaultclock.dt = DT * b2.second
+        tau = TAU * b2.second
+        n = s["neurons"]
+        g = b2.NeuronGroup(n, "dv/dt = -v/tau : 1", threshold="v > %r" % THRESH, reset="v = 0",
+                           refractory=REFRACTORY * b2.second, method="euler",
+                           namespace={"tau": tau}, name="neurons")
+        g.v = net["vm0"]
+        inp = b2.PoissonGroup(s["inputs"], rates=s["rate"] * b2.Hz, name="inputs")
+        objs = [g, inp]
+        for name, pre, key in (("syn_in", inp, "in"), ("syn_rec", g, "rec")):
+            syn = b2.Synapses(pre, g, "w : 1", on_pre="v_post += w", name=name)
+            syn.connect(i=net[key + "_src"].astype(np.int32), j=net[key + "_dst"].astype(np.int32))
+            syn.w = net[key + "_w"]
+            syn.delay = net[key + "_d"] * DT * b2.second
+            objs.append(syn)
+        # Stats: sum and sum of squares of v over the population every step (summed variables).
+        st = b2.NeuronGroup(1, "sum_v : 1\nsum_v2 : 1", name="stats")
+        red = b2.Synapses(g, st, "sum_v_post = v_pre : 1 (summed)\nsum_v2_post = v_pre**2 : 1 (summed)",
+                          name="reduce")
+        red.connect()
+        objs += [st, red]
+        self.rate = None
+        if s["extras"]:  # SpikeStats and the Tables of the demo
+            self.rate = b2.PopulationRateMonitor(g, name="rate")
+            objs += [self.rate, b2.StateMonitor(st, ["sum_v", "sum_v2"], record=[0], name="tables")]
+        self.stats = st
+        self.net = b2.Network(*objs)
+        self.net.run(s["steps"] * DT * b2.second)
+        t0 = time.perf_counter()
+        b2.device.build(directory=directory, compile=True, run=False, debug=False)
+        self.compile_s = time.perf_counter() - t0
+
+    def run(self):
+        """Runs the compiled binary once; returns the simulation loop's time as reported."""
+        self.b2.device.run(self.dir, False, [])
+        return float(self.b2.device._last_run_time)
+
+    def summary(self):
+        out = dict(mean_vm=float(self.stats.sum_v[0]) / self.s["neurons"])
+        if self.rate is not None:
+            out["rate"] = float(np.mean(self.rate.rate[:] / self.b2.Hz))
+        return out
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def bench(name, args, workdir):
+    s = spec(name, args.neurons)
+    if args.steps:
+        s["steps"] = args.steps
+    net_path = os.path.join(workdir, name + ".npz")
+    t0 = time.perf_counter()
+    net = make_network(s, net_path)
+    nsyn = net["in_src"].size + net["rec_src"].size
+    print("\n== %s network: %d IntFire neurons, %d Poisson inputs at %g Hz, %d synapses "
+          "(%.2f per neuron), %d steps of %g s (made in numpy in %.1f s)"
+          % (name, s["neurons"], s["inputs"], s["rate"], nsyn, nsyn / s["neurons"], s["steps"], DT,
+             time.perf_counter() - t0), flush=True)
+    b = Brian2Side(s, net, os.path.join(workdir, "brian2_" + name))
+    print("Brian2 cpp_standalone: compiled in %.1f s (not timed)" % b.compile_s, flush=True)
+    brian = [b.run() for _ in range(args.reps)]
+    ant = {}
+    for nodes in args.nodes:
+        ant[nodes] = run_antler(s, net_path, nodes, args.reps)
+        print("antler -n %d: model built in %.1f s (not timed), %s"
+              % (nodes, ant[nodes]["build"],
+                 ", ".join("%.3f" % t for t in ant[nodes]["times"])), flush=True)
+    brian += [b.run() for _ in range(args.reps)]
+    print("Brian2 runs: %s" % ", ".join("%.3f" % t for t in brian))
+    bb = min(brian)
+    ms = lambda t: 1e3 * t / s["steps"]
+    print("\n%-34s %10s %10s" % ("side (best of %d)" % args.reps, "ms/step", "/ Brian2"))
+    print("%-34s %10.4f %10s" % ("Brian2 cpp_standalone, 1 thread", ms(bb), "1"))
+    ok = True
+    bs = b.summary()
+    for nodes, r in ant.items():
+        t = min(r["times"])
+        print("%-34s %10.4f %10.2f   goal <= 1.0: %s"
+              % ("antler (Python API) -n %d x 1 thread" % nodes, ms(t), t / bb,
+                 "met" if t / bb <= 1.0 else "NOT met"))
+    # Sanity: same network, independent Poisson trains: population figures agree loosely.
+    r1 = ant[args.nodes[0]]
+    print("check: mean Vm at the last step: antler %.4f, Brian2 %.4f" % (r1["stats_mean"], bs["mean_vm"]))
+    checks = [("mean Vm", r1["stats_mean"], bs["mean_vm"])]
+    if "rate" in bs:
+        print("check: mean firing rate: antler %.3f Hz, Brian2 %.3f Hz" % (r1["rate"], bs["rate"]))
+        checks.append(("firing rate", r1["rate"], bs["rate"]))
+    # The input trains differ (each side draws its own), and at small sizes the neurons share
+    # most inputs, so the population figures move together: only a gross difference (a miswired
+    # model: weights or delays not set, a missing message) fails.
+    for what, a, c in checks:
+        if abs(a - c) > 0.25 * max(abs(c), 1e-3):
+            print("check FAILED: %s differs by more than 25 %%" % what)
+            ok = False
+    if len(ant) > 1:
+        vals = [r["stats_mean"] for r in ant.values()]
+        same = all(v == vals[0] for v in vals)
+        print("check: antler's last Stats mean is identical at every node count: %s" % same)
+        ok = ok and same
+    return ok
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--network", choices=["intfire", "demo", "both"], default="both")
+    p.add_argument("--neurons", type=int, default=None, help="network size (default: full size)")
+    p.add_argument("--steps", type=int, default=None, help="steps (default: the network's own)")
+    p.add_argument("--reps", type=int, default=2, help="timed runs per side (best counts)")
+    p.add_argument("--nodes", default=None, help="antler node counts, e.g. 1,2 "
+                   "(default: 1 for intfire, 1,2 for demo)")
+    p.add_argument("--workdir", default=None, help="where Brian2 compiles (default: a temp dir)")
+    p.add_argument("--antler-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--spec", help=argparse.SUPPRESS)
+    p.add_argument("--net", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.antler_child:
+        return antler_child(args)
+    for what, v in (("--neurons", args.neurons), ("--steps", args.steps), ("--reps", args.reps)):
+        if v is not None and v < 1:
+            p.error("%s must be >= 1, got %d" % (what, v))
+    try:
+        import brian2  # noqa: F401
+    except ImportError:
+        print("brian2_network: skipped: Brian2 is not installed "
+              "(scripts/setup --bench installs Debian's python3-brian)")
+        return 0
+    if shutil.which("g++") is None:
+        print("brian2_network: skipped: Brian2's cpp_standalone device needs g++")
+        return 0
+    if shutil.which("mpirun") is None and args.nodes and args.nodes != "1":
+        p.error("--nodes %s needs mpirun" % args.nodes)
+    print("question: ms per step of the same spiking network in Brian2 (cpp_standalone, one "
+          "thread) and in antler scripted from Python, simulation loop only, same run")
+    workdir = args.workdir or tempfile.mkdtemp(prefix="antler_brian2_")
+    os.makedirs(workdir, exist_ok=True)
+    ok = True
+    try:
+        for name in (["intfire", "demo"] if args.network == "both" else [args.network]):
+            nodes = args.nodes or ("1" if name == "intfire" else "1,2")
+            try:
+                args_n = argparse.Namespace(**vars(args))
+                args_n.nodes = [int(x) for x in nodes.split(",")]
+                if any(x < 1 for x in args_n.nodes):
+                    raise ValueError
+            except ValueError:
+                p.error("--nodes must be a comma-separated list of counts >= 1, got %r" % nodes)
+            ok = bench(name, args_n, workdir) and ok
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
