@@ -985,6 +985,31 @@ void Shell::clearModel() {
   dispatch(command(Op::clearModel));
 }
 
+void Shell::ce(std::string_view path) {
+  cwe_ = resolve_path(absolute(path), "ce");
+}
+
+ObjId Shell::cwe() const {
+  // An element that was deleted (its id no longer names an element) leaves the root current.
+  const Element* e = cwe_.element();
+  if (!e || cwe_.dataIndex >= e->numData()) return ObjId(Id::root());
+  return cwe_;
+}
+
+std::string Shell::pwd() const {
+  // The element's path, or the entry's ("/net/cells[3]") when ce named another entry than 0.
+  const ObjId c = cwe();
+  const Element* e = c.element();
+  return c.dataIndex == 0 && !e->isField() ? e->path() : c.path();
+}
+
+std::string Shell::absolute(std::string_view path) const {
+  if (!path.empty() && path.front() == '/') return std::string(path);
+  const std::string base = pwd();
+  // Below the current element, so that "synapse[2]" under "/net/cells[3]" is entry 3's.
+  return (base == "/" ? base : base + "/") + std::string(path);
+}
+
 ObjId Shell::find(std::string_view path) const {
   return resolve_path(path, "find");
 }

@@ -83,6 +83,18 @@ class Shell {
   /// Deletes every Element but the root, every message, and resets the clock.
   void clearModel();
 
+  // ---- the current element (MOOSE's cwe): every path that does not start with '/' starts here ----
+
+  /// Makes the element at path the current element (relative paths resolve against the old one).
+  /// PathError if there is none; a field element or an entry (index) is accepted.
+  void ce(std::string_view path);
+  /// The current element (the root at start, and again if the current element is deleted).
+  ObjId cwe() const;
+  /// The current element's path ("/net/cells", or "/net/cells[3]" if ce named entry 3).
+  std::string pwd() const;
+  /// path made absolute against the current element (an absolute path is returned unchanged).
+  std::string absolute(std::string_view path) const;
+
   // ---- queries (local: every node holds the whole tree) ----
 
   /// The object at path; PathError if none.
@@ -193,6 +205,7 @@ class Shell {
   Shell() = default;
   void checkIdle(const char* op) const;
   comm::Comm comm_;
+  ObjId cwe_ = ObjId(Id::root());
 };
 
 }  // namespace antler
