@@ -55,7 +55,7 @@ def test_copy_runs_as_the_hand_built_twin(model):
     build("/h")
     lib = antler.Neutral("/lib")
     c = antler.copy("/a", lib, "c")
-    assert c.path == "/lib/c" and isinstance(c, antler.Neutral)
+    assert c.path == "/lib/c[0]" and isinstance(c, antler.Neutral)
     assert len(antler.vec("/lib/c/cells")) == N
     np.testing.assert_array_equal(np.asarray(antler.vec("/lib/c/cells/synapse").weight),
                                   np.asarray(antler.vec("/h/cells/synapse").weight))
@@ -115,7 +115,7 @@ def test_relative_paths_after_ce(model):
     antler.Neutral("/w/dst")
     antler.ce("/w")
     c = antler.copy("src", "dst", "c2", 2)
-    assert c.path == "/w/dst/c2" and len(antler.vec("/w/dst/c2/cells")) == 8
+    assert c.path == "/w/dst/c2[0]" and len(antler.vec("/w/dst/c2/cells")) == 8
     antler.move("dst/c2", ".")
     assert antler.exists("/w/c2/cells") and not antler.exists("/w/dst/c2")
     antler.ce("/")
