@@ -81,6 +81,8 @@ class Element {
   // Tree maintenance (used by the element table).
   void addChild(Id c) { children_.push_back(c); }
   void removeChild(Id c);
+  /// Re-links the Element under another parent (the caller updates both parents' children).
+  void setParent(Id p) { parent_ = p; }
 
  protected:
   void setIsField() { isField_ = true; }

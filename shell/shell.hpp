@@ -113,6 +113,28 @@ class Shell {
   };
   static std::vector<FieldInfo> fieldInfo(std::string_view className);
 
+  // ---- tree editing: copy and move (see shell/copy_move.cpp) ----
+
+  /// Deep-copies the subtree at src under newParent as `name` (src's name if empty): every
+  /// element (class, entries, global flag), every settable value field of every entry (field
+  /// elements too: their array sizes, then their fields) and every message with both ends inside
+  /// the subtree. Messages that cross the subtree's boundary, lookup fields, schedules and state
+  /// not held in value fields are not copied. With n > 1 every copied element holds n x its
+  /// entries (copy k of entry d is entry k * numData + d) and the internal messages connect each
+  /// copy to itself only. Returns the new root. On bad input (unknown elements, the root, a field
+  /// element, a newParent inside src, a name taken or invalid, n = 0) it throws and changes
+  /// nothing; a failure part-way deletes what was made.
+  ObjId copy(ObjId src, ObjId newParent, std::string_view name = {}, Index n = 1);
+  /// copy by paths (relative paths start at the current element).
+  ObjId copy(std::string_view src, std::string_view newParent, std::string_view name = {},
+             Index n = 1);
+  /// Moves the element at src (and its subtree) under newParent, keeping its name, every message
+  /// and every schedule. Refuses the root, a field element, a newParent inside src's subtree and a
+  /// name already taken there; nothing changes then.
+  void move(ObjId src, ObjId newParent);
+  /// move by paths (relative paths start at the current element).
+  void move(std::string_view src, std::string_view newParent);
+
   // ---- values (routed to the node that owns the object) ----
 
   /// Sets field of obj to the packed value of C++ type `type`.

@@ -759,6 +759,23 @@ def pwd():
     p = _a.pwd()
     print(p)
     return p
+def copy(src, newParent, name=None, n=1):
+    """Copies the element src (an element, a vec or a path; relative paths start at the current
+    element) and everything below it under newParent, named name (default: src's name), and
+    returns the new element. The copy has the same classes, entries and value fields (synapse
+    arrays and their fields too) and the messages whose both ends lie inside src's subtree;
+    messages that cross its boundary, schedules (useClock) and lookup fields are not copied.
+    With n > 1 every copied element holds n x the entries (copy k of entry d is entry
+    k * numData + d) and the internal messages connect each copy only to itself. Bad input
+    (unknown paths, a name taken, n = 0, newParent inside src) raises and changes nothing."""
+    return _wrap(_a.copy(src, newParent, name, n))
+
+
+def move(src, newParent):
+    """Moves the element src (an element, a vec or a path) and its subtree under newParent,
+    keeping its name, its messages and its schedules. The root, a field element (such as a
+    synapse array), a newParent inside src and a name already taken there are refused."""
+    _a.move(src, newParent)
 
 
 def _snapshot():

@@ -579,6 +579,20 @@ PYBIND11_MODULE(_antler, m) {
       throw ValueError("loadLibrary: the path is empty (give a shared library file)");
     return Shell::instance().loadLibrary(path);
   });
+  // copy / move take elements, vecs or paths (a relative path starts at the current element).
+  auto tree_arg = [=](H h, const char* where) {
+    if (py::isinstance<py::str>(h))
+      return resolve_path(Shell::instance().absolute(str(h, where)), where);
+    return obj(h, where);
+  };
+  m.def("copy", [=](H s, H p, H name, H n) {
+    const ObjId src = tree_arg(s, "copy: src"), parent = tree_arg(p, "copy: newParent");
+    const std::string nm = name.is_none() ? std::string() : str(name, "copy: name");
+    return triple(Shell::instance().copy(src, parent, nm, u32(n, "copy: n")));
+  });
+  m.def("move", [=](H s, H p) {
+    Shell::instance().move(tree_arg(s, "move: src"), tree_arg(p, "move: newParent"));
+  });
   m.def("clear_model", [] { Shell::instance().clearModel(); });
   m.def("snapshot", &snapshot, "the model's structure (for tests)");
   // The conversions themselves, for the arguments the Python layer handles (indices of a vec).

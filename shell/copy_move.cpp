@@ -1,0 +1,348 @@
+// Shell::copy and Shell::move: editing the element tree.
+//
+// copy is built from other Shell commands, issued by the driver: create, addMsg, pairFill,
+// setStride, getVec/setVec of packed values and doSyncDataHandler. Each of them already runs on
+// every node in lockstep, moves values to the nodes that own them and keeps the determinism
+// promise, so copy inherits all three. It reads only what every node holds alike (the tree, the
+// classes' fields, message metadata), never a class's private layout.
+//
+// The order of the steps matters:
+//   1. every data element of the subtree is created (its field elements come with it);
+//   2. the internal messages are re-made in message-id order. A Sparse fill into a field element
+//      appends entries to each parent's array in fill order, so re-filling in the original order
+//      gives every entry the field index it had (when the arrays were filled by messages, which is
+//      how they are built; an array sized by hand before a fill is copied by position);
+//   3. the value fields of the data elements (array sizes such as numSynapses included: after
+//      step 2 they are either already right or are set to the original's size);
+//   4. the value fields of the field elements (synapse weights, delays), parent by parent;
+//   5. the field elements' fieldDimension is synced.
+// A failure in any step deletes the new subtree (and with it every message made), so a failed
+// copy leaves the model as it was.
+//
+// move is one command: every node checks the same replicated metadata and re-links the element.
+// Messages, schedules and the current element refer to elements by Id or pointer, never by path,
+// so they all survive a move untouched.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/element.hpp"
+#include "core/error.hpp"
+#include "core/path.hpp"
+#include "msg/msg.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "shell/shell.hpp"
+
+namespace antler {
+
+namespace {
+
+constexpr Index kMaxEntries = 0xFFFFFFFEu;  // create's limit
+
+Element* require(ObjId o, const char* op, const char* role) {
+  Element* e = o.element();
+  if (!e)
+    throw PathError(std::string(op) + ": the " + role + " element (id " +
+                    std::to_string(o.id.value) + ") does not exist");
+  return e;
+}
+
+/// True if e is `root` or lies below it.
+bool inside(const Element* e, const Element* root) {
+  for (;;) {
+    if (e == root) return true;
+    if (e->id() == Id::root()) return false;
+    e = e->parent().element();
+    if (!e) return false;
+  }
+}
+
+/// The checks move makes, identically on every node (metadata every node holds).
+void check_move(const Element* se, const Element* pe) {
+  if (se->id() == Id::root()) throw ValueError("move: cannot move the root element '/'");
+  if (se->isField())
+    throw ValueError("move: " + se->path() + " is a field element, part of its parent " +
+                     se->parent().path() + "; move the parent instead");
+  if (pe->isField())
+    throw PathError("move: cannot move " + se->path() + " under the field element " + pe->path() +
+                    " (field elements have no children)");
+  if (inside(pe, se))
+    throw ValueError("move: cannot move " + se->path() + " into its own subtree (" + pe->path() +
+                     " is inside it)");
+  if (se->parent() == pe->id()) return;  // already there: nothing to do
+  if (const Element* old = pe->child(se->name()))
+    throw PathError("move: " + old->path() + " already exists (a " + old->cinfo()->name() +
+                    "); cannot move " + se->path() + " there");
+}
+
+void do_move(Reader& r, Writer&) {
+  const auto src = r.get<Id>();
+  const auto parent = r.get<Id>();
+  Element* se = require(ObjId(src), "move", "source");
+  Element* pe = require(ObjId(parent), "move", "destination parent");
+  check_move(se, pe);
+  if (se->parent() == pe->id()) return;
+  if (Element* old = se->parent().element()) old->removeChild(se->id());
+  se->setParent(pe->id());
+  pe->addChild(se->id());
+}
+
+[[maybe_unused]] const bool registered = [] {
+  Shell::registerCommand("move", &do_move);
+  return true;
+}();
+
+/// The settable value fields of a class, in declaration order.
+std::vector<const ValueFinfoBase*> settable_fields(const Cinfo* c) {
+  std::vector<const ValueFinfoBase*> out;
+  for (const Finfo* f : c->finfos())
+    if (f->kind() == FinfoKind::value) out.push_back(static_cast<const ValueFinfoBase*>(f));
+  return out;
+}
+
+/// Copies every settable value field of `from` onto `to` (n copies of each value, copy after
+/// copy). Works alike for data elements (one value per entry) and field elements (every field
+/// entry of every parent, parent by parent).
+void copy_values(Shell& s, const Element* from, const Element* to, Index n) {
+  for (const ValueFinfoBase* vf : settable_fields(from->cinfo())) {
+    ByteBuffer one = s.getVecPacked(ObjId(from->id()), vf->name(), vf->valueType(), true);
+    // Count the values (a field element's total over all parents is not known on one node).
+    std::uint64_t count = 0;
+    Reader rd(one);
+    while (rd.left() > 0) {
+      vf->skip(rd);
+      ++count;
+    }
+    if (count == 0) continue;
+    ByteBuffer all;
+    all.reserve(one.size() * n);
+    for (Index k = 0; k < n; ++k) all.append(one.data(), one.size());
+    s.setVecPacked(ObjId(to->id()), vf->name(), vf->valueType(), all, count * n, true);
+  }
+}
+
+/// Pairs (source data index, destination data index) of a message, in row order.
+struct Pairs {
+  std::vector<Index> src, dest;
+  void add(Index a, Index b) {
+    src.push_back(a);
+    dest.push_back(b);
+  }
+};
+
+/// The pairs of one copy of a OneToAll, Diagonal or Sparse message (row by row, each row in the
+/// order the message delivers it).
+Pairs pairs_of(const Msg* m) {
+  Pairs p;
+  const Index ns = m->src()->numData(), nd = m->dest()->numData();
+  switch (m->kind()) {
+    case MsgKind::oneToAll:
+      for (Index i = 0; i < ns; ++i)
+        for (Index j = 0; j < nd; ++j) p.add(i, j);
+      break;
+    case MsgKind::diagonal: {
+      const long stride = static_cast<const DiagonalMsg*>(m)->stride();
+      for (Index i = 0; i < ns; ++i) {
+        const long j = static_cast<long>(i) + stride;
+        if (j >= 0 && j < static_cast<long>(nd)) p.add(i, static_cast<Index>(j));
+      }
+      break;
+    }
+    case MsgKind::sparse: {
+      auto* sm = static_cast<const SparseMsg*>(m);
+      for (Index i = 0; i < sm->numRows(); ++i) {
+        auto [b, e] = sm->row(i);
+        for (const Target* t = b; t != e; ++t) p.add(i, t->data);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return p;
+}
+
+/// Why message m cannot be replicated n > 1 times, or "" if it can.
+std::string unreplicable(const Msg* m) {
+  const std::string what = std::string(to_string(m->kind())) + " message from " + m->src()->path() +
+                           "." + m->srcFinfo()->name() + " to " + m->dest()->path() + "." +
+                           m->destFinfo()->name();
+  if (m->kind() == MsgKind::reduce && !static_cast<const ReduceMsg*>(m)->isSingle())
+    return "the " + what + " reads every entry of its target, which cannot be split per copy";
+  if ((m->kind() == MsgKind::oneToAll || m->kind() == MsgKind::diagonal) && m->dest()->isField())
+    return "the " + what + " targets a field element, and its per-copy form (Sparse) would "
+           "resize the field arrays";
+  return "";
+}
+
+}  // namespace
+
+ObjId Shell::copy(std::string_view src, std::string_view newParent, std::string_view name,
+                  Index n) {
+  return copy(resolve_path(absolute(src), "copy"), resolve_path(absolute(newParent), "copy"), name,
+              n);
+}
+
+void Shell::move(std::string_view src, std::string_view newParent) {
+  move(resolve_path(absolute(src), "move"), resolve_path(absolute(newParent), "move"));
+}
+
+void Shell::move(ObjId src, ObjId newParent) {
+  checkIdle("move");
+  // Checked here too, so that the error reads as one (the same on every node).
+  check_move(require(src, "move", "source"), require(newParent, "move", "destination parent"));
+  ByteBuffer args;
+  Writer(args).put<Id>(src.id).put<Id>(newParent.id);
+  dispatchExtension("move", args);
+}
+
+ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n) {
+  checkIdle("copy");
+  const Element* se = require(src, "copy", "source");
+  const Element* pe = require(newParent, "copy", "destination parent");
+  if (se->id() == Id::root()) throw ValueError("copy: cannot copy the root element '/'");
+  if (se->isField())
+    throw ValueError("copy: " + se->path() + " is a field element, part of its parent " +
+                     se->parent().path() + "; copy the parent instead");
+  if (pe->isField())
+    throw PathError("copy: cannot copy " + se->path() + " under the field element " + pe->path() +
+                    " (field elements have no children)");
+  if (inside(pe, se))
+    throw ValueError("copy: cannot copy " + se->path() + " into its own subtree (" + pe->path() +
+                     " is inside it)");
+  const std::string name = nameArg.empty() ? se->name() : std::string(nameArg);
+  if (!valid_name(name))
+    throw ValueError("copy: " + quoted(name) +
+                     " is not a valid element name (letters, digits, '_', '-', '.'; not '.' or "
+                     "'..')");
+  if (const Element* old = pe->child(name))
+    throw PathError("copy: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
+  if (n == 0)
+    throw ValueError("copy: n = 0 copies of " + se->path() + " (n must be at least 1)");
+
+  // The subtree, parents before children.
+  std::vector<Element*> elems;
+  std::set<const Element*> inTree;
+  {
+    std::vector<Element*> stack{src.element()};
+    while (!stack.empty()) {
+      Element* e = stack.back();
+      stack.pop_back();
+      elems.push_back(e);
+      inTree.insert(e);
+      const auto& kids = e->children();
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+        if (Element* k = it->element()) stack.push_back(k);
+    }
+  }
+  for (const Element* e : elems)
+    if (static_cast<std::uint64_t>(e->numData()) * n > kMaxEntries)
+      throw ValueError("copy: n = " + std::to_string(n) + " copies of " + e->path() + " (" +
+                       std::to_string(e->numData()) + " entries) would exceed " +
+                       std::to_string(kMaxEntries) + " entries per element");
+
+  // The messages with both ends inside, in id order (the order they were made and filled).
+  std::set<std::uint32_t> ids;
+  for (Element* e : elems)
+    for (std::uint32_t id : e->msgIds()) {
+      const Msg* m = msg(id);
+      if (m && inTree.count(m->src()) && inTree.count(m->dest())) ids.insert(id);
+    }
+  std::vector<const Msg*> msgs;
+  for (std::uint32_t id : ids) msgs.push_back(msg(id));
+  if (n > 1)
+    for (const Msg* m : msgs)
+      if (std::string why = unreplicable(m); !why.empty())
+        throw MsgError("copy: cannot make n = " + std::to_string(n) + " copies of " + se->path() +
+                       ": " + why + " (copy with n = 1, or connect the copies by hand)");
+
+  // ---- nothing has changed so far; from here on, a failure deletes what was made ----
+  std::map<const Element*, Element*> made;  // original -> copy
+  ObjId root;
+  bool rootMade = false;
+  try {
+    for (const Element* e : elems) {
+      if (e->isField()) continue;  // made with its parent
+      const Element* p = e == se ? pe : made.at(e->parent().element());
+      const std::string pp = p->path();
+      const std::string path = (pp == "/" ? "" : pp) + "/" + (e == se ? name : e->name());
+      const ObjId o = create(e->cinfo()->name(), path, e->numData() * n, e->isGlobal());
+      if (e == se) {
+        root = o;
+        rootMade = true;
+      }
+      Element* c = o.element();
+      made[e] = c;
+      for (Id k : e->children())
+        if (const Element* ke = k.element(); ke && ke->isField()) made[ke] = c->child(ke->name());
+    }
+    for (const Msg* m : msgs) {
+      const Element* os = m->src();
+      const Element* od = m->dest();
+      const Id cs = made.at(os)->id(), cd = made.at(od)->id();
+      const Index ns = os->numData(), nd = od->numData();
+      const std::string sf = m->srcFinfo()->name(), df = m->destFinfo()->name();
+      switch (m->kind()) {
+        case MsgKind::single: {
+          auto* sm = static_cast<const SingleMsg*>(m);
+          for (Index k = 0; k < n; ++k)
+            addMsg("Single", ObjId(cs, k * ns + sm->from().data, sm->from().field), sf,
+                   ObjId(cd, k * nd + sm->to().data, sm->to().field), df);
+          break;
+        }
+        case MsgKind::reduce: {
+          auto* rm = static_cast<const ReduceMsg*>(m);
+          if (!rm->isSingle()) {
+            addMsg("Reduce", ObjId(cs, rm->requester()), sf, ObjId(cd), df);  // n == 1 here
+            break;
+          }
+          for (Index k = 0; k < n; ++k)
+            addMsg("Single", ObjId(cs, k * ns + rm->requester()), sf,
+                   ObjId(cd, k * nd + rm->singleTarget().data, rm->singleTarget().field), df);
+          break;
+        }
+        case MsgKind::oneToOne:
+          addMsg("OneToOne", ObjId(cs), sf, ObjId(cd), df);
+          break;
+        case MsgKind::oneToAll:
+        case MsgKind::diagonal:
+          if (n == 1) {
+            const auto id = addMsg(to_string(m->kind()), ObjId(cs), sf, ObjId(cd), df);
+            if (m->kind() == MsgKind::diagonal)
+              setStride(id, static_cast<const DiagonalMsg*>(m)->stride());
+            break;
+          }
+          [[fallthrough]];  // n > 1: the same connectivity per copy, as one Sparse message
+        case MsgKind::sparse: {
+          const Pairs one = pairs_of(m);
+          Pairs all;
+          all.src.reserve(one.src.size() * n);
+          all.dest.reserve(one.dest.size() * n);
+          for (Index k = 0; k < n; ++k)
+            for (std::size_t q = 0; q < one.src.size(); ++q)
+              all.add(k * ns + one.src[q], k * nd + one.dest[q]);
+          pairFill(addMsg("Sparse", ObjId(cs), sf, ObjId(cd), df), all.src, all.dest);
+          break;
+        }
+      }
+    }
+    for (const Element* e : elems)
+      if (!e->isField()) copy_values(*this, e, made.at(e), n);
+    for (const Element* e : elems)
+      if (e->isField()) copy_values(*this, e, made.at(e), n);
+    for (const Element* e : elems)
+      if (e->isField()) doSyncDataHandler(made.at(e)->id());
+  } catch (...) {
+    if (rootMade) {
+      try {
+        destroy(root);
+      } catch (...) {
+        // The original error says what went wrong; a failed clean-up must not hide it.
+      }
+    }
+    throw;
+  }
+  return root;
+}
+
+}  // namespace antler
