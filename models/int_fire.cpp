@@ -31,14 +31,18 @@ void IntFire::process(const Eref& e, ProcPtr p) {
   }
   const double slack = detail::step_slack(p->dt);
   if (Vm_ > thresh_ && p->currTime - lastSpike_ + slack >= refractoryPeriod_) {
-    spikeOut.send(e, p->currTime);
-    Vm_ = vReset_;
-    lastSpike_ = p->currTime;
-    spiked_ = 1.0;
+    fire(e, p);
   } else {
     Vm_ *= 1.0 - p->dt / tau_;
     spiked_ = 0.0;
   }
+}
+
+void IntFire::fire(const Eref& e, ProcPtr p) {
+  spikeOut.send(e, p->currTime);
+  Vm_ = vReset_;
+  lastSpike_ = p->currTime;
+  spiked_ = 1.0;
 }
 
 void IntFire::reinit(const Eref&, ProcPtr p) {

@@ -93,6 +93,8 @@ class IntFire {
     }
     putAside(time, weight, count);
   }
+  /// Sends the spike and resets (out of line: keeps the step's common path short).
+  [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
   void grow(std::size_t slots);
   void putAside(double time, double weight, unsigned count);
   void placeAside();

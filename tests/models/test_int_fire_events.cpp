@@ -202,6 +202,19 @@ TEST_CASE("events due in one step from several messages are summed in the serial
     long every;
   };
   const std::vector<std::vector<Source>> bySource{{{mA, 2}, {mA2, 2}}, {{mB, 3}}};
+  // The synapse each entry feeds: a message's entries follow those of the messages filled before
+  // it, parent by parent, in row order (only the owner of a parent knows its real field indices,
+  // so they are counted here rather than read from the message's targets).
+  std::map<std::uint32_t, std::vector<std::uint64_t>> synOf;
+  {
+    std::vector<std::uint64_t> next(start.begin(), start.end() - 1);
+    for (std::uint32_t id : {mA, mB, mA2}) {
+      const auto* sm = static_cast<const SparseMsg*>(m.s.msg(id));
+      for (Index row = 0; row < sm->numRows(); ++row)
+        for (auto [t, e] = sm->row(row); t != e; ++t) synOf[id].push_back(next[t->data]++);
+    }
+    REQUIRE(next == std::vector<std::uint64_t>(start.begin() + 1, start.end()));
+  }
   auto reference = [&](bool reversed) {
     std::vector<RefVm> ref(nN);
     for (auto& r : ref) r.decay = 1.0 - dt / tau;
@@ -214,8 +227,9 @@ TEST_CASE("events due in one step from several messages are summed in the serial
         for (Index row = 0; row < first->numRows(); ++row)
           for (const Source& src : msgs) {
             const auto* sm = static_cast<const SparseMsg*>(m.s.msg(src.msg));
+            const Target* rowBegin = sm->row(0).first;
             for (auto [t, e] = sm->row(row); t != e; ++t) {
-              const std::uint64_t k = start[t->data] + t->field;
+              const std::uint64_t k = synOf.at(src.msg)[static_cast<std::size_t>(t - rowBegin)];
               sent.push_back({t->data, {n + delaySteps[k], w[k]}});
             }
           }
