@@ -2,27 +2,41 @@
 /// IntFire: a leaky integrate-and-fire neuron with an array of synapses (MOOSE's IntFire).
 ///
 /// Each step, with currTime the time at the end of the step:
-///   1. every pending synaptic event due by currTime (within the slack of models/step_time.hpp)
-///      adds its weight to Vm;
-///   2. if Vm > thresh and currTime - lastSpike >= refractoryPeriod (same slack): the neuron
-///      sends spikeOut(currTime), resets Vm to vReset (0 by default; MOOSE resets too), sets
-///      lastSpike = currTime and spiked = 1;
+///   1. the synaptic events due in this step (see below) add their weights to Vm;
+///   2. if Vm > thresh and currTime - lastSpike >= refractoryPeriod (within the slack of
+///      models/step_time.hpp): the neuron sends spikeOut(currTime), resets Vm to vReset (0 by
+///      default; MOOSE resets too), sets lastSpike = currTime and spiked = 1;
 ///      otherwise Vm decays, Vm *= 1 - dt / tau, and spiked = 0.
 /// reinit sets Vm = initVm (0 by default), drops every pending event, lastSpike = -infinity and
 /// spiked = 0.
 ///
 /// Events arrive through the `synapse` field element (Synapse::addSpike schedules the synapse's
-/// weight at spike time + delay). They wait in a min-heap ordered by (time, weight), so events that
-/// fall due in the same step are added to Vm in one fixed order, whatever order they arrived in.
+/// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
+/// the first step whose end, plus the slack, is not before t: delays round up to whole steps.
+///
+/// Pending events wait in a ring of delay slots, one slot per future step: the slot of the step
+/// n steps ahead holds the sum of the weights due then (and how many there are). Scheduling an
+/// event adds its weight to one slot; a step reads one slot, and only when it holds events (a bit
+/// mask in the neuron says which of the next 64 slots do). The ring has as many slots as the
+/// largest synaptic delay in steps, plus one (sized at reinit from the synapses), and grows,
+/// keeping every event in flight at its step, when an event falls further ahead (a delay set
+/// after reinit, or a spike sent straight to addSpike). Events further than kMaxSlots steps ahead,
+/// or sent before the neuron knows its dt (before any reinit), wait in a side list until they fit.
+///
+/// Order: a step's weights are summed in the order they arrive, then the sum is added to Vm. Sends
+/// are delivered in the serial order (by source Element, then source global index: see
+/// msg/post_office.hpp), one step after another, so the order of the additions into a slot, and
+/// so the bits of Vm, are the same for any threads x nodes split. (Before the ring, each weight
+/// was added to Vm on its own, in (time, weight) order: Vm then differed from today's in its last
+/// bits when two or more events fell due in one step; a step with one event gives the same bits.)
 /// `spiked` is a double so that a Reduce message (e.g. from SpikeStats) can sum it into a
 /// population spike count.
-#include <functional>
+#include <cstdint>
 #include <limits>
-#include <queue>
-#include <utility>
 #include <vector>
 
 #include "core/class_builder.hpp"
+#include "models/step_time.hpp"
 #include "models/synapse.hpp"
 #include "msg/src_finfo.hpp"
 
@@ -32,39 +46,80 @@ class IntFire {
  public:
   /// Sends the spike time (the end of the step it fired in).
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time when the neuron fires"};
-  /// Adds due events, fires or decays (see the header comment).
+  /// Adds the step's events, fires or decays (see the header comment).
   void process(const Eref& e, ProcPtr p);
-  /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0.
+  /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0; sizes the event ring.
   void reinit(const Eref& e, ProcPtr p);
   /// Schedules `weight` to be added to Vm at `time` (what Synapse::addSpike calls).
-  void addEvent(double time, double weight) {
-    pending_.push({time, weight});
-    if (time < nextDue_) nextDue_ = time;
-  }
+  void addEvent(double time, double weight) { place(time, weight, 1); }
   /// Number of synaptic events not yet added to Vm.
-  unsigned numPending() const { return static_cast<unsigned>(pending_.size()); }
+  unsigned numPending() const { return numPending_; }
   /// Membrane time constant.
   double tau() const { return tau_; }
   /// Sets tau (must be positive: ValueError otherwise).
   void setTau(double tau);
+  /// Slots in the event ring (for tests: the ring grows when it must).
+  unsigned numSlots() const { return static_cast<unsigned>(ring_.size()); }
   /// The class info of IntFire (registered at load time).
   static const Cinfo* initCinfo();
 
+  /// The most slots a ring may have (6.5 s at dt = 0.1 ms); events further ahead wait aside.
+  static constexpr std::uint64_t kMaxSlots = 1u << 16;
+
  private:
-  using Event = std::pair<double, double>;  // (time, weight): the heap's order is lexicographic
+  struct Slot {
+    double sum = 0.0;    // weights due in the slot's step, summed in arrival order
+    unsigned count = 0;  // how many
+  };
+  struct Event {  // an event waiting aside (see far_)
+    double time, weight;
+    unsigned count;
+  };
+  /// Adds `count` events of total `weight` at `time` to the slot of their step.
+  void place(double time, double weight, unsigned count) {
+    if (dt_ > 0) {
+      const std::uint64_t n = detail::due_step(time, dt_, step_, step_ + 1 + kMaxSlots);
+      if (n <= step_ + kMaxSlots) {
+        const std::size_t ahead = n - step_ - 1;
+        if (ahead >= ring_.size()) grow(ahead + 1);
+        std::size_t i = head_ + ahead;
+        if (i >= ring_.size()) i -= ring_.size();
+        ring_[i].sum += weight;
+        ring_[i].count += count;
+        numPending_ += count;
+        if (ahead < 64) due_ |= std::uint64_t{1} << ahead;
+        return;
+      }
+    }
+    putAside(time, weight, count);
+  }
+  /// Sends the spike and resets (out of line: keeps the step's common path short).
+  [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
+  void grow(std::size_t slots);
+  void putAside(double time, double weight, unsigned count);
+  void placeAside();
+  void retime(ProcPtr p);
+
+  // Read every step first, then what scheduling reads, then the rest.
   double Vm_ = 0.0;
   double thresh_ = 0.0;  // MOOSE's defaults: thresh 0, tau 1
   double tau_ = 1.0;
   double refractoryPeriod_ = 0.0;
-  double vReset_ = 0.0;
-  double initVm_ = 0.0;
   double lastSpike_ = -std::numeric_limits<double>::infinity();
   double spiked_ = 0.0;
+  // Bit j set: the slot j steps after head_'s holds events (j < 64). A step without events then
+  // costs no read of the ring, which lives elsewhere in memory.
+  std::uint64_t due_ = 0;
+  std::vector<Slot> ring_{Slot{}};  // ring_[head_] is due in step step_ + 1
+  std::size_t head_ = 0;
+  std::uint64_t step_ = 0;  // the last step processed (0 after reinit)
+  double dt_ = 0.0;         // the step length the ring counts in (0: not known yet)
+  unsigned numPending_ = 0;
+  double vReset_ = 0.0;
+  double initVm_ = 0.0;
   std::vector<Synapse> synapses_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> pending_;
-  // Time of the earliest pending event (infinity if none): process touches the heap only when
-  // something is due, which spares most neurons a dependent cache miss every step.
-  double nextDue_ = std::numeric_limits<double>::infinity();
+  std::vector<Event> far_;  // events not in the ring (too far ahead, or dt not known yet)
+  std::uint64_t farNext_ = 0;  // the first step at which an event of far_ may fit the ring
 };
 
 }  // namespace antler

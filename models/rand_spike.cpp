@@ -28,9 +28,7 @@ void RandSpike::process(const Eref& e, ProcPtr p) {
   if (rate_ <= 0.0) return;
   if (p->currTime - lastEvent_ + detail::step_slack(p->dt) < refractT_) return;
   if (!keyed_) keyStream(e);
-  const double lost = rate_ * refractT_;
-  const double realRate = lost < 1.0 ? rate_ / (1.0 - lost) : rate_;
-  const double prob = realRate * p->dt;
+  const double prob = probability(p->dt);
   const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
   Rng rng(global_seed(), stream_ + step);
   if (prob >= 1.0 || rng.uniform() < prob) {

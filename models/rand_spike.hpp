@@ -29,12 +29,24 @@ class RandSpike {
 
  private:
   void keyStream(const Eref& e);
+  /// realRate * dt for the current rate, refractT and dt (recomputed only when one changed).
+  double probability(double dt) {
+    if (rate_ != probRate_ || refractT_ != probRefractT_ || dt != probDt_) [[unlikely]] {
+      const double lost = rate_ * refractT_;
+      const double realRate = lost < 1.0 ? rate_ / (1.0 - lost) : rate_;
+      prob_ = realRate * dt;
+      probRate_ = rate_, probRefractT_ = refractT_, probDt_ = dt;
+    }
+    return prob_;
+  }
   double rate_ = 0.0;
   double refractT_ = 0.0;
   double lastEvent_ = 0.0;
   bool fired_ = false;
   bool keyed_ = false;
   std::uint64_t stream_ = 0;  // per-object part of the random key (element path and data index)
+  double prob_ = 0.0;         // probability() for the three values below
+  double probRate_ = 0.0, probRefractT_ = 0.0, probDt_ = 0.0;
 };
 
 }  // namespace antler

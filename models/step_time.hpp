@@ -8,6 +8,9 @@
 /// a time as reached in a step when it lies at most step_slack(dt) after the step's end. The slack
 /// is 1e-6 of a step: far larger than the rounding error of any run shorter than about 1e9 steps
 /// (a few ulps of n * dt), and far smaller than any delay a model means to resolve.
+#include <cmath>
+#include <cstdint>
+
 namespace antler::detail {
 
 /// Fraction of a step by which an event time may exceed the step's end and still count as due.
@@ -16,6 +19,22 @@ inline constexpr double kStepSlack = 1e-6;
 /// How far after a step's end (of length dt) an event may lie and still count as due in it.
 constexpr double step_slack(double dt) {
   return kStepSlack * dt;
+}
+
+/// The step an event at `time` is due in, for a model whose last processed step is `last`: the
+/// first step n > last whose end n * dt, plus the slack, is not before `time` (the step in which a
+/// comparison `time <= currTime + slack` at each step would first hold). Returns `limit` (or more)
+/// for a time at or past step `limit`, and for NaN or +infinity.
+inline std::uint64_t due_step(double time, double dt, std::uint64_t last, std::uint64_t limit) {
+  const double slack = step_slack(dt);
+  const double guess = std::ceil((time - slack) / dt);
+  if (!(guess < static_cast<double>(limit))) return limit;  // too far, +infinity or NaN
+  if (!(guess > static_cast<double>(last + 1))) return last + 1;
+  auto n = static_cast<std::uint64_t>(guess);
+  // The division rounds: settle on the exact step with the very products the clock's time is.
+  while (static_cast<double>(n) * dt + slack < time) ++n;
+  while (n > last + 1 && static_cast<double>(n - 1) * dt + slack >= time) --n;
+  return n;
 }
 
 }  // namespace antler::detail

@@ -11,6 +11,8 @@ class Synapse {
  public:
   /// Schedules weight on the parent IntFire at time + delay (e must be an IntFire's synapse entry).
   void addSpike(const Eref& e, double time);
+  /// Time from spike to effect.
+  double delay() const { return delay_; }
   /// The class info of Synapse (registered at load time).
   static const Cinfo* initCinfo();
 
