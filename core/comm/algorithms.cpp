@@ -12,19 +12,18 @@
 #include <mutex>
 
 #include "core/comm/detail/backend.hpp"
+#include "core/comm/detail/call.hpp"
 #include "core/error.hpp"
 
 namespace antler::comm {
 
 namespace {
 
-// Tags of antler's collectives (above what users use).
-constexpr int kTagBcast = Comm::kCollectiveTags + 1;
-constexpr int kTagReduce = Comm::kCollectiveTags + 2;
-constexpr int kTagAllreduce = Comm::kCollectiveTags + 3;
-constexpr int kTagGather = Comm::kCollectiveTags + 4;
-constexpr int kTagAllgather = Comm::kCollectiveTags + 5;
+// The cost model's ping-pong (the collectives' own messages go through detail::Call, on one tag).
 constexpr int kTagCost = Comm::kCollectiveTags + 6;
+
+using detail::Call;
+using Op = Call::Op;
 
 std::span<const char> view(const ByteBuffer& b) {
   return {b.data(), b.size()};
@@ -63,7 +62,7 @@ std::pair<std::size_t, std::size_t> segment(std::size_t n, int k, int s) {
 
 // ---- broadcast ----
 
-void bcast_binomial(Comm& c, std::span<char> data, int root) {
+void bcast_binomial(Call& c, std::span<char> data, int root) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   int mask = 1;
@@ -71,7 +70,7 @@ void bcast_binomial(Comm& c, std::span<char> data, int root) {
   while (mask < P) {
     if (vr & mask) {
       const int parent = (vr - mask + root) % P;
-      Request q = c.irecv(parent, kTagBcast, data.data(), data.size());
+      Op q = c.irecv(parent, data.data(), data.size());
       c.wait(q);
       break;
     }
@@ -80,23 +79,23 @@ void bcast_binomial(Comm& c, std::span<char> data, int root) {
   // Send to the children below that bit, farthest first.
   mask >>= 1;
   for (; mask > 0; mask >>= 1)
-    if (vr + mask < P) c.send((vr + mask + root) % P, kTagBcast, data);
+    if (vr + mask < P) c.send((vr + mask + root) % P, data);
 }
 
-void bcast_chain(Comm& c, std::span<char> data, int root, int k) {
+void bcast_chain(Call& c, std::span<char> data, int root, int k) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   const int prev = (r - 1 + P) % P, next = (r + 1) % P;
-  std::vector<Request> recvs, sends;
+  std::vector<Op> recvs, sends;
   if (vr > 0)
     for (int s = 0; s < k; ++s) {
       auto [b, e] = segment(data.size(), k, s);
-      recvs.push_back(c.irecv(prev, kTagBcast, data.data() + b, e - b));
+      recvs.push_back(c.irecv(prev, data.data() + b, e - b));
     }
   for (int s = 0; s < k; ++s) {
     auto [b, e] = segment(data.size(), k, s);
     if (vr > 0) c.wait(recvs[static_cast<std::size_t>(s)]);
-    if (vr + 1 < P) sends.push_back(c.isend(next, kTagBcast, data.subspan(b, e - b)));
+    if (vr + 1 < P) sends.push_back(c.isend(next, data.subspan(b, e - b)));
   }
   for (auto& q : sends) c.wait(q);
 }
@@ -132,32 +131,30 @@ void fib_build(int lo, int n, int parent, std::vector<FibNode>& t) {
   }
 }
 
-void bcast_fibonacci(Comm& c, std::span<char> data, int root, int k) {
+void bcast_fibonacci(Call& c, std::span<char> data, int root, int k) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   std::vector<FibNode> t(static_cast<std::size_t>(P));
   fib_build(0, P, -1, t);
   const FibNode& me = t[static_cast<std::size_t>(vr)];
   auto abs_rank = [&](int v) { return (v + root) % P; };
-  std::vector<Request> recvs, sends;
+  std::vector<Op> recvs, sends;
   if (me.parent >= 0)
     for (int s = 0; s < k; ++s) {
       auto [b, e] = segment(data.size(), k, s);
-      recvs.push_back(c.irecv(abs_rank(me.parent), kTagBcast, data.data() + b, e - b));
+      recvs.push_back(c.irecv(abs_rank(me.parent), data.data() + b, e - b));
     }
   for (int s = 0; s < k; ++s) {
     auto [b, e] = segment(data.size(), k, s);
     if (me.parent >= 0) c.wait(recvs[static_cast<std::size_t>(s)]);
-    if (me.left >= 0)
-      sends.push_back(c.isend(abs_rank(me.left), kTagBcast, data.subspan(b, e - b)));
-    if (me.right >= 0)
-      sends.push_back(c.isend(abs_rank(me.right), kTagBcast, data.subspan(b, e - b)));
+    if (me.left >= 0) sends.push_back(c.isend(abs_rank(me.left), data.subspan(b, e - b)));
+    if (me.right >= 0) sends.push_back(c.isend(abs_rank(me.right), data.subspan(b, e - b)));
   }
   for (auto& q : sends) c.wait(q);
 }
 
 // Scatter (binomial, block vr of P to relative rank vr), then a ring allgather of the blocks.
-void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
+void bcast_scatter_allgather(Call& c, std::span<char> data, int root) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   const std::size_t n = data.size();
@@ -168,7 +165,7 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     if (vr & mask) {
       const int parent = (vr - mask + root) % P;
       const std::size_t b = block(vr).first, e = block(std::min(P, vr + mask) - 1).second;
-      Request q = c.irecv(parent, kTagBcast, data.data() + b, e - b);
+      Op q = c.irecv(parent, data.data() + b, e - b);
       c.wait(q);
       break;
     }
@@ -179,7 +176,7 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     if (vr + mask < P) {
       const int child = vr + mask;
       const std::size_t b = block(child).first, e = block(std::min(P, child + mask) - 1).second;
-      c.send((child + root) % P, kTagBcast, data.subspan(b, e - b));
+      c.send((child + root) % P, data.subspan(b, e - b));
     }
   // Ring allgather over relative ranks: in step s, pass on the block received in step s - 1.
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
@@ -187,8 +184,8 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     const int sendBlock = (vr - s + P) % P, recvBlock = (vr - s - 1 + P) % P;
     auto [sb, se] = block(sendBlock);
     auto [rb, re] = block(recvBlock);
-    Request q = c.irecv(prev, kTagBcast, data.data() + rb, re - rb);
-    Request w = c.isend(next, kTagBcast, data.subspan(sb, se - sb));
+    Op w = c.isend(next, data.subspan(sb, se - sb));
+    Op q = c.irecv(prev, data.data() + rb, re - rb);
     c.wait(q);
     c.wait(w);
   }
@@ -197,15 +194,15 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
 // ---- reduce ----
 
 // Binomial reduce over absolute ranks to rank 0: the canonical order itself.
-void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+void reduce_binomial_to0(Call& c, ByteBuffer& data, const Fold& f) {
   const int P = c.size(), r = c.rank();
   for (int mask = 1; mask < P; mask <<= 1) {
     if (r & mask) {
-      c.send(r - mask, tag, view(data));
+      c.send(r - mask, view(data));
       return;
     }
     if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask, tag);
+      ByteBuffer other = c.recv(r + mask);
       f.fold(data, view(other), false);
     }
   }
@@ -217,13 +214,13 @@ void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
 // those ranks send to it in addition to their own partner. Works for any P in ceil(log2 P)
 // rounds; with `concat`, the same pattern gathers instead of folding.
 void recursive_doubling(
-    Comm& c, ByteBuffer& data,
-    const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine, int tag) {
+    Call& c, ByteBuffer& data,
+    const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine) {
   const int P = c.size(), r = c.rank();
   for (int m = 1; m < P; m <<= 1) {
     const int partner = r ^ m;
     const int pb = partner & ~(m - 1);  // start of the partner block
-    std::vector<Request> sends;
+    std::vector<Op> sends;
     ByteBuffer snapshot;  // what this rank holds before the step, for every rank it serves
     snapshot.append(data.data(), data.size());
     const int mb = r & ~(m - 1);  // my block
@@ -232,13 +229,13 @@ void recursive_doubling(
     // exist, the rank of my block serving it is mb + (q - pb) % mcount.
     for (int q = pb; q < std::min(P, pb + m); ++q) {
       const int qp = q ^ m;
-      if (qp >= P && mb + (q - pb) % mcount == r) sends.push_back(c.isend(q, tag, view(snapshot)));
+      if (qp >= P && mb + (q - pb) % mcount == r) sends.push_back(c.isend(q, view(snapshot)));
     }
-    if (partner < P) sends.push_back(c.isend(partner, tag, view(snapshot)));
+    if (partner < P) sends.push_back(c.isend(partner, view(snapshot)));
     if (pb < P) {
       const int pcount = std::min(P, pb + m) - pb;
       const int from = partner < P ? partner : pb + (r - mb) % pcount;
-      ByteBuffer other = c.recv(from, tag);
+      ByteBuffer other = c.recv(from);
       combine(data, view(other), pb < mb);
     }
     for (auto& q : sends) c.wait(q);
@@ -249,7 +246,7 @@ void recursive_doubling(
 // in the step with distance m the pair (r, r ^ m) splits its current range in two, each keeps one
 // half and folds the partner's copy of it in — lower rank on the left — so after the step with
 // distance m each rank holds, for its range, the fold of its aligned block of 2m ranks.
-void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
   const int P = c.size(), r = c.rank();
   const std::size_t es = f.elemSize, count = data.size() / es;
   std::size_t lo = 0, hi = count;  // my range, in elements
@@ -261,7 +258,7 @@ void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
     const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
     const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
     ByteBuffer got =
-        c.sendrecv(partner, tag, {data.data() + giveLo * es, (giveHi - giveLo) * es}, partner, tag);
+        c.sendrecv(partner, {data.data() + giveLo * es, (giveHi - giveLo) * es}, partner);
     if (got.size() != (keepHi - keepLo) * es)
       throw CommError("allreduce: ranks " + std::to_string(r) + " and " + std::to_string(partner) +
                       " hold vectors of different lengths");
@@ -279,8 +276,7 @@ void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
     ranges.pop_back();
     // The partner holds the other half of [plo, phi).
     const std::size_t olo = lo == plo ? hi : plo, ohi = lo == plo ? phi : lo;
-    ByteBuffer got =
-        c.sendrecv(partner, tag, {data.data() + lo * es, (hi - lo) * es}, partner, tag);
+    ByteBuffer got = c.sendrecv(partner, {data.data() + lo * es, (hi - lo) * es}, partner);
     if (got.size() != (ohi - olo) * es) throw CommError("allreduce: allgather sizes differ");
     if (got.size()) std::memcpy(data.data() + olo * es, got.data(), got.size());
     lo = plo;
@@ -315,7 +311,7 @@ void unpack_blocks(const ByteBuffer& packed, ByteBuffer& out, std::vector<std::s
 }
 
 // Binomial gather towards rank 0 (blocks in rank order), then moved to root.
-void gather_binomial(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
+void gather_binomial(Call& c, std::span<const char> mine, int root, ByteBuffer& out,
                      std::vector<std::size_t>& counts) {
   const int P = c.size(), r = c.rank();
   ByteBuffer acc;
@@ -323,26 +319,26 @@ void gather_binomial(Comm& c, std::span<const char> mine, int root, ByteBuffer& 
   bool sent = false;
   for (int mask = 1; mask < P; mask <<= 1) {
     if (r & mask) {
-      c.send(r - mask, kTagGather, view(acc));
+      c.send(r - mask, view(acc));
       sent = true;
       break;
     }
     if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask, kTagGather);
+      ByteBuffer other = c.recv(r + mask);
       acc.append(other.data(), other.size());
     }
   }
   out.clear();
   counts.clear();
   if (root != 0) {
-    if (r == 0) c.send(root, kTagGather, view(acc));
-    if (r == root) acc = c.recv(0, kTagGather);
+    if (r == 0) c.send(root, view(acc));
+    if (r == root) acc = c.recv(0);
   }
   if (r == root) unpack_blocks(acc, out, counts, P);
   (void)sent;
 }
 
-void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
+void allgather_ring(Call& c, std::span<const char> mine, ByteBuffer& out,
                     std::vector<std::size_t>& counts) {
   const int P = c.size(), r = c.rank();
   std::vector<ByteBuffer> blocks(static_cast<std::size_t>(P));
@@ -350,8 +346,8 @@ void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
   for (int s = 0; s < P - 1; ++s) {
     const int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
-    blocks[static_cast<std::size_t>(rb)] = c.sendrecv(
-        next, kTagAllgather, view(blocks[static_cast<std::size_t>(sb)]), prev, kTagAllgather);
+    blocks[static_cast<std::size_t>(rb)] =
+        c.sendrecv(next, view(blocks[static_cast<std::size_t>(sb)]), prev);
   }
   out.clear();
   counts.clear();
@@ -361,7 +357,7 @@ void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
   }
 }
 
-void allgather_doubling(Comm& c, std::span<const char> mine, ByteBuffer& out,
+void allgather_doubling(Call& c, std::span<const char> mine, ByteBuffer& out,
                         std::vector<std::size_t>& counts) {
   // Each rank holds a list of (rank, bytes) blocks; combining merges the lists in rank order.
   ByteBuffer acc;
@@ -379,7 +375,7 @@ void allgather_doubling(Comm& c, std::span<const char> mine, ByteBuffer& out,
     }
     a = std::move(merged);
   };
-  recursive_doubling(c, acc, concat, kTagAllgather);
+  recursive_doubling(c, acc, concat);
   // acc: (u32 rank, u64 size, bytes) for every rank, in rank order.
   out.clear();
   counts.assign(static_cast<std::size_t>(c.size()), 0);
@@ -676,53 +672,75 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
   return best;
 }
 
+namespace {
+
+// The broadcast of data by choice ch, as part of call k (which may be an all-reduce).
+void bcast_with(Call& k, std::span<char> data, int root, const Choice& ch) {
+  const int segs = std::max(
+      1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
+  switch (ch.algorithm) {
+    case Algorithm::vendor:
+      return k.comm().backend().vendorBcast(data.data(), data.size(), root);
+    case Algorithm::binomial:
+      return bcast_binomial(k, data, root);
+    case Algorithm::linear_pipeline:
+      return bcast_chain(k, data, root, segs);
+    case Algorithm::fibonacci:
+      return bcast_fibonacci(k, data, root, segs);
+    case Algorithm::scatter_allgather:
+      return bcast_scatter_allgather(k, data, root);
+    default:
+      cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
+  }
+}
+
+// broadcast_any's body, as part of call k: {u64 size, the first inlineBytes} by binomial tree
+// (or vendor if forced), then the rest by the algorithm chosen for its size.
+void bcast_any_with(Call& k, ByteBuffer& data, int root, const Options& o,
+                    std::size_t inlineBytes) {
+  const int P = k.size();
+  ByteBuffer head;
+  head.resize(8 + inlineBytes);
+  std::uint64_t n = data.size();
+  if (k.rank() == root) {
+    std::memcpy(head.data(), &n, 8);
+    if (n) std::memcpy(head.data() + 8, data.data(), std::min<std::size_t>(n, inlineBytes));
+  }
+  Options first = o;
+  if (first.algorithm != Algorithm::vendor) first.algorithm = Algorithm::binomial;
+  const Choice hc = choose(Collective::broadcast, P, head.size(), nullptr, true, first);
+  k.setAlgorithm(hc.algorithm);
+  bcast_with(k, {head.data(), head.size()}, root, hc);
+  std::memcpy(&n, head.data(), 8);
+  if (k.rank() != root) {
+    data.resize(n);
+    if (n) std::memcpy(data.data(), head.data() + 8, std::min<std::size_t>(n, inlineBytes));
+  }
+  if (n <= inlineBytes) return;
+  // The rest: every rank now knows its size, so every rank chooses alike.
+  const Choice rc = choose(Collective::broadcast, P, n - inlineBytes, nullptr, true, o);
+  k.setAlgorithm(rc.algorithm);
+  bcast_with(k, {data.data() + inlineBytes, n - inlineBytes}, root, rc);
+}
+
+}  // namespace
+
 namespace algo {
 
 void broadcast(Comm& c, std::span<char> data, int root, const Options& o) {
   check_root(c, root, Collective::broadcast);
   const int P = c.size();
   const Choice ch = choose(Collective::broadcast, P, data.size(), nullptr, true, o);
+  Call k(c, Collective::broadcast, root, ch.algorithm);
   if (P == 1) return;
-  const int k = std::max(
-      1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
-  switch (ch.algorithm) {
-    case Algorithm::vendor:
-      return c.backend().vendorBcast(data.data(), data.size(), root);
-    case Algorithm::binomial:
-      return bcast_binomial(c, data, root);
-    case Algorithm::linear_pipeline:
-      return bcast_chain(c, data, root, k);
-    case Algorithm::fibonacci:
-      return bcast_fibonacci(c, data, root, k);
-    case Algorithm::scatter_allgather:
-      return bcast_scatter_allgather(c, data, root);
-    default:
-      cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
-  }
+  bcast_with(k, data, root, ch);
 }
 
 void broadcast_any(Comm& c, ByteBuffer& data, int root, const Options& o, std::size_t inlineBytes) {
   check_root(c, root, Collective::broadcast);
+  Call k(c, Collective::broadcast, root, o.algorithm);
   if (c.size() == 1) return;
-  // First pass: {u64 size, the first inlineBytes} by binomial tree (or vendor if forced).
-  ByteBuffer head;
-  head.resize(8 + inlineBytes);
-  std::uint64_t n = data.size();
-  if (c.rank() == root) {
-    std::memcpy(head.data(), &n, 8);
-    if (n) std::memcpy(head.data() + 8, data.data(), std::min<std::size_t>(n, inlineBytes));
-  }
-  Options first = o;
-  if (first.algorithm != Algorithm::vendor) first.algorithm = Algorithm::binomial;
-  broadcast(c, {head.data(), head.size()}, root, first);
-  std::memcpy(&n, head.data(), 8);
-  if (c.rank() != root) {
-    data.resize(n);
-    if (n) std::memcpy(data.data(), head.data() + 8, std::min<std::size_t>(n, inlineBytes));
-  }
-  if (n <= inlineBytes) return;
-  // The rest: every rank now knows its size, so every rank chooses alike.
-  broadcast(c, {data.data() + inlineBytes, n - inlineBytes}, root, o);
+  bcast_any_with(k, data, root, o, inlineBytes);
 }
 
 void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o) {
@@ -731,6 +749,7 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
   const Choice ch =
       choose(Collective::reduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
+  Call k(c, Collective::reduce, root, ch.algorithm);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor: {
@@ -745,10 +764,10 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
       return;
     }
     case Algorithm::binomial:
-      reduce_binomial_to0(c, data, f, kTagReduce);
+      reduce_binomial_to0(k, data, f);
       if (root != 0) {
-        if (c.rank() == 0) c.send(root, kTagReduce, view(data));
-        if (c.rank() == root) data = c.recv(0, kTagReduce);
+        if (c.rank() == 0) k.send(root, view(data));
+        if (c.rank() == root) data = k.recv(0);
       }
       return;
     default:
@@ -761,6 +780,7 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
   const Choice ch =
       choose(Collective::allreduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
+  Call k(c, Collective::allreduce, -1, ch.algorithm);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor:
@@ -770,15 +790,15 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
       c.backend().vendorAllreduce(data.data(), data.data(), data.size() / f.elemSize, f.prim, f.op);
       return;
     case Algorithm::binomial: {
-      reduce_binomial_to0(c, data, f, kTagAllreduce);
+      reduce_binomial_to0(k, data, f);
       if (f.elemSize > 0)  // every rank holds a vector of the same size
-        broadcast(c, {data.data(), data.size()}, 0, Options{Algorithm::binomial, 1});
+        bcast_binomial(k, {data.data(), data.size()}, 0);
       else
-        broadcast_any(c, data, 0, Options{Algorithm::binomial, 1});
+        bcast_any_with(k, data, 0, Options{Algorithm::binomial, 1}, 1024);
       return;
     }
     case Algorithm::recursive_doubling:
-      recursive_doubling(c, data, f.fold, kTagAllreduce);
+      recursive_doubling(k, data, f.fold);
       return;
     case Algorithm::reduce_scatter_allgather:
       if (f.elemSize == 0)
@@ -787,7 +807,7 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
       if (!is_pow2(P))
         cannot(Collective::allreduce, ch.algorithm,
                "needs a power-of-two number of ranks, not " + std::to_string(P));
-      allreduce_rsag(c, data, f, kTagAllreduce);
+      allreduce_rsag(k, data, f);
       return;
     default:
       cannot(Collective::allreduce, ch.algorithm, "does not all-reduce");
@@ -808,14 +828,15 @@ void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
   const int P = c.size();
   // Sizes may differ between ranks: choose by the bound every rank passes, never by mine.size().
   const Choice ch = choose(Collective::allgather, P, o.sizeBound, nullptr, true, o);
+  Call k(c, Collective::allgather, -1, ch.algorithm);
   if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorAllgatherv(mine, counts, out);
     case Algorithm::ring:
-      return allgather_ring(c, mine, out, counts);
+      return allgather_ring(k, mine, out, counts);
     case Algorithm::recursive_doubling:
-      return allgather_doubling(c, mine, out, counts);
+      return allgather_doubling(k, mine, out, counts);
     default:
       cannot(Collective::allgather, ch.algorithm, "does not allgather");
   }
@@ -826,12 +847,13 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
   check_root(c, root, Collective::gather);
   const int P = c.size();
   const Choice ch = choose(Collective::gather, P, o.sizeBound, nullptr, true, o);
+  Call k(c, Collective::gather, root, ch.algorithm);
   if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorGatherv(mine, root, counts, out);
     case Algorithm::binomial:
-      return gather_binomial(c, mine, root, out, counts);
+      return gather_binomial(k, mine, root, out, counts);
     default:
       cannot(Collective::gather, ch.algorithm, "does not gather");
   }
@@ -839,6 +861,7 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
 
 void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineBytes,
                       std::vector<std::size_t>& counts, std::vector<char>& out) {
+  Call k(c, Collective::allgather, -1, Algorithm::vendor);  // a sequence number, no header
   const std::size_t P = static_cast<std::size_t>(c.size());
   const std::size_t block = 8 + inlineBytes;
   // Scratch reused between calls (one thread per rank calls this).
@@ -882,6 +905,7 @@ void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineByt
 }
 
 bool any(Comm& c, bool mine) {
+  Call k(c, Collective::allreduce, -1, Algorithm::vendor);  // a sequence number, no header
   if (c.size() == 1) return mine;
   int in = mine ? 1 : 0, out = 0;
   c.backend().vendorAllreduce(&in, &out, 1, Prim::i32, OpKind::lor);
