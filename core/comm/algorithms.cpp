@@ -242,45 +242,144 @@ void recursive_doubling(
   }
 }
 
-// Reduce-scatter by distance doubling, then allgather by distance halving (P a power of 2):
-// in the step with distance m the pair (r, r ^ m) splits its current range in two, each keeps one
-// half and folds the partner's copy of it in — lower rank on the left — so after the step with
-// distance m each rank holds, for its range, the fold of its aligned block of 2m ranks.
+// Reduce-scatter by distance doubling, then allgather by distance halving, for any P.
+//
+// Over Q = P rounded up to a power of two virtual ranks: in the step with distance m the pair
+// (v, v ^ m) splits its current range in two, each keeps one half and folds the partner's copy
+// of it in, the lower block on the left, so after the step each holds, for its range, the fold of
+// its aligned block of 2m virtual ranks: fold[a, a + 2m) = fold[a, a + m) . fold[a + m, a + 2m),
+// the canonical order itself. Virtual ranks P .. Q-1 are ghosts: they contribute nothing, so a
+// block that holds only ghosts is absent (its fold is the empty fold) and the canonical order's
+// clipping falls out: a present block paired with an absent one keeps its own fold; an absent one
+// paired with a present one takes a copy of it. Ghost g is played by rank g - Q/2 (in the lower
+// half, where every rank is real), which therefore runs two virtual ranks: its messages for them
+// go in virtual-rank order, and so do its partners' (v and v + Q/2 have partners w and w + Q/2),
+// which keeps the pairs of messages between two ranks in step. At P a power of two there are no
+// ghosts and this is the textbook algorithm: 2 log2 P exchanges, 2 n (P - 1) / P bytes per rank.
 void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
   const int P = c.size(), r = c.rank();
+  int Q = 1;
+  while (Q < P) Q <<= 1;
+  const int H = Q / 2;
   const std::size_t es = f.elemSize, count = data.size() / es;
-  std::size_t lo = 0, hi = count;  // my range, in elements
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  for (int m = 1; m < P; m <<= 1) {
-    const int partner = r ^ m;
-    const std::size_t mid = lo + (hi - lo) / 2;
-    const bool lower = (r & m) == 0;
-    const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
-    const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
-    ByteBuffer got =
-        c.sendrecv(partner, {data.data() + giveLo * es, (giveHi - giveLo) * es}, partner);
-    if (got.size() != (keepHi - keepLo) * es)
-      throw CommError("allreduce: ranks " + std::to_string(r) + " and " + std::to_string(partner) +
-                      " hold vectors of different lengths");
-    ByteBuffer part;
-    part.append(data.data() + keepLo * es, (keepHi - keepLo) * es);
-    f.fold(part, view(got), !lower);
-    if (!part.empty()) std::memcpy(data.data() + keepLo * es, part.data(), part.size());
-    ranges.push_back({lo, hi});
-    lo = keepLo;
-    hi = keepHi;
+  auto proxy = [&](int v) { return v < P ? v : v - H; };
+  auto present = [&](int v, int m) { return (v & ~(m - 1)) < P; };  // v's aligned m-block
+  struct Role {
+    int v;
+    ByteBuffer* buf;
+    ByteBuffer own;              // a ghost's vector (the real role works in data)
+    std::size_t lo = 0, hi = 0;  // its range, in elements
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;  // the ranges before each step
+  };
+  std::vector<Role> roles;
+  roles.reserve(2);
+  roles.push_back({r, &data, {}, 0, count, {}});
+  if (r < H && r + H >= P) {
+    roles.push_back({r + H, nullptr, {}, 0, count, {}});
+    roles.back().own.resize(data.size());
+    roles.back().buf = &roles.back().own;
   }
-  for (int m = P >> 1; m >= 1; m >>= 1) {
-    const int partner = r ^ m;
-    auto [plo, phi] = ranges.back();
-    ranges.pop_back();
-    // The partner holds the other half of [plo, phi).
-    const std::size_t olo = lo == plo ? hi : plo, ohi = lo == plo ? phi : lo;
-    ByteBuffer got = c.sendrecv(partner, {data.data() + lo * es, (hi - lo) * es}, partner);
-    if (got.size() != (ohi - olo) * es) throw CommError("allreduce: allgather sizes differ");
-    if (got.size()) std::memcpy(data.data() + olo * es, got.data(), got.size());
-    lo = plo;
-    hi = phi;
+  auto bytes_of = [&](Role& x, std::size_t lo, std::size_t hi) {
+    return std::span<const char>(x.buf->data() + lo * es, (hi - lo) * es);
+  };
+  auto check_size = [&](int from, std::size_t got, std::size_t want) {
+    if (got != want)
+      throw CommError("allreduce: rank " + std::to_string(r) + " expected " + std::to_string(want) +
+                      " bytes from rank " + std::to_string(from) + ", got " + std::to_string(got) +
+                      " (vectors of different lengths)");
+  };
+  std::vector<Op> sends;
+  // Reduce-scatter.
+  for (int m = 1; m < Q; m <<= 1) {
+    struct Step {
+      std::size_t keepLo, keepHi, giveLo, giveHi;
+    };
+    std::vector<Step> st;
+    for (Role& x : roles) {
+      const std::size_t mid = x.lo + (x.hi - x.lo) / 2;
+      const bool lower = (x.v & m) == 0;
+      st.push_back(
+          {lower ? x.lo : mid, lower ? mid : x.hi, lower ? mid : x.lo, lower ? x.hi : mid});
+    }
+    // Sends first (non-blocking), in virtual-rank order; a partner played here gets a copy.
+    std::vector<std::pair<int, ByteBuffer>> local;  // (target virtual rank, bytes)
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      Role& x = roles[i];
+      const int w = x.v ^ m;
+      if (!present(x.v, m) || w >= Q) continue;
+      const auto give = bytes_of(x, st[i].giveLo, st[i].giveHi);
+      if (proxy(w) == r) {
+        ByteBuffer copy;
+        copy.append(give.data(), give.size());
+        local.push_back({w, std::move(copy)});
+      } else {
+        sends.push_back(c.isend(proxy(w), give));
+      }
+    }
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      Role& x = roles[i];
+      const int w = x.v ^ m;
+      if (present(w, m)) {
+        ByteBuffer got;
+        if (proxy(w) == r) {
+          for (auto& [t, b] : local)
+            if (t == x.v) got = std::move(b);
+        } else {
+          got = c.recv(proxy(w));
+        }
+        check_size(proxy(w), got.size(), (st[i].keepHi - st[i].keepLo) * es);
+        char* at = x.buf->data() + st[i].keepLo * es;
+        if (present(x.v, m)) {
+          ByteBuffer part;
+          part.append(at, got.size());
+          f.fold(part, view(got), w < x.v);
+          if (!part.empty()) std::memcpy(at, part.data(), part.size());
+        } else if (!got.empty()) {
+          std::memcpy(at, got.data(), got.size());
+        }
+      }
+      x.ranges.push_back({x.lo, x.hi});
+      x.lo = st[i].keepLo;
+      x.hi = st[i].keepHi;
+    }
+    for (auto& q : sends) c.wait(q);
+    sends.clear();
+  }
+  // Allgather: every block is present now; ranges grow back in the reverse order.
+  for (int m = H; m >= 1; m >>= 1) {
+    std::vector<std::pair<int, ByteBuffer>> local;
+    for (Role& x : roles) {
+      const int w = x.v ^ m;
+      const auto mine = bytes_of(x, x.lo, x.hi);
+      if (proxy(w) == r) {
+        ByteBuffer copy;
+        copy.append(mine.data(), mine.size());
+        local.push_back({w, std::move(copy)});
+      } else {
+        sends.push_back(c.isend(proxy(w), mine));
+      }
+    }
+    for (Role& x : roles) {
+      const int w = x.v ^ m;
+      auto [plo, phi] = x.ranges.back();
+      x.ranges.pop_back();
+      // The partner holds the other half of [plo, phi).
+      const std::size_t olo = x.lo == plo ? x.hi : plo, ohi = x.lo == plo ? phi : x.lo;
+      ByteBuffer got;
+      if (proxy(w) == r) {
+        for (auto& [t, b] : local)
+          if (t == x.v) got = std::move(b);
+      } else {
+        got = c.recv(proxy(w));
+      }
+      check_size(proxy(w), got.size(), (ohi - olo) * es);
+      if (got.size()) std::memcpy(x.buf->data() + olo * es, got.data(), got.size());
+      x.lo = plo;
+      x.hi = phi;
+    }
+    // This rank's sends read ranges that its receives above do not write.
+    for (auto& q : sends) c.wait(q);
+    sends.clear();
   }
 }
 
@@ -591,8 +690,12 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
           return 2 * L * (al + be * N);
         case Algorithm::recursive_doubling:
           return L * (al + be * N);
-        case Algorithm::reduce_scatter_allgather:
-          return is_pow2(P) ? 2 * L * al + 2 * be * N * (P - 1) / P : inf;
+        case Algorithm::reduce_scatter_allgather: {
+          // At other P the ranks that play a ghost as well send twice per step.
+          const double Q = std::exp2(L);
+          const double base = 2 * L * al + 2 * be * N * (Q - 1) / Q;
+          return is_pow2(P) ? base : 2 * base;
+        }
         case Algorithm::vendor:
           return std::min(L * (al + be * N), 2 * L * al + 2 * be * N * (P - 1) / P);
         default:
@@ -659,8 +762,7 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
   for (Algorithm a : algorithms_for(c)) {
     if (a == Algorithm::automatic) continue;
     if (a == Algorithm::vendor && (!vendorAvailable || !vendorFoldOk)) continue;
-    if (a == Algorithm::reduce_scatter_allgather && (!fold || fold->elemSize == 0 || !is_pow2(P)))
-      continue;
+    if (a == Algorithm::reduce_scatter_allgather && (!fold || fold->elemSize == 0)) continue;
     const int k = segments_for(a);
     double cost = modelled_cost(c, a, P, n, m, k);
     if (a == Algorithm::vendor) cost *= 0.999;  // ties go to the library's own call
@@ -780,6 +882,8 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
   const Choice ch =
       choose(Collective::allreduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
+  if (ch.algorithm == Algorithm::reduce_scatter_allgather && f.elemSize == 0)
+    cannot(Collective::allreduce, ch.algorithm, "needs an elementwise fold (a vector of numbers)");
   Call k(c, Collective::allreduce, -1, ch.algorithm);
   if (P == 1) return;
   switch (ch.algorithm) {
@@ -801,12 +905,6 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
       recursive_doubling(k, data, f.fold);
       return;
     case Algorithm::reduce_scatter_allgather:
-      if (f.elemSize == 0)
-        cannot(Collective::allreduce, ch.algorithm,
-               "needs an elementwise fold (a vector of numbers)");
-      if (!is_pow2(P))
-        cannot(Collective::allreduce, ch.algorithm,
-               "needs a power-of-two number of ranks, not " + std::to_string(P));
       allreduce_rsag(k, data, f);
       return;
     default:

@@ -51,7 +51,7 @@ enum class Algorithm : std::uint8_t {
   fibonacci,                 ///< broadcast: pipelined Fibonacci tree
   scatter_allgather,         ///< broadcast of large messages
   recursive_doubling,        ///< all-reduce, allgather (any P)
-  reduce_scatter_allgather,  ///< all-reduce of large vectors (elementwise ops, P a power of 2)
+  reduce_scatter_allgather,  ///< all-reduce of large vectors (elementwise ops, any P)
   ring,                      ///< allgather
 };
 
