@@ -73,9 +73,12 @@ void run_mpi(Comm& c, std::size_t maxBytes) {
   measure_cost_model(c);
   const CostModel m = cost_model();
   if (c.rank() == 0) {
-    std::printf("collectives at -n %d%s; cost model alpha %.2f us, beta %.3f ns/B\n\n", P,
-                over ? " (OVERSUBSCRIBED: more ranks than cores)" : "", m.alpha * 1e6,
-                m.beta * 1e9);
+    std::printf(
+        "collectives at -n %d%s; cost model alpha %.2f us, beta %.3f ns/B, per message %.2f us,"
+        " per byte copied %.3f ns, parallel %s\n\n",
+        P, over ? " (OVERSUBSCRIBED: more ranks than cores)" : "", m.alpha * 1e6, m.beta * 1e9,
+        m.perMessage * 1e6, m.perByte * 1e9,
+        m.parallel > 0 ? std::to_string(m.parallel).substr(0, 4).c_str() : "all ranks");
     std::printf("%-10s %9s  %-26s %12s %8s\n", "collective", "bytes", "algorithm", "time (us)",
                 "/vendor");
   }

@@ -3,6 +3,8 @@
 // order, see algorithms.hpp), so rooted reductions fold towards rank 0 and then move the result.
 #include "core/comm/algorithms.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,6 +12,8 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <string>
+#include <thread>
 
 #include "core/comm/detail/backend.hpp"
 #include "core/comm/detail/call.hpp"
@@ -585,6 +589,9 @@ CostModel cost_model() {
   CostModel m = g_model;
   m.alpha = env_double("ANTLER_COMM_ALPHA", m.alpha);
   m.beta = env_double("ANTLER_COMM_BETA", m.beta);
+  m.perMessage = env_double("ANTLER_COMM_PER_MESSAGE", m.perMessage);
+  m.perByte = env_double("ANTLER_COMM_PER_BYTE", m.perByte);
+  m.parallel = env_double("ANTLER_COMM_PARALLEL", m.parallel);
   return m;
 }
 
@@ -595,10 +602,11 @@ void set_cost_model(const CostModel& m) {
 }
 
 CostModel measure_cost_model(Comm& c) {
-  // Ping-pong between ranks 0 and 1: 8 bytes (alpha) and 1 MiB (beta); rank 0's figures are
-  // broadcast so that every rank holds the same model.
+  // Ping-pong between ranks 0 and 1: 8 bytes (alpha) and 1 MiB (beta); a 4 MiB copy on rank 0
+  // (perByte); rank 0's figures are broadcast so that every rank holds the same model.
   CostModel m = cost_model();
-  double fig[2] = {m.alpha, m.beta};
+  double fig[4] = {m.alpha, m.beta, m.perByte,
+                   static_cast<double>(std::max(1u, std::thread::hardware_concurrency()))};
   if (c.size() > 1 && c.rank() < 2) {
     const int other = 1 - c.rank();
     auto pingpong = [&](std::size_t n, int reps) {
@@ -622,44 +630,77 @@ CostModel measure_cost_model(Comm& c) {
     fig[0] = std::max(1e-8, small);
     fig[1] = std::max(1e-13, (large - small) / double(1 << 20));
   }
+  if (c.rank() == 0) {
+    const std::size_t n = std::size_t{4} << 20;
+    std::vector<char> from(n, 1), to(n, 0);
+    double best = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::memcpy(to.data(), from.data(), n);
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      from[static_cast<std::size_t>(i)] = to[n - 1 - static_cast<std::size_t>(i)];
+    }
+    fig[2] = std::max(1e-13, best / static_cast<double>(n));
+  }
   algo::broadcast(c, {reinterpret_cast<char*>(fig), sizeof fig}, 0,
                   Options{Algorithm::binomial, 1});
+  // How many ranks share rank 0's node: more than its hardware threads is oversubscribed.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::uint64_t mine = std::hash<std::string>{}(host);
+  ByteBuffer all;
+  std::vector<std::size_t> counts;
+  algo::allgather(c, {reinterpret_cast<const char*>(&mine), sizeof mine}, all, counts,
+                  Options{Algorithm::ring, 0, sizeof mine});
+  int onNode0 = 0;
+  for (int q = 0; q < c.size(); ++q) onNode0 += std::memcmp(all.data() + 8 * q, all.data(), 8) == 0;
   m.alpha = fig[0];
   m.beta = fig[1];
+  m.perByte = fig[2];
+  m.parallel = onNode0 > fig[3] ? c.size() * fig[3] / onNode0 : 0;
   set_cost_model(m);
-  return m;
+  return cost_model();  // environment variables still win
 }
 
 double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const CostModel& m, int k) {
   const double inf = std::numeric_limits<double>::infinity();
-  const double N = static_cast<double>(n), al = m.alpha, be = m.beta;
-  const double L = ceil_log2(P);
   if (P <= 1) return 0;
-  auto best_k = [&](double rounds0, double perSegRounds) {
-    // cost(k) = (rounds0 + perSegRounds (k - 1)) (alpha + beta n / k): best k near
-    // sqrt(rounds0 beta n / (perSegRounds alpha)).
-    double bestCost = inf;
-    int bestK = 1;
+  const double N = static_cast<double>(n), al = m.alpha, be = m.beta, cp = m.perByte;
+  const double L = ceil_log2(P), Q = std::exp2(L), Pd = P;
+  const bool own = a != Algorithm::vendor;
+  // One message of b bytes: the wire, antler's software, and the copy behind the header of a
+  // message small enough to travel with it (on both sides).
+  auto msg = [&](double b) {
+    return al + be * b + (own ? m.perMessage + (b <= 8192 ? 2 * b * cp : 0) : 0);
+  };
+  // Its bytes alone: what moving it costs the CPUs (latency is waiting, not work).
+  auto bytes = [&](double b) { return be * b + (own && b <= 8192 ? 2 * b * cp : 0); };
+  // The critical path, unless the ranks' total work on bytes (each message costs its sender and
+  // its receiver) shared by the ranks that can run at once takes longer.
+  auto finish = [&](double crit, double work) {
+    const double par = m.parallel > 0 ? std::min(Pd, m.parallel) : Pd;
+    return std::max(crit, work / par);
+  };
+  // Pipelines: rounds(k) messages of N / k on the critical path, (P - 1) k in all; k = 0: best.
+  auto pipeline = [&](double rounds0, double perSeg) {
+    auto at = [&](int kk) {
+      const double seg = N / kk, rounds = rounds0 + perSeg * (kk - 1);
+      return finish(rounds * msg(seg), 2 * (Pd - 1) * kk * bytes(seg));
+    };
+    if (k > 0) return at(k);
+    double best = inf;
     const int kmax = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(n, 1), 4096));
-    const double guess = std::sqrt(std::max(1.0, rounds0 * be * N / (perSegRounds * al)));
-    for (int kk : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, static_cast<int>(guess)}) {
-      if (kk < 1 || kk > kmax) continue;
-      const double cost = (rounds0 + perSegRounds * (kk - 1)) * (al + be * N / kk);
-      if (cost < bestCost) {
-        bestCost = cost;
-        bestK = kk;
-      }
-    }
-    return std::make_pair(bestCost, bestK);
+    for (int kk = 1; kk <= kmax; kk *= 2) best = std::min(best, at(kk));
+    return best;
   };
   switch (c) {
     case Collective::broadcast:
       switch (a) {
         case Algorithm::binomial:
-          return L * (al + be * N);
+          return finish(L * msg(N), 2 * (Pd - 1) * bytes(N));
         case Algorithm::linear_pipeline:
-          if (k > 0) return (P - 1 + k - 1) * (al + be * N / k);
-          return best_k(P - 1, 1).first;
+          return pipeline(Pd - 1, 1);
         case Algorithm::fibonacci: {
           int h = 0;  // the height: N(h) = 1 + N(h-1) + N(h-2) >= P ranks
           long n0 = 1, n1 = 2;
@@ -669,46 +710,67 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
             n1 = n2;
             ++h;
           }
-          if (k > 0) return (h + 2.0 * (k - 1)) * (al + be * N / k);
-          return best_k(h, 2).first;
+          return pipeline(h, 2);
         }
-        case Algorithm::scatter_allgather:
-          return (L + P - 1) * al + 2 * be * N * (P - 1) / P;
+        case Algorithm::scatter_allgather: {
+          const double block = N / Pd;
+          return finish(L * msg(N / 2) + (Pd - 1) * msg(block),
+                        2 * ((Pd - 1) * bytes(N / 2) + Pd * (Pd - 1) * bytes(block)));
+        }
         case Algorithm::vendor:
-          return std::min(L * (al + be * N), (L + P - 1) * al + 2 * be * N * (P - 1) / P);
+          return finish(std::min(L * msg(N), (L + Pd - 1) * al + 2 * be * N * (Pd - 1) / Pd),
+                        2 * (Pd - 1) * bytes(N));
         default:
           return inf;
       }
     case Collective::reduce:
+      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+      // A fold reads and writes the partial; antler's also copies the received one.
+      return finish(L * (msg(N) + (own ? 3 : 1) * N * cp),
+                    (Pd - 1) * (2 * bytes(N) + (own ? 3 : 1) * N * cp));
     case Collective::gather:
-      if (a == Algorithm::binomial || a == Algorithm::vendor)
-        return L * (al + be * N * (c == Collective::gather ? P / 2.0 : 1.0));
-      return inf;
+      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+      // The vendor's is two calls: a gather of the sizes, then the gatherv.
+      return finish((own ? 1 : 2) * L * msg(0) + be * N * (Pd - 1) + (own ? 2 * N * Pd * cp : 0),
+                    2 * ((Pd - 1) * bytes(0) + be * N * Pd * L / 2));
     case Collective::allreduce:
       switch (a) {
         case Algorithm::binomial:
-          return 2 * L * (al + be * N);
+          return finish(2 * L * msg(N) + L * 3 * N * cp, (Pd - 1) * (4 * bytes(N) + 3 * N * cp));
         case Algorithm::recursive_doubling:
-          return L * (al + be * N);
+          // A snapshot, the received copy and the fold per step; at other P the ranks that
+          // serve a missing partner send twice in a step.
+          return finish(L * (msg(N) + 4 * N * cp) * (is_pow2(P) ? 1 : 1.5),
+                        Q * L * (2 * bytes(N) + 4 * N * cp));
         case Algorithm::reduce_scatter_allgather: {
-          // At other P the ranks that play a ghost as well send twice per step.
-          const double Q = std::exp2(L);
-          const double base = 2 * L * al + 2 * be * N * (Q - 1) / Q;
-          return is_pow2(P) ? base : 2 * base;
+          // 2 log2 Q messages of halving sizes, 2 N (Q - 1) / Q bytes; the ranks that play a
+          // ghost as well do it twice.
+          const double per =
+              2 * L * msg(N / Q) + 2 * be * N * (Q - 1) / Q + 4 * N * cp * (Q - 1) / Q;
+          return finish(per * (is_pow2(P) ? 1 : 2),
+                        2 * Q * (2 * be * N + 4 * N * cp) * (Q - 1) / Q);
         }
-        case Algorithm::vendor:
-          return std::min(L * (al + be * N), 2 * L * al + 2 * be * N * (P - 1) / P);
+        case Algorithm::vendor: {
+          const double tree = L * (msg(N) + N * cp),
+                       rsag = 2 * L * al + 2 * be * N * (Pd - 1) / Pd + N * cp;
+          return finish(
+              std::min(tree, rsag),
+              2 * Pd * std::min(L * (be * N + N * cp), 2 * be * N * (Pd - 1) / Pd + N * cp));
+        }
         default:
           return inf;
       }
     case Collective::allgather:
       switch (a) {
         case Algorithm::ring:
-          return (P - 1) * (al + be * N);
+          return finish((Pd - 1) * msg(N) + 2 * N * Pd * cp,
+                        Pd * (2 * (Pd - 1) * bytes(N) + 2 * N * Pd * cp));
         case Algorithm::recursive_doubling:
-          return L * al + be * N * (P - 1);
+          return finish(L * msg(0) + be * N * (Pd - 1) + 3 * N * Pd * cp,
+                        Pd * (2 * (L * bytes(0) + be * N * (Pd - 1)) + 3 * N * Pd * cp));
         case Algorithm::vendor:
-          return L * al + be * N * (P - 1);
+          // Two vendor calls: an allgather of the sizes, then the allgatherv.
+          return finish(2 * L * al + be * N * (Pd - 1), 2 * Pd * be * N * (Pd - 1));
         default:
           return inf;
       }

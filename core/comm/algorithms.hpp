@@ -112,13 +112,26 @@ struct Options {
   std::size_t sizeBound = 0;
 };
 
-/// The alpha-beta model automatic chooses with: a message of n bytes costs alpha + beta n.
-/// Measured once per communicator family by a short ping-pong (measure_cost_model) or set with
-/// ANTLER_COMM_ALPHA / ANTLER_COMM_BETA; ANTLER_COMM_ALGORITHM=<name> forces one algorithm
-/// wherever it applies.
+/// The model automatic chooses with: a message of n bytes costs alpha + beta n on the wire, and
+/// antler's own algorithms add what their implementation costs beyond that: perMessage of
+/// software per message (the collective header, the call's bookkeeping) and perByte for every
+/// local pass over a byte (copying a message behind its header, a fold, a snapshot). Where more
+/// ranks run than cores (oversubscribed), the CPU work of all ranks — every message costs its
+/// sender and its receiver — is shared by `parallel` ranks at a time, and a collective takes at
+/// least that total divided by `parallel`.
+///
+/// alpha and beta are measured once per communicator family by a short ping-pong
+/// (measure_cost_model), perByte by timing a copy, parallel from the ranks on rank 0's node and
+/// its hardware threads; perMessage is a constant measured with bench/collectives (see
+/// bench/README.md). Environment: ANTLER_COMM_ALPHA, ANTLER_COMM_BETA, ANTLER_COMM_PER_MESSAGE,
+/// ANTLER_COMM_PER_BYTE (seconds), ANTLER_COMM_PARALLEL (ranks); ANTLER_COMM_ALGORITHM=<name>
+/// forces one algorithm wherever it applies.
 struct CostModel {
   double alpha = 2e-6;
   double beta = 1e-10;
+  double perMessage = 1e-7;
+  double perByte = 1e-10;
+  double parallel = 0;  ///< ranks that can run at once (0: every rank)
 };
 /// The model in use (environment variables, else the last measurement, else the defaults).
 CostModel cost_model();
