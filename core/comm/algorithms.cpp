@@ -3,6 +3,8 @@
 // order, see algorithms.hpp), so rooted reductions fold towards rank 0 and then move the result.
 #include "core/comm/algorithms.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,21 +12,22 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <string>
+#include <thread>
 
 #include "core/comm/detail/backend.hpp"
+#include "core/comm/detail/call.hpp"
 #include "core/error.hpp"
 
 namespace antler::comm {
 
 namespace {
 
-// Tags of antler's collectives (above what users use).
-constexpr int kTagBcast = Comm::kCollectiveTags + 1;
-constexpr int kTagReduce = Comm::kCollectiveTags + 2;
-constexpr int kTagAllreduce = Comm::kCollectiveTags + 3;
-constexpr int kTagGather = Comm::kCollectiveTags + 4;
-constexpr int kTagAllgather = Comm::kCollectiveTags + 5;
+// The cost model's ping-pong (the collectives' own messages go through detail::Call, on one tag).
 constexpr int kTagCost = Comm::kCollectiveTags + 6;
+
+using detail::Call;
+using Op = Call::Op;
 
 std::span<const char> view(const ByteBuffer& b) {
   return {b.data(), b.size()};
@@ -63,7 +66,7 @@ std::pair<std::size_t, std::size_t> segment(std::size_t n, int k, int s) {
 
 // ---- broadcast ----
 
-void bcast_binomial(Comm& c, std::span<char> data, int root) {
+void bcast_binomial(Call& c, std::span<char> data, int root) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   int mask = 1;
@@ -71,7 +74,7 @@ void bcast_binomial(Comm& c, std::span<char> data, int root) {
   while (mask < P) {
     if (vr & mask) {
       const int parent = (vr - mask + root) % P;
-      Request q = c.irecv(parent, kTagBcast, data.data(), data.size());
+      Op q = c.irecv(parent, data.data(), data.size());
       c.wait(q);
       break;
     }
@@ -80,23 +83,23 @@ void bcast_binomial(Comm& c, std::span<char> data, int root) {
   // Send to the children below that bit, farthest first.
   mask >>= 1;
   for (; mask > 0; mask >>= 1)
-    if (vr + mask < P) c.send((vr + mask + root) % P, kTagBcast, data);
+    if (vr + mask < P) c.send((vr + mask + root) % P, data);
 }
 
-void bcast_chain(Comm& c, std::span<char> data, int root, int k) {
+void bcast_chain(Call& c, std::span<char> data, int root, int k) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   const int prev = (r - 1 + P) % P, next = (r + 1) % P;
-  std::vector<Request> recvs, sends;
+  std::vector<Op> recvs, sends;
   if (vr > 0)
     for (int s = 0; s < k; ++s) {
       auto [b, e] = segment(data.size(), k, s);
-      recvs.push_back(c.irecv(prev, kTagBcast, data.data() + b, e - b));
+      recvs.push_back(c.irecv(prev, data.data() + b, e - b));
     }
   for (int s = 0; s < k; ++s) {
     auto [b, e] = segment(data.size(), k, s);
     if (vr > 0) c.wait(recvs[static_cast<std::size_t>(s)]);
-    if (vr + 1 < P) sends.push_back(c.isend(next, kTagBcast, data.subspan(b, e - b)));
+    if (vr + 1 < P) sends.push_back(c.isend(next, data.subspan(b, e - b)));
   }
   for (auto& q : sends) c.wait(q);
 }
@@ -132,32 +135,30 @@ void fib_build(int lo, int n, int parent, std::vector<FibNode>& t) {
   }
 }
 
-void bcast_fibonacci(Comm& c, std::span<char> data, int root, int k) {
+void bcast_fibonacci(Call& c, std::span<char> data, int root, int k) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   std::vector<FibNode> t(static_cast<std::size_t>(P));
   fib_build(0, P, -1, t);
   const FibNode& me = t[static_cast<std::size_t>(vr)];
   auto abs_rank = [&](int v) { return (v + root) % P; };
-  std::vector<Request> recvs, sends;
+  std::vector<Op> recvs, sends;
   if (me.parent >= 0)
     for (int s = 0; s < k; ++s) {
       auto [b, e] = segment(data.size(), k, s);
-      recvs.push_back(c.irecv(abs_rank(me.parent), kTagBcast, data.data() + b, e - b));
+      recvs.push_back(c.irecv(abs_rank(me.parent), data.data() + b, e - b));
     }
   for (int s = 0; s < k; ++s) {
     auto [b, e] = segment(data.size(), k, s);
     if (me.parent >= 0) c.wait(recvs[static_cast<std::size_t>(s)]);
-    if (me.left >= 0)
-      sends.push_back(c.isend(abs_rank(me.left), kTagBcast, data.subspan(b, e - b)));
-    if (me.right >= 0)
-      sends.push_back(c.isend(abs_rank(me.right), kTagBcast, data.subspan(b, e - b)));
+    if (me.left >= 0) sends.push_back(c.isend(abs_rank(me.left), data.subspan(b, e - b)));
+    if (me.right >= 0) sends.push_back(c.isend(abs_rank(me.right), data.subspan(b, e - b)));
   }
   for (auto& q : sends) c.wait(q);
 }
 
 // Scatter (binomial, block vr of P to relative rank vr), then a ring allgather of the blocks.
-void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
+void bcast_scatter_allgather(Call& c, std::span<char> data, int root) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   const std::size_t n = data.size();
@@ -168,7 +169,7 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     if (vr & mask) {
       const int parent = (vr - mask + root) % P;
       const std::size_t b = block(vr).first, e = block(std::min(P, vr + mask) - 1).second;
-      Request q = c.irecv(parent, kTagBcast, data.data() + b, e - b);
+      Op q = c.irecv(parent, data.data() + b, e - b);
       c.wait(q);
       break;
     }
@@ -179,7 +180,7 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     if (vr + mask < P) {
       const int child = vr + mask;
       const std::size_t b = block(child).first, e = block(std::min(P, child + mask) - 1).second;
-      c.send((child + root) % P, kTagBcast, data.subspan(b, e - b));
+      c.send((child + root) % P, data.subspan(b, e - b));
     }
   // Ring allgather over relative ranks: in step s, pass on the block received in step s - 1.
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
@@ -187,8 +188,8 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
     const int sendBlock = (vr - s + P) % P, recvBlock = (vr - s - 1 + P) % P;
     auto [sb, se] = block(sendBlock);
     auto [rb, re] = block(recvBlock);
-    Request q = c.irecv(prev, kTagBcast, data.data() + rb, re - rb);
-    Request w = c.isend(next, kTagBcast, data.subspan(sb, se - sb));
+    Op w = c.isend(next, data.subspan(sb, se - sb));
+    Op q = c.irecv(prev, data.data() + rb, re - rb);
     c.wait(q);
     c.wait(w);
   }
@@ -197,15 +198,15 @@ void bcast_scatter_allgather(Comm& c, std::span<char> data, int root) {
 // ---- reduce ----
 
 // Binomial reduce over absolute ranks to rank 0: the canonical order itself.
-void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+void reduce_binomial_to0(Call& c, ByteBuffer& data, const Fold& f) {
   const int P = c.size(), r = c.rank();
   for (int mask = 1; mask < P; mask <<= 1) {
     if (r & mask) {
-      c.send(r - mask, tag, view(data));
+      c.send(r - mask, view(data));
       return;
     }
     if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask, tag);
+      ByteBuffer other = c.recv(r + mask);
       f.fold(data, view(other), false);
     }
   }
@@ -217,13 +218,13 @@ void reduce_binomial_to0(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
 // those ranks send to it in addition to their own partner. Works for any P in ceil(log2 P)
 // rounds; with `concat`, the same pattern gathers instead of folding.
 void recursive_doubling(
-    Comm& c, ByteBuffer& data,
-    const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine, int tag) {
+    Call& c, ByteBuffer& data,
+    const std::function<void(ByteBuffer&, std::span<const char>, bool)>& combine) {
   const int P = c.size(), r = c.rank();
   for (int m = 1; m < P; m <<= 1) {
     const int partner = r ^ m;
     const int pb = partner & ~(m - 1);  // start of the partner block
-    std::vector<Request> sends;
+    std::vector<Op> sends;
     ByteBuffer snapshot;  // what this rank holds before the step, for every rank it serves
     snapshot.append(data.data(), data.size());
     const int mb = r & ~(m - 1);  // my block
@@ -232,59 +233,157 @@ void recursive_doubling(
     // exist, the rank of my block serving it is mb + (q - pb) % mcount.
     for (int q = pb; q < std::min(P, pb + m); ++q) {
       const int qp = q ^ m;
-      if (qp >= P && mb + (q - pb) % mcount == r) sends.push_back(c.isend(q, tag, view(snapshot)));
+      if (qp >= P && mb + (q - pb) % mcount == r) sends.push_back(c.isend(q, view(snapshot)));
     }
-    if (partner < P) sends.push_back(c.isend(partner, tag, view(snapshot)));
+    if (partner < P) sends.push_back(c.isend(partner, view(snapshot)));
     if (pb < P) {
       const int pcount = std::min(P, pb + m) - pb;
       const int from = partner < P ? partner : pb + (r - mb) % pcount;
-      ByteBuffer other = c.recv(from, tag);
+      ByteBuffer other = c.recv(from);
       combine(data, view(other), pb < mb);
     }
     for (auto& q : sends) c.wait(q);
   }
 }
 
-// Reduce-scatter by distance doubling, then allgather by distance halving (P a power of 2):
-// in the step with distance m the pair (r, r ^ m) splits its current range in two, each keeps one
-// half and folds the partner's copy of it in — lower rank on the left — so after the step with
-// distance m each rank holds, for its range, the fold of its aligned block of 2m ranks.
-void allreduce_rsag(Comm& c, ByteBuffer& data, const Fold& f, int tag) {
+// Reduce-scatter by distance doubling, then allgather by distance halving, for any P.
+//
+// Over Q = P rounded up to a power of two virtual ranks: in the step with distance m the pair
+// (v, v ^ m) splits its current range in two, each keeps one half and folds the partner's copy
+// of it in, the lower block on the left, so after the step each holds, for its range, the fold of
+// its aligned block of 2m virtual ranks: fold[a, a + 2m) = fold[a, a + m) . fold[a + m, a + 2m),
+// the canonical order itself. Virtual ranks P .. Q-1 are ghosts: they contribute nothing, so a
+// block that holds only ghosts is absent (its fold is the empty fold) and the canonical order's
+// clipping falls out: a present block paired with an absent one keeps its own fold; an absent one
+// paired with a present one takes a copy of it. Ghost g is played by rank g - Q/2 (in the lower
+// half, where every rank is real), which therefore runs two virtual ranks: its messages for them
+// go in virtual-rank order, and so do its partners' (v and v + Q/2 have partners w and w + Q/2),
+// which keeps the pairs of messages between two ranks in step. At P a power of two there are no
+// ghosts and this is the textbook algorithm: 2 log2 P exchanges, 2 n (P - 1) / P bytes per rank.
+void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
   const int P = c.size(), r = c.rank();
+  int Q = 1;
+  while (Q < P) Q <<= 1;
+  const int H = Q / 2;
   const std::size_t es = f.elemSize, count = data.size() / es;
-  std::size_t lo = 0, hi = count;  // my range, in elements
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  for (int m = 1; m < P; m <<= 1) {
-    const int partner = r ^ m;
-    const std::size_t mid = lo + (hi - lo) / 2;
-    const bool lower = (r & m) == 0;
-    const std::size_t keepLo = lower ? lo : mid, keepHi = lower ? mid : hi;
-    const std::size_t giveLo = lower ? mid : lo, giveHi = lower ? hi : mid;
-    ByteBuffer got =
-        c.sendrecv(partner, tag, {data.data() + giveLo * es, (giveHi - giveLo) * es}, partner, tag);
-    if (got.size() != (keepHi - keepLo) * es)
-      throw CommError("allreduce: ranks " + std::to_string(r) + " and " + std::to_string(partner) +
-                      " hold vectors of different lengths");
-    ByteBuffer part;
-    part.append(data.data() + keepLo * es, (keepHi - keepLo) * es);
-    f.fold(part, view(got), !lower);
-    if (!part.empty()) std::memcpy(data.data() + keepLo * es, part.data(), part.size());
-    ranges.push_back({lo, hi});
-    lo = keepLo;
-    hi = keepHi;
+  auto proxy = [&](int v) { return v < P ? v : v - H; };
+  auto present = [&](int v, int m) { return (v & ~(m - 1)) < P; };  // v's aligned m-block
+  struct Role {
+    int v;
+    ByteBuffer* buf;
+    ByteBuffer own;              // a ghost's vector (the real role works in data)
+    std::size_t lo = 0, hi = 0;  // its range, in elements
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;  // the ranges before each step
+  };
+  std::vector<Role> roles;
+  roles.reserve(2);
+  roles.push_back({r, &data, {}, 0, count, {}});
+  if (r < H && r + H >= P) {
+    roles.push_back({r + H, nullptr, {}, 0, count, {}});
+    roles.back().own.resize(data.size());
+    roles.back().buf = &roles.back().own;
   }
-  for (int m = P >> 1; m >= 1; m >>= 1) {
-    const int partner = r ^ m;
-    auto [plo, phi] = ranges.back();
-    ranges.pop_back();
-    // The partner holds the other half of [plo, phi).
-    const std::size_t olo = lo == plo ? hi : plo, ohi = lo == plo ? phi : lo;
-    ByteBuffer got =
-        c.sendrecv(partner, tag, {data.data() + lo * es, (hi - lo) * es}, partner, tag);
-    if (got.size() != (ohi - olo) * es) throw CommError("allreduce: allgather sizes differ");
-    if (got.size()) std::memcpy(data.data() + olo * es, got.data(), got.size());
-    lo = plo;
-    hi = phi;
+  auto bytes_of = [&](Role& x, std::size_t lo, std::size_t hi) {
+    return std::span<const char>(x.buf->data() + lo * es, (hi - lo) * es);
+  };
+  auto check_size = [&](int from, std::size_t got, std::size_t want) {
+    if (got != want)
+      throw CommError("allreduce: rank " + std::to_string(r) + " expected " + std::to_string(want) +
+                      " bytes from rank " + std::to_string(from) + ", got " + std::to_string(got) +
+                      " (vectors of different lengths)");
+  };
+  std::vector<Op> sends;
+  // Reduce-scatter.
+  for (int m = 1; m < Q; m <<= 1) {
+    struct Step {
+      std::size_t keepLo, keepHi, giveLo, giveHi;
+    };
+    std::vector<Step> st;
+    for (Role& x : roles) {
+      const std::size_t mid = x.lo + (x.hi - x.lo) / 2;
+      const bool lower = (x.v & m) == 0;
+      st.push_back(
+          {lower ? x.lo : mid, lower ? mid : x.hi, lower ? mid : x.lo, lower ? x.hi : mid});
+    }
+    // Sends first (non-blocking), in virtual-rank order; a partner played here gets a copy.
+    std::vector<std::pair<int, ByteBuffer>> local;  // (target virtual rank, bytes)
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      Role& x = roles[i];
+      const int w = x.v ^ m;
+      if (!present(x.v, m) || w >= Q) continue;
+      const auto give = bytes_of(x, st[i].giveLo, st[i].giveHi);
+      if (proxy(w) == r) {
+        ByteBuffer copy;
+        copy.append(give.data(), give.size());
+        local.push_back({w, std::move(copy)});
+      } else {
+        sends.push_back(c.isend(proxy(w), give));
+      }
+    }
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      Role& x = roles[i];
+      const int w = x.v ^ m;
+      if (present(w, m)) {
+        ByteBuffer got;
+        if (proxy(w) == r) {
+          for (auto& [t, b] : local)
+            if (t == x.v) got = std::move(b);
+        } else {
+          got = c.recv(proxy(w));
+        }
+        check_size(proxy(w), got.size(), (st[i].keepHi - st[i].keepLo) * es);
+        char* at = x.buf->data() + st[i].keepLo * es;
+        if (present(x.v, m)) {
+          ByteBuffer part;
+          part.append(at, got.size());
+          f.fold(part, view(got), w < x.v);
+          if (!part.empty()) std::memcpy(at, part.data(), part.size());
+        } else if (!got.empty()) {
+          std::memcpy(at, got.data(), got.size());
+        }
+      }
+      x.ranges.push_back({x.lo, x.hi});
+      x.lo = st[i].keepLo;
+      x.hi = st[i].keepHi;
+    }
+    for (auto& q : sends) c.wait(q);
+    sends.clear();
+  }
+  // Allgather: every block is present now; ranges grow back in the reverse order.
+  for (int m = H; m >= 1; m >>= 1) {
+    std::vector<std::pair<int, ByteBuffer>> local;
+    for (Role& x : roles) {
+      const int w = x.v ^ m;
+      const auto mine = bytes_of(x, x.lo, x.hi);
+      if (proxy(w) == r) {
+        ByteBuffer copy;
+        copy.append(mine.data(), mine.size());
+        local.push_back({w, std::move(copy)});
+      } else {
+        sends.push_back(c.isend(proxy(w), mine));
+      }
+    }
+    for (Role& x : roles) {
+      const int w = x.v ^ m;
+      auto [plo, phi] = x.ranges.back();
+      x.ranges.pop_back();
+      // The partner holds the other half of [plo, phi).
+      const std::size_t olo = x.lo == plo ? x.hi : plo, ohi = x.lo == plo ? phi : x.lo;
+      ByteBuffer got;
+      if (proxy(w) == r) {
+        for (auto& [t, b] : local)
+          if (t == x.v) got = std::move(b);
+      } else {
+        got = c.recv(proxy(w));
+      }
+      check_size(proxy(w), got.size(), (ohi - olo) * es);
+      if (got.size()) std::memcpy(x.buf->data() + olo * es, got.data(), got.size());
+      x.lo = plo;
+      x.hi = phi;
+    }
+    // This rank's sends read ranges that its receives above do not write.
+    for (auto& q : sends) c.wait(q);
+    sends.clear();
   }
 }
 
@@ -315,7 +414,7 @@ void unpack_blocks(const ByteBuffer& packed, ByteBuffer& out, std::vector<std::s
 }
 
 // Binomial gather towards rank 0 (blocks in rank order), then moved to root.
-void gather_binomial(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
+void gather_binomial(Call& c, std::span<const char> mine, int root, ByteBuffer& out,
                      std::vector<std::size_t>& counts) {
   const int P = c.size(), r = c.rank();
   ByteBuffer acc;
@@ -323,26 +422,26 @@ void gather_binomial(Comm& c, std::span<const char> mine, int root, ByteBuffer& 
   bool sent = false;
   for (int mask = 1; mask < P; mask <<= 1) {
     if (r & mask) {
-      c.send(r - mask, kTagGather, view(acc));
+      c.send(r - mask, view(acc));
       sent = true;
       break;
     }
     if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask, kTagGather);
+      ByteBuffer other = c.recv(r + mask);
       acc.append(other.data(), other.size());
     }
   }
   out.clear();
   counts.clear();
   if (root != 0) {
-    if (r == 0) c.send(root, kTagGather, view(acc));
-    if (r == root) acc = c.recv(0, kTagGather);
+    if (r == 0) c.send(root, view(acc));
+    if (r == root) acc = c.recv(0);
   }
   if (r == root) unpack_blocks(acc, out, counts, P);
   (void)sent;
 }
 
-void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
+void allgather_ring(Call& c, std::span<const char> mine, ByteBuffer& out,
                     std::vector<std::size_t>& counts) {
   const int P = c.size(), r = c.rank();
   std::vector<ByteBuffer> blocks(static_cast<std::size_t>(P));
@@ -350,8 +449,8 @@ void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
   for (int s = 0; s < P - 1; ++s) {
     const int sb = (r - s + P) % P, rb = (r - s - 1 + P) % P;
-    blocks[static_cast<std::size_t>(rb)] = c.sendrecv(
-        next, kTagAllgather, view(blocks[static_cast<std::size_t>(sb)]), prev, kTagAllgather);
+    blocks[static_cast<std::size_t>(rb)] =
+        c.sendrecv(next, view(blocks[static_cast<std::size_t>(sb)]), prev);
   }
   out.clear();
   counts.clear();
@@ -361,7 +460,7 @@ void allgather_ring(Comm& c, std::span<const char> mine, ByteBuffer& out,
   }
 }
 
-void allgather_doubling(Comm& c, std::span<const char> mine, ByteBuffer& out,
+void allgather_doubling(Call& c, std::span<const char> mine, ByteBuffer& out,
                         std::vector<std::size_t>& counts) {
   // Each rank holds a list of (rank, bytes) blocks; combining merges the lists in rank order.
   ByteBuffer acc;
@@ -379,7 +478,7 @@ void allgather_doubling(Comm& c, std::span<const char> mine, ByteBuffer& out,
     }
     a = std::move(merged);
   };
-  recursive_doubling(c, acc, concat, kTagAllgather);
+  recursive_doubling(c, acc, concat);
   // acc: (u32 rank, u64 size, bytes) for every rank, in rank order.
   out.clear();
   counts.assign(static_cast<std::size_t>(c.size()), 0);
@@ -490,6 +589,9 @@ CostModel cost_model() {
   CostModel m = g_model;
   m.alpha = env_double("ANTLER_COMM_ALPHA", m.alpha);
   m.beta = env_double("ANTLER_COMM_BETA", m.beta);
+  m.perMessage = env_double("ANTLER_COMM_PER_MESSAGE", m.perMessage);
+  m.perByte = env_double("ANTLER_COMM_PER_BYTE", m.perByte);
+  m.parallel = env_double("ANTLER_COMM_PARALLEL", m.parallel);
   return m;
 }
 
@@ -500,10 +602,11 @@ void set_cost_model(const CostModel& m) {
 }
 
 CostModel measure_cost_model(Comm& c) {
-  // Ping-pong between ranks 0 and 1: 8 bytes (alpha) and 1 MiB (beta); rank 0's figures are
-  // broadcast so that every rank holds the same model.
+  // Ping-pong between ranks 0 and 1: 8 bytes (alpha) and 1 MiB (beta); a 4 MiB copy on rank 0
+  // (perByte); rank 0's figures are broadcast so that every rank holds the same model.
   CostModel m = cost_model();
-  double fig[2] = {m.alpha, m.beta};
+  double fig[4] = {m.alpha, m.beta, m.perByte,
+                   static_cast<double>(std::max(1u, std::thread::hardware_concurrency()))};
   if (c.size() > 1 && c.rank() < 2) {
     const int other = 1 - c.rank();
     auto pingpong = [&](std::size_t n, int reps) {
@@ -527,44 +630,77 @@ CostModel measure_cost_model(Comm& c) {
     fig[0] = std::max(1e-8, small);
     fig[1] = std::max(1e-13, (large - small) / double(1 << 20));
   }
+  if (c.rank() == 0) {
+    const std::size_t n = std::size_t{4} << 20;
+    std::vector<char> from(n, 1), to(n, 0);
+    double best = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::memcpy(to.data(), from.data(), n);
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      from[static_cast<std::size_t>(i)] = to[n - 1 - static_cast<std::size_t>(i)];
+    }
+    fig[2] = std::max(1e-13, best / static_cast<double>(n));
+  }
   algo::broadcast(c, {reinterpret_cast<char*>(fig), sizeof fig}, 0,
                   Options{Algorithm::binomial, 1});
+  // How many ranks share rank 0's node: more than its hardware threads is oversubscribed.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::uint64_t mine = std::hash<std::string>{}(host);
+  ByteBuffer all;
+  std::vector<std::size_t> counts;
+  algo::allgather(c, {reinterpret_cast<const char*>(&mine), sizeof mine}, all, counts,
+                  Options{Algorithm::ring, 0, sizeof mine});
+  int onNode0 = 0;
+  for (int q = 0; q < c.size(); ++q) onNode0 += std::memcmp(all.data() + 8 * q, all.data(), 8) == 0;
   m.alpha = fig[0];
   m.beta = fig[1];
+  m.perByte = fig[2];
+  m.parallel = onNode0 > fig[3] ? c.size() * fig[3] / onNode0 : 0;
   set_cost_model(m);
-  return m;
+  return cost_model();  // environment variables still win
 }
 
 double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const CostModel& m, int k) {
   const double inf = std::numeric_limits<double>::infinity();
-  const double N = static_cast<double>(n), al = m.alpha, be = m.beta;
-  const double L = ceil_log2(P);
   if (P <= 1) return 0;
-  auto best_k = [&](double rounds0, double perSegRounds) {
-    // cost(k) = (rounds0 + perSegRounds (k - 1)) (alpha + beta n / k): best k near
-    // sqrt(rounds0 beta n / (perSegRounds alpha)).
-    double bestCost = inf;
-    int bestK = 1;
+  const double N = static_cast<double>(n), al = m.alpha, be = m.beta, cp = m.perByte;
+  const double L = ceil_log2(P), Q = std::exp2(L), Pd = P;
+  const bool own = a != Algorithm::vendor;
+  // One message of b bytes: the wire, antler's software, and the copy behind the header of a
+  // message small enough to travel with it (on both sides).
+  auto msg = [&](double b) {
+    return al + be * b + (own ? m.perMessage + (b <= 8192 ? 2 * b * cp : 0) : 0);
+  };
+  // Its bytes alone: what moving it costs the CPUs (latency is waiting, not work).
+  auto bytes = [&](double b) { return be * b + (own && b <= 8192 ? 2 * b * cp : 0); };
+  // The critical path, unless the ranks' total work on bytes (each message costs its sender and
+  // its receiver) shared by the ranks that can run at once takes longer.
+  auto finish = [&](double crit, double work) {
+    const double par = m.parallel > 0 ? std::min(Pd, m.parallel) : Pd;
+    return std::max(crit, work / par);
+  };
+  // Pipelines: rounds(k) messages of N / k on the critical path, (P - 1) k in all; k = 0: best.
+  auto pipeline = [&](double rounds0, double perSeg) {
+    auto at = [&](int kk) {
+      const double seg = N / kk, rounds = rounds0 + perSeg * (kk - 1);
+      return finish(rounds * msg(seg), 2 * (Pd - 1) * kk * bytes(seg));
+    };
+    if (k > 0) return at(k);
+    double best = inf;
     const int kmax = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(n, 1), 4096));
-    const double guess = std::sqrt(std::max(1.0, rounds0 * be * N / (perSegRounds * al)));
-    for (int kk : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, static_cast<int>(guess)}) {
-      if (kk < 1 || kk > kmax) continue;
-      const double cost = (rounds0 + perSegRounds * (kk - 1)) * (al + be * N / kk);
-      if (cost < bestCost) {
-        bestCost = cost;
-        bestK = kk;
-      }
-    }
-    return std::make_pair(bestCost, bestK);
+    for (int kk = 1; kk <= kmax; kk *= 2) best = std::min(best, at(kk));
+    return best;
   };
   switch (c) {
     case Collective::broadcast:
       switch (a) {
         case Algorithm::binomial:
-          return L * (al + be * N);
+          return finish(L * msg(N), 2 * (Pd - 1) * bytes(N));
         case Algorithm::linear_pipeline:
-          if (k > 0) return (P - 1 + k - 1) * (al + be * N / k);
-          return best_k(P - 1, 1).first;
+          return pipeline(Pd - 1, 1);
         case Algorithm::fibonacci: {
           int h = 0;  // the height: N(h) = 1 + N(h-1) + N(h-2) >= P ranks
           long n0 = 1, n1 = 2;
@@ -574,42 +710,67 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
             n1 = n2;
             ++h;
           }
-          if (k > 0) return (h + 2.0 * (k - 1)) * (al + be * N / k);
-          return best_k(h, 2).first;
+          return pipeline(h, 2);
         }
-        case Algorithm::scatter_allgather:
-          return (L + P - 1) * al + 2 * be * N * (P - 1) / P;
+        case Algorithm::scatter_allgather: {
+          const double block = N / Pd;
+          return finish(L * msg(N / 2) + (Pd - 1) * msg(block),
+                        2 * ((Pd - 1) * bytes(N / 2) + Pd * (Pd - 1) * bytes(block)));
+        }
         case Algorithm::vendor:
-          return std::min(L * (al + be * N), (L + P - 1) * al + 2 * be * N * (P - 1) / P);
+          return finish(std::min(L * msg(N), (L + Pd - 1) * al + 2 * be * N * (Pd - 1) / Pd),
+                        2 * (Pd - 1) * bytes(N));
         default:
           return inf;
       }
     case Collective::reduce:
+      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+      // A fold reads and writes the partial; antler's also copies the received one.
+      return finish(L * (msg(N) + (own ? 3 : 1) * N * cp),
+                    (Pd - 1) * (2 * bytes(N) + (own ? 3 : 1) * N * cp));
     case Collective::gather:
-      if (a == Algorithm::binomial || a == Algorithm::vendor)
-        return L * (al + be * N * (c == Collective::gather ? P / 2.0 : 1.0));
-      return inf;
+      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+      // The vendor's is two calls: a gather of the sizes, then the gatherv.
+      return finish((own ? 1 : 2) * L * msg(0) + be * N * (Pd - 1) + (own ? 2 * N * Pd * cp : 0),
+                    2 * ((Pd - 1) * bytes(0) + be * N * Pd * L / 2));
     case Collective::allreduce:
       switch (a) {
         case Algorithm::binomial:
-          return 2 * L * (al + be * N);
+          return finish(2 * L * msg(N) + L * 3 * N * cp, (Pd - 1) * (4 * bytes(N) + 3 * N * cp));
         case Algorithm::recursive_doubling:
-          return L * (al + be * N);
-        case Algorithm::reduce_scatter_allgather:
-          return is_pow2(P) ? 2 * L * al + 2 * be * N * (P - 1) / P : inf;
-        case Algorithm::vendor:
-          return std::min(L * (al + be * N), 2 * L * al + 2 * be * N * (P - 1) / P);
+          // A snapshot, the received copy and the fold per step; at other P the ranks that
+          // serve a missing partner send twice in a step.
+          return finish(L * (msg(N) + 4 * N * cp) * (is_pow2(P) ? 1 : 1.5),
+                        Q * L * (2 * bytes(N) + 4 * N * cp));
+        case Algorithm::reduce_scatter_allgather: {
+          // 2 log2 Q messages of halving sizes, 2 N (Q - 1) / Q bytes; the ranks that play a
+          // ghost as well do it twice.
+          const double per =
+              2 * L * msg(N / Q) + 2 * be * N * (Q - 1) / Q + 4 * N * cp * (Q - 1) / Q;
+          return finish(per * (is_pow2(P) ? 1 : 2),
+                        2 * Q * (2 * be * N + 4 * N * cp) * (Q - 1) / Q);
+        }
+        case Algorithm::vendor: {
+          const double tree = L * (msg(N) + N * cp),
+                       rsag = 2 * L * al + 2 * be * N * (Pd - 1) / Pd + N * cp;
+          return finish(
+              std::min(tree, rsag),
+              2 * Pd * std::min(L * (be * N + N * cp), 2 * be * N * (Pd - 1) / Pd + N * cp));
+        }
         default:
           return inf;
       }
     case Collective::allgather:
       switch (a) {
         case Algorithm::ring:
-          return (P - 1) * (al + be * N);
+          return finish((Pd - 1) * msg(N) + 2 * N * Pd * cp,
+                        Pd * (2 * (Pd - 1) * bytes(N) + 2 * N * Pd * cp));
         case Algorithm::recursive_doubling:
-          return L * al + be * N * (P - 1);
+          return finish(L * msg(0) + be * N * (Pd - 1) + 3 * N * Pd * cp,
+                        Pd * (2 * (L * bytes(0) + be * N * (Pd - 1)) + 3 * N * Pd * cp));
         case Algorithm::vendor:
-          return L * al + be * N * (P - 1);
+          // Two vendor calls: an allgather of the sizes, then the allgatherv.
+          return finish(2 * L * al + be * N * (Pd - 1), 2 * Pd * be * N * (Pd - 1));
         default:
           return inf;
       }
@@ -663,8 +824,7 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
   for (Algorithm a : algorithms_for(c)) {
     if (a == Algorithm::automatic) continue;
     if (a == Algorithm::vendor && (!vendorAvailable || !vendorFoldOk)) continue;
-    if (a == Algorithm::reduce_scatter_allgather && (!fold || fold->elemSize == 0 || !is_pow2(P)))
-      continue;
+    if (a == Algorithm::reduce_scatter_allgather && (!fold || fold->elemSize == 0)) continue;
     const int k = segments_for(a);
     double cost = modelled_cost(c, a, P, n, m, k);
     if (a == Algorithm::vendor) cost *= 0.999;  // ties go to the library's own call
@@ -676,53 +836,75 @@ Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorA
   return best;
 }
 
+namespace {
+
+// The broadcast of data by choice ch, as part of call k (which may be an all-reduce).
+void bcast_with(Call& k, std::span<char> data, int root, const Choice& ch) {
+  const int segs = std::max(
+      1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
+  switch (ch.algorithm) {
+    case Algorithm::vendor:
+      return k.comm().backend().vendorBcast(data.data(), data.size(), root);
+    case Algorithm::binomial:
+      return bcast_binomial(k, data, root);
+    case Algorithm::linear_pipeline:
+      return bcast_chain(k, data, root, segs);
+    case Algorithm::fibonacci:
+      return bcast_fibonacci(k, data, root, segs);
+    case Algorithm::scatter_allgather:
+      return bcast_scatter_allgather(k, data, root);
+    default:
+      cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
+  }
+}
+
+// broadcast_any's body, as part of call k: {u64 size, the first inlineBytes} by binomial tree
+// (or vendor if forced), then the rest by the algorithm chosen for its size.
+void bcast_any_with(Call& k, ByteBuffer& data, int root, const Options& o,
+                    std::size_t inlineBytes) {
+  const int P = k.size();
+  ByteBuffer head;
+  head.resize(8 + inlineBytes);
+  std::uint64_t n = data.size();
+  if (k.rank() == root) {
+    std::memcpy(head.data(), &n, 8);
+    if (n) std::memcpy(head.data() + 8, data.data(), std::min<std::size_t>(n, inlineBytes));
+  }
+  Options first = o;
+  if (first.algorithm != Algorithm::vendor) first.algorithm = Algorithm::binomial;
+  const Choice hc = choose(Collective::broadcast, P, head.size(), nullptr, true, first);
+  k.setAlgorithm(hc.algorithm);
+  bcast_with(k, {head.data(), head.size()}, root, hc);
+  std::memcpy(&n, head.data(), 8);
+  if (k.rank() != root) {
+    data.resize(n);
+    if (n) std::memcpy(data.data(), head.data() + 8, std::min<std::size_t>(n, inlineBytes));
+  }
+  if (n <= inlineBytes) return;
+  // The rest: every rank now knows its size, so every rank chooses alike.
+  const Choice rc = choose(Collective::broadcast, P, n - inlineBytes, nullptr, true, o);
+  k.setAlgorithm(rc.algorithm);
+  bcast_with(k, {data.data() + inlineBytes, n - inlineBytes}, root, rc);
+}
+
+}  // namespace
+
 namespace algo {
 
 void broadcast(Comm& c, std::span<char> data, int root, const Options& o) {
   check_root(c, root, Collective::broadcast);
   const int P = c.size();
   const Choice ch = choose(Collective::broadcast, P, data.size(), nullptr, true, o);
+  Call k(c, Collective::broadcast, root, ch.algorithm);
   if (P == 1) return;
-  const int k = std::max(
-      1, std::min<int>(ch.segments, static_cast<int>(std::max<std::size_t>(1, data.size()))));
-  switch (ch.algorithm) {
-    case Algorithm::vendor:
-      return c.backend().vendorBcast(data.data(), data.size(), root);
-    case Algorithm::binomial:
-      return bcast_binomial(c, data, root);
-    case Algorithm::linear_pipeline:
-      return bcast_chain(c, data, root, k);
-    case Algorithm::fibonacci:
-      return bcast_fibonacci(c, data, root, k);
-    case Algorithm::scatter_allgather:
-      return bcast_scatter_allgather(c, data, root);
-    default:
-      cannot(Collective::broadcast, ch.algorithm, "does not broadcast");
-  }
+  bcast_with(k, data, root, ch);
 }
 
 void broadcast_any(Comm& c, ByteBuffer& data, int root, const Options& o, std::size_t inlineBytes) {
   check_root(c, root, Collective::broadcast);
+  Call k(c, Collective::broadcast, root, o.algorithm);
   if (c.size() == 1) return;
-  // First pass: {u64 size, the first inlineBytes} by binomial tree (or vendor if forced).
-  ByteBuffer head;
-  head.resize(8 + inlineBytes);
-  std::uint64_t n = data.size();
-  if (c.rank() == root) {
-    std::memcpy(head.data(), &n, 8);
-    if (n) std::memcpy(head.data() + 8, data.data(), std::min<std::size_t>(n, inlineBytes));
-  }
-  Options first = o;
-  if (first.algorithm != Algorithm::vendor) first.algorithm = Algorithm::binomial;
-  broadcast(c, {head.data(), head.size()}, root, first);
-  std::memcpy(&n, head.data(), 8);
-  if (c.rank() != root) {
-    data.resize(n);
-    if (n) std::memcpy(data.data(), head.data() + 8, std::min<std::size_t>(n, inlineBytes));
-  }
-  if (n <= inlineBytes) return;
-  // The rest: every rank now knows its size, so every rank chooses alike.
-  broadcast(c, {data.data() + inlineBytes, n - inlineBytes}, root, o);
+  bcast_any_with(k, data, root, o, inlineBytes);
 }
 
 void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o) {
@@ -731,6 +913,7 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
   const Choice ch =
       choose(Collective::reduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
+  Call k(c, Collective::reduce, root, ch.algorithm);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor: {
@@ -745,10 +928,10 @@ void reduce(Comm& c, ByteBuffer& data, int root, const Fold& f, const Options& o
       return;
     }
     case Algorithm::binomial:
-      reduce_binomial_to0(c, data, f, kTagReduce);
+      reduce_binomial_to0(k, data, f);
       if (root != 0) {
-        if (c.rank() == 0) c.send(root, kTagReduce, view(data));
-        if (c.rank() == root) data = c.recv(0, kTagReduce);
+        if (c.rank() == 0) k.send(root, view(data));
+        if (c.rank() == root) data = k.recv(0);
       }
       return;
     default:
@@ -761,6 +944,9 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
   const bool vendorOk = f.prim != Prim::none && f.op != OpKind::none;
   const Choice ch =
       choose(Collective::allreduce, P, f.elemSize ? data.size() : o.sizeBound, &f, vendorOk, o);
+  if (ch.algorithm == Algorithm::reduce_scatter_allgather && f.elemSize == 0)
+    cannot(Collective::allreduce, ch.algorithm, "needs an elementwise fold (a vector of numbers)");
+  Call k(c, Collective::allreduce, -1, ch.algorithm);
   if (P == 1) return;
   switch (ch.algorithm) {
     case Algorithm::vendor:
@@ -770,24 +956,18 @@ void allreduce(Comm& c, ByteBuffer& data, const Fold& f, const Options& o) {
       c.backend().vendorAllreduce(data.data(), data.data(), data.size() / f.elemSize, f.prim, f.op);
       return;
     case Algorithm::binomial: {
-      reduce_binomial_to0(c, data, f, kTagAllreduce);
+      reduce_binomial_to0(k, data, f);
       if (f.elemSize > 0)  // every rank holds a vector of the same size
-        broadcast(c, {data.data(), data.size()}, 0, Options{Algorithm::binomial, 1});
+        bcast_binomial(k, {data.data(), data.size()}, 0);
       else
-        broadcast_any(c, data, 0, Options{Algorithm::binomial, 1});
+        bcast_any_with(k, data, 0, Options{Algorithm::binomial, 1}, 1024);
       return;
     }
     case Algorithm::recursive_doubling:
-      recursive_doubling(c, data, f.fold, kTagAllreduce);
+      recursive_doubling(k, data, f.fold);
       return;
     case Algorithm::reduce_scatter_allgather:
-      if (f.elemSize == 0)
-        cannot(Collective::allreduce, ch.algorithm,
-               "needs an elementwise fold (a vector of numbers)");
-      if (!is_pow2(P))
-        cannot(Collective::allreduce, ch.algorithm,
-               "needs a power-of-two number of ranks, not " + std::to_string(P));
-      allreduce_rsag(c, data, f, kTagAllreduce);
+      allreduce_rsag(k, data, f);
       return;
     default:
       cannot(Collective::allreduce, ch.algorithm, "does not all-reduce");
@@ -808,14 +988,15 @@ void allgather(Comm& c, std::span<const char> mine, ByteBuffer& out,
   const int P = c.size();
   // Sizes may differ between ranks: choose by the bound every rank passes, never by mine.size().
   const Choice ch = choose(Collective::allgather, P, o.sizeBound, nullptr, true, o);
+  Call k(c, Collective::allgather, -1, ch.algorithm);
   if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorAllgatherv(mine, counts, out);
     case Algorithm::ring:
-      return allgather_ring(c, mine, out, counts);
+      return allgather_ring(k, mine, out, counts);
     case Algorithm::recursive_doubling:
-      return allgather_doubling(c, mine, out, counts);
+      return allgather_doubling(k, mine, out, counts);
     default:
       cannot(Collective::allgather, ch.algorithm, "does not allgather");
   }
@@ -826,12 +1007,13 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
   check_root(c, root, Collective::gather);
   const int P = c.size();
   const Choice ch = choose(Collective::gather, P, o.sizeBound, nullptr, true, o);
+  Call k(c, Collective::gather, root, ch.algorithm);
   if (P == 1) return only_block(mine, out, counts);
   switch (ch.algorithm) {
     case Algorithm::vendor:
       return c.backend().vendorGatherv(mine, root, counts, out);
     case Algorithm::binomial:
-      return gather_binomial(c, mine, root, out, counts);
+      return gather_binomial(k, mine, root, out, counts);
     default:
       cannot(Collective::gather, ch.algorithm, "does not gather");
   }
@@ -839,6 +1021,7 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
 
 void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineBytes,
                       std::vector<std::size_t>& counts, std::vector<char>& out) {
+  Call k(c, Collective::allgather, -1, Algorithm::vendor);  // a sequence number, no header
   const std::size_t P = static_cast<std::size_t>(c.size());
   const std::size_t block = 8 + inlineBytes;
   // Scratch reused between calls (one thread per rank calls this).
@@ -882,6 +1065,7 @@ void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineByt
 }
 
 bool any(Comm& c, bool mine) {
+  Call k(c, Collective::allreduce, -1, Algorithm::vendor);  // a sequence number, no header
   if (c.size() == 1) return mine;
   int in = mine ? 1 : 0, out = 0;
   c.backend().vendorAllreduce(&in, &out, 1, Prim::i32, OpKind::lor);

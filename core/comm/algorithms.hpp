@@ -15,6 +15,15 @@
 /// an algorithm automatically can never change an answer. (The vendor call gives no such promise;
 /// automatic uses it for a fold only when the order cannot matter: P <= 2 with a commutative op,
 /// or an exact op such as integer sums, min, max, logical and bitwise ops.)
+///
+/// Ranks that disagree. Every call takes the next sequence number of its communicator, and every
+/// message of antler's own algorithms carries (sequence, collective, algorithm, root): a rank
+/// that receives a message of another call raises CollectiveMismatch naming both ranks and both
+/// calls, and tells the others (detail/call.hpp says what this catches and what it cannot: a
+/// disagreement shows only where a message is received, so ranks that only send, or that wait
+/// for each other, are not told; then MPI hangs where Local reports a deadlock). The vendor
+/// calls (MPI_Bcast, MPI_Allreduce, ... and allgather_inline, any) cannot carry the header: a
+/// disagreement inside one is left to MPI, which usually hangs.
 #include <cstddef>
 #include <functional>
 #include <span>
@@ -24,6 +33,7 @@
 
 #include "core/buffer.hpp"
 #include "core/comm/comm.hpp"
+#include "core/error.hpp"
 
 namespace antler::comm {
 
@@ -41,7 +51,7 @@ enum class Algorithm : std::uint8_t {
   fibonacci,                 ///< broadcast: pipelined Fibonacci tree
   scatter_allgather,         ///< broadcast of large messages
   recursive_doubling,        ///< all-reduce, allgather (any P)
-  reduce_scatter_allgather,  ///< all-reduce of large vectors (elementwise ops, P a power of 2)
+  reduce_scatter_allgather,  ///< all-reduce of large vectors (elementwise ops, any P)
   ring,                      ///< allgather
 };
 
@@ -56,6 +66,30 @@ const char* to_string(Collective c);
 
 /// The algorithms that implement a collective (vendor and automatic included).
 std::vector<Algorithm> algorithms_for(Collective c);
+
+/// One collective call as every message of antler's own algorithms names it (see
+/// core/comm/detail/call.hpp): what runs, by which algorithm, from which root, and the call's
+/// number on its communicator (every rank counts its collective calls on a Comm alike).
+struct CallInfo {
+  Collective kind = Collective::broadcast;
+  Algorithm algorithm = Algorithm::automatic;
+  int root = -1;               ///< -1: a collective without a root
+  std::uint64_t sequence = 0;  ///< 0 for the first collective on the communicator, then 1, 2, ...
+  bool operator==(const CallInfo&) const = default;
+};
+/// "broadcast #5 (root 0, binomial)".
+std::string to_string(const CallInfo& c);
+
+/// Two ranks disagree on the sequence of collectives: `peer` sent `rank` a message of `theirs`
+/// while `rank` runs `mine`. Raised on the rank that sees the message; it then tells every other
+/// rank of the communicator, whose next receive from it raises a CommError quoting this text.
+struct CollectiveMismatch : CommError {
+  CollectiveMismatch(int rank, int peer, const CallInfo& mine, const CallInfo& theirs,
+                     const std::string& what)
+      : CommError(what), rank(rank), peer(peer), mine(mine), theirs(theirs) {}
+  int rank, peer;
+  CallInfo mine, theirs;
+};
 
 /// How contributions combine: acc = other . acc if otherOnLeft, else acc . other. An
 /// elementwise fold (elemSize > 0) works on any whole number of elements, which lets
@@ -78,13 +112,26 @@ struct Options {
   std::size_t sizeBound = 0;
 };
 
-/// The alpha-beta model automatic chooses with: a message of n bytes costs alpha + beta n.
-/// Measured once per communicator family by a short ping-pong (measure_cost_model) or set with
-/// ANTLER_COMM_ALPHA / ANTLER_COMM_BETA; ANTLER_COMM_ALGORITHM=<name> forces one algorithm
-/// wherever it applies.
+/// The model automatic chooses with: a message of n bytes costs alpha + beta n on the wire, and
+/// antler's own algorithms add what their implementation costs beyond that: perMessage of
+/// software per message (the collective header, the call's bookkeeping) and perByte for every
+/// local pass over a byte (copying a message behind its header, a fold, a snapshot). Where more
+/// ranks run than cores (oversubscribed), the CPU work of all ranks — every message costs its
+/// sender and its receiver — is shared by `parallel` ranks at a time, and a collective takes at
+/// least that total divided by `parallel`.
+///
+/// alpha and beta are measured once per communicator family by a short ping-pong
+/// (measure_cost_model), perByte by timing a copy, parallel from the ranks on rank 0's node and
+/// its hardware threads; perMessage is a constant measured with bench/collectives (see
+/// bench/README.md). Environment: ANTLER_COMM_ALPHA, ANTLER_COMM_BETA, ANTLER_COMM_PER_MESSAGE,
+/// ANTLER_COMM_PER_BYTE (seconds), ANTLER_COMM_PARALLEL (ranks); ANTLER_COMM_ALGORITHM=<name>
+/// forces one algorithm wherever it applies.
 struct CostModel {
   double alpha = 2e-6;
   double beta = 1e-10;
+  double perMessage = 1e-7;
+  double perByte = 1e-10;
+  double parallel = 0;  ///< ranks that can run at once (0: every rank)
 };
 /// The model in use (environment variables, else the last measurement, else the defaults).
 CostModel cost_model();

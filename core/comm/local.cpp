@@ -80,7 +80,9 @@ struct LocalRecv {
 class LocalBackend final : public detail::Backend {
  public:
   LocalBackend(std::shared_ptr<World> w, std::uint64_t context, std::vector<int> members, int rank)
-      : w_(std::move(w)), context_(context), members_(std::move(members)), rank_(rank) {}
+      : w_(std::move(w)), context_(context), members_(std::move(members)), rank_(rank) {
+    inlineLimit = static_cast<std::size_t>(-1);  // one message per send: textbook counts (kNoLimit)
+  }
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
@@ -192,6 +194,15 @@ class LocalBackend final : public detail::Backend {
         --w_->blocked;
       }
     }
+  }
+  std::size_t recvSome(int src, int tag, char* into, std::size_t cap) override {
+    ByteBuffer b = recv(src, tag);
+    if (b.size() > cap)
+      throw CommError("recv on rank " + std::to_string(rank_) + ": a message of " +
+                      std::to_string(b.size()) + " bytes from rank " + std::to_string(src) +
+                      ", at most " + std::to_string(cap) + " expected");
+    if (b.size()) std::memcpy(into, b.data(), b.size());
+    return b.size();
   }
   std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) override {
     return std::make_shared<LocalRecv>(LocalRecv{src, tag, into, n});

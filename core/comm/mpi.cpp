@@ -96,7 +96,10 @@ class MpiBackend final : public detail::Backend {
     if (g_rank < 0) g_rank = rank_;
   }
   ~MpiBackend() override {
-    if (comm_ != MPI_COMM_NULL && mpi_active()) MPI_Comm_free(&comm_);
+    // After a collective mismatch the communicator holds stray messages, and Open MPI can
+    // crash when a later communicator reuses the id of a freed one with messages pending: such
+    // a communicator is left allocated (see core/comm/detail/call.hpp).
+    if (comm_ != MPI_COMM_NULL && mpi_active() && !noticed) MPI_Comm_free(&comm_);
   }
   MPI_Comm handle() const { return comm_; }
   int rank() const override { return rank_; }
@@ -137,6 +140,14 @@ class MpiBackend final : public detail::Backend {
     ANTLER_MPI(MPI_Mrecv(out.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
     count_recv(static_cast<std::size_t>(n));
     return out;
+  }
+  std::size_t recvSome(int src, int tag, char* into, std::size_t cap) override {
+    MPI_Status st;
+    ANTLER_MPI(MPI_Recv(into, as_int(cap, "recv"), MPI_BYTE, src, tag, comm_, &st));
+    int n = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+    count_recv(static_cast<std::size_t>(n));
+    return static_cast<std::size_t>(n);
   }
   std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) override {
     auto op = std::make_shared<MpiOp>();

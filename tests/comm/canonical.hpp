@@ -23,4 +23,17 @@ inline double canonical_sum(int P) {
   return canonical_sum(P, 0, m);
 }
 
+/// The canonical-order sum over P ranks of value(r), for any value.
+template <class F>
+double canonical_sum_of(int P, const F& value, int a = 0, int m = 0) {
+  if (m == 0) {
+    m = 1;
+    while (m < P) m *= 2;
+  }
+  if (m == 1) return value(a);
+  const int h = m / 2;
+  if (a + h >= P) return canonical_sum_of(P, value, a, h);
+  return canonical_sum_of(P, value, a, h) + canonical_sum_of(P, value, a + h, h);
+}
+
 }  // namespace antler::test

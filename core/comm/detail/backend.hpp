@@ -2,6 +2,7 @@
 // The interface both backends implement (internal). Point-to-point is all the algorithms need;
 // the vendor_* calls are the MPI library's own collectives (the `vendor` algorithm), which the
 // Local backend stands in for with plain linear algorithms over its mailboxes.
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -29,6 +30,9 @@ class Backend {
   /// Returns an opaque in-flight operation (nullptr if already complete).
   virtual std::shared_ptr<void> isend(int dest, int tag, std::span<const char> bytes) = 0;
   virtual ByteBuffer recv(int src, int tag) = 0;
+  /// Receives the next message from src with tag into `into` and returns its size (one larger
+  /// than cap is a CommError).
+  virtual std::size_t recvSome(int src, int tag, char* into, std::size_t cap) = 0;
   virtual std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) = 0;
   virtual void wait(std::shared_ptr<void>& op) = 0;
 
@@ -49,6 +53,21 @@ class Backend {
 
   Stats stats;
   std::uint64_t sequence = 0;
+
+  // ---- the collective header (see core/comm/detail/call.hpp) ----
+
+  /// Messages up to this size travel with their header in one message (a copy); larger ones
+  /// as a header message followed by the bytes themselves (no copy). Local copies every message
+  /// anyway and keeps one message per send, so that its counts stay the textbook figures.
+  std::size_t inlineLimit = 8192;
+  /// This rank's last calls by sequence (slot sequence % kHistory), to name a mismatch.
+  static constexpr std::size_t kHistory = 64;
+  std::array<CallInfo, kHistory> history{};
+  /// The notices this rank sent when it left a collective with a mismatch (sent once; kept
+  /// alive until the communicator goes, as nobody may ever receive them).
+  bool noticed = false;
+  std::vector<ByteBuffer> noticeBytes;
+  std::vector<std::shared_ptr<void>> noticeOps;
 };
 
 }  // namespace detail
