@@ -100,10 +100,12 @@ NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggy
   if (P <= 1) return NodeStage::allgather;
   const std::size_t S = bound ? bound : kUnknownBound;
   // Riding in the exchange adds only bytes (its rounds are paid anyway); on its own, the
-  // allgather is the vendor call the exchange uses.
+  // allgather is the vendor call the exchange uses. Either way every node then packs, reads and
+  // folds all P partials (the trees' copies and folds are in modelled_cost).
+  const double folds = 3.0 * P * static_cast<double>(S) * m.perByte;
   const double gather =
-      piggyback ? m.beta * static_cast<double>(P - 1) * static_cast<double>(S)
-                : comm::modelled_cost(Collective::allgather, Algorithm::vendor, P, S, m);
+      folds + (piggyback ? m.beta * static_cast<double>(P - 1) * static_cast<double>(S)
+                         : comm::modelled_cost(Collective::allgather, Algorithm::vendor, P, S, m));
   // The canonical tree is rooted at node 0: another node gets the result one hop later.
   double tree = resultNode == kEveryNode
                     ? comm::modelled_cost(Collective::allreduce, Algorithm::binomial, P, S, m)

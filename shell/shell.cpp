@@ -1004,7 +1004,8 @@ std::string Shell::pwd() const {
 }
 
 std::string Shell::absolute(std::string_view path) const {
-  if (!path.empty() && path.front() == '/') return std::string(path);
+  // An empty path stays empty (and is refused by name where a path is needed).
+  if (path.empty() || path.front() == '/') return std::string(path);
   const std::string base = pwd();
   // Below the current element, so that "synapse[2]" under "/net/cells[3]" is entry 3's.
   return (base == "/" ? base : base + "/") + std::string(path);
