@@ -54,9 +54,11 @@ def _network(tmp_path, name="rec.h5", flush_limit=None):
     stim_tab = antler.Table("/stimtab")
     antler.connect(stim_tab, "requestOut", stim, "getOutputValue")
     antler.setClock(0, dt)
-    antler.useClock(0, "/src,/n,/stim")
+    for path in ("/src", "/n", "/stim"):
+        antler.useClock(0, path)
     antler.setClock(1, dt)
-    antler.useClock(1, "/vm,/spk,/stimtab,/w")
+    for path in ("/vm", "/spk", "/stimtab", "/w"):
+        antler.useClock(1, path)
     return w, vm_tabs, spk, stim_tab, dt
 
 
@@ -112,7 +114,8 @@ def test_writer_bad_input(model, tmp_path):
     w = antler.NSDFWriter("/w")
     n = antler.IntFire("/n", 3)
     antler.setClock(0, 1e-4)
-    antler.useClock(0, "/##")
+    antler.useClock(0, "/n")
+    antler.useClock(0, "/w")
     with pytest.raises(antler.FieldError, match="Vmm"):
         antler.connect(w, "requestOut", n, "getVmm", "Reduce")
     with pytest.raises(antler.PathError, match="nowhere"):
@@ -160,7 +163,8 @@ _RSS_CHILD = textwrap.dedent("""
     w.flushLimit = 1 << 18            # 2 MiB blocks
     antler.connect(w, 'requestOut', neurons, 'getVm', 'Reduce')
     antler.setClock(0, 1e-4)
-    antler.useClock(0, '/##')
+    antler.useClock(0, '/n')
+    antler.useClock(0, '/w')
     antler.reinit()
     antler.start(1e-4)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
