@@ -1,7 +1,7 @@
 """The demo's --nsdf recording: run examples/population_stats.py at 1 and 2 nodes, read both files
 back with h5py, and check (1) the series the writer recorded equal, bit for bit, what the demo's
 Tables hold (its CSV, printed with 17 digits), (2) both files hold the same data (every uniform
-and event dataset), (3) Vm of every neuron averages to the Stats mean each step (up to
+and event dataset; the Stats' reductions up to reassociation), (3) Vm of every neuron averages to the Stats mean each step (up to
 reassociation), and the spike count matches the recorded rate.
 
 Usage: run_demo_nsdf.py MPIEXEC PYTHON EXAMPLES_DIR WORK_DIR [mpiexec flags...]
@@ -48,6 +48,11 @@ for ranks in (1, 2):
     files[ranks] = data
     print("%d rank(s): %d samples x %d neurons, %d spikes: equal to the Tables" % (ranks, vm.shape[1], N, nspikes))
 assert files[1].keys() == files[2].keys()
+# Vm, spikes and the rate are the same bits on any split; the Stats' mean and sdev are reductions,
+# equal up to floating-point reassociation (the Tables differ the same way).
 for name in files[1]:
-    assert np.array_equal(files[1][name], files[2][name]), "%s differs between 1 and 2 ranks" % name
-print("OK: %d datasets identical at 1 and 2 ranks" % len(files[1]))
+    if name.startswith("data/uniform/stats/"):
+        np.testing.assert_allclose(files[1][name], files[2][name], rtol=1e-12, atol=1e-15)
+    else:
+        assert np.array_equal(files[1][name], files[2][name]), "%s differs between 1 and 2 ranks" % name
+print("OK: %d datasets identical at 1 and 2 ranks (the Stats' up to reassociation)" % len(files[1]))
