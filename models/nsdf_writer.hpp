@@ -24,7 +24,8 @@
 /// Event data. The field element `eventInput` holds one entry per event source; its dest `input`
 /// takes a time (connect any SrcFinfo<double>, e.g. IntFire.spikeOut, with a Sparse message
 /// filled one source per entry, or a Single message per source). Times go to
-/// /data/event/<population>/<srcField>/<dataIndex> (1D float64, attributes source, field, unit),
+/// /data/event/<population>/<srcField>/<dataIndex> (1D float64, attribute source; the group has
+/// field and unit),
 /// mapped by /map/event/<population>/<srcField> (compound: source path, data reference), NSDF's
 /// ONED dialect. They are buffered with the uniform data and written in the same blocks.
 ///
