@@ -37,9 +37,11 @@ def run(nsdf, events=False):
     reinit + close time. The writer records Vm of every neuron every step (and, with events,
     every spike time: the demo's --nsdf)."""
     antler._clearModel()
-    built = demo.build(args(nsdf if events else ""))
-    writer = built[-1]
-    if nsdf and not events:
+    built = demo.build(args(""))
+    writer = None
+    if nsdf and events:
+        writer = demo.add_writer(nsdf, *built[:3])
+    elif nsdf:
         writer = antler.NSDFWriter("/net/nsdf")
         writer.filename = nsdf
         writer.overwrite = True
@@ -75,7 +77,7 @@ for _ in range(reps):
     t0 = time.perf_counter()
     with h5py.File(path, "w") as f:
         d = f.create_dataset("Vm", shape=(neurons, 0), maxshape=(neurons, None), dtype="f8",
-                             chunks=(max(1, min(neurons, (1 << 17) // min(block, 4096))), min(block, 4096)))
+                             chunks=(max(1, min(neurons, (1 << 17) // min(block, 64))), min(block, 64)))
         done = 0
         while done < steps + 1:
             k = min(block, steps + 1 - done)

@@ -76,20 +76,22 @@ def build(args):
     moose.useClock(1, "/net/stats")
     moose.useClock(1, "/net/rate")
     moose.useClock(2, "/net/##[TYPE=Table]")
-    writer = None
-    if args.nsdf:
-        # Streams to HDF5 in blocks: /data/uniform/neurons/Vm (neurons x steps), the series the
-        # Tables hold, and /data/event/neurons/spikeOut/<i> (one dataset of spike times per neuron).
-        writer = moose.NSDFWriter("/net/nsdf")
-        writer.filename = args.nsdf
-        writer.overwrite = True
-        moose.connect(writer, "requestOut", nv, "getVm", "Reduce")
-        for src, field in ((stats, "getMean"), (stats, "getSdev"), (rate, "getRate")):
-            moose.connect(writer, "requestOut", src, field, "Single")
-        ev = moose.connect(neurons, "spikeOut", "/net/nsdf/eventInput", "input", "Sparse")
-        ev.pairFill(list(range(args.neurons)), [0] * args.neurons)
-        moose.useClock(2, "/net/nsdf")
-    return nv, stats, rate, tabs, sizes, writer
+    return nv, stats, rate, tabs, sizes
+
+
+def add_writer(path, nv, stats, rate):
+    """An NSDFWriter streaming to HDF5 in blocks: /data/uniform/neurons/Vm (neurons x steps), the
+    series the Tables hold, and /data/event/neurons/spikeOut/<i> (spike times of neuron i)."""
+    writer = moose.NSDFWriter("/net/nsdf")
+    writer.filename = path
+    writer.overwrite = True
+    moose.connect(writer, "requestOut", nv, "getVm", "Reduce")
+    for src, field in ((stats, "getMean"), (stats, "getSdev"), (rate, "getRate")):
+        moose.connect(writer, "requestOut", src, field, "Single")
+    ev = moose.connect(nv, "spikeOut", "/net/nsdf/eventInput", "input", "Sparse")
+    ev.pairFill(list(range(len(nv))), [0] * len(nv))
+    moose.useClock(2, "/net/nsdf")
+    return writer
 
 
 def main():
@@ -113,7 +115,8 @@ def main():
         moose.setNumThreads(args.threads)
 
     t0 = time.time()
-    nv, stats, rate, tabs, sizes, writer = build(args)
+    nv, stats, rate, tabs, sizes = build(args)
+    writer = add_writer(args.nsdf, nv, stats, rate) if args.nsdf else None
     t_build = time.time() - t0
     moose.reinit()
     t0 = time.time()

@@ -480,7 +480,8 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     for (auto& [j, name] : pops)
       mapDs[name] = write_strings(st->fid, "/map/uniform/" + name, st->vars[j].sources, f);
     for (auto& [name, ds] : mapDs) H5DSset_scale(ds, "source");
-    const hsize_t cc = std::min<hsize_t>(st->block, 4096);
+    // Chunks of about 1 MiB, at most 64 columns wide: a short run wastes little of its last chunk.
+    const hsize_t cc = std::min<hsize_t>(st->block, 64);
     for (auto& v : st->vars) {
       const hsize_t rows = v.sources.size();
       const hsize_t dims[2] = {rows, 0};
