@@ -4,7 +4,8 @@
 through Sparse random connectivity with synaptic delays, and excite/inhibit each other through a
 second Sparse message. A Stats object reduces Vm over the whole population every step, a SpikeStats
 object the population firing rate; Tables record both. At the end the script prints a summary and
-writes a CSV of the time series and a PNG plot.
+writes a CSV of the time series and a PNG plot. With --nsdf FILE an NSDFWriter also streams every
+neuron's Vm (every step), the Tables' series and every spike time into FILE (HDF5, NSDF layout).
 
 Run it serially or on several nodes, unchanged:
     python3 examples/population_stats.py --out /tmp/antler-demo
@@ -78,6 +79,21 @@ def build(args):
     return nv, stats, rate, tabs, sizes
 
 
+def add_writer(path, nv, stats, rate):
+    """An NSDFWriter streaming to HDF5 in blocks: /data/uniform/neurons/Vm (neurons x steps), the
+    series the Tables hold, and /data/event/neurons/spikeOut/<i> (spike times of neuron i)."""
+    writer = moose.NSDFWriter("/net/nsdf")
+    writer.filename = path
+    writer.overwrite = True
+    moose.connect(writer, "requestOut", nv, "getVm", "Reduce")
+    for src, field in ((stats, "getMean"), (stats, "getSdev"), (rate, "getRate")):
+        moose.connect(writer, "requestOut", src, field, "Single")
+    ev = moose.connect(nv, "spikeOut", "/net/nsdf/eventInput", "input", "Sparse")
+    ev.pairFill(list(range(len(nv))), [0] * len(nv))
+    moose.useClock(2, "/net/nsdf")
+    return writer
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--neurons", type=int, default=10000)
@@ -93,17 +109,21 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="threads per node (default: OMP_NUM_THREADS)")
     p.add_argument("--out", default="population_stats_out", help="folder for the CSV and PNG")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--nsdf", default="", help="also write Vm of every neuron and the spikes to this HDF5 file")
     args = p.parse_args()
     if args.threads:
         moose.setNumThreads(args.threads)
 
     t0 = time.time()
     nv, stats, rate, tabs, sizes = build(args)
+    writer = add_writer(args.nsdf, nv, stats, rate) if args.nsdf else None
     t_build = time.time() - t0
     moose.reinit()
     t0 = time.time()
     moose.start(args.duration)
     t_run = time.time() - t0
+    if writer is not None:
+        writer.close()  # writes the last block; the file can be read from here on
 
     mean, sdev, fr = (np.asarray(tabs[k].vector) for k in ("mean", "sdev", "rate"))
     t = args.dt * np.arange(len(mean))  # a Table holds the value at reinit, then one per step
@@ -128,6 +148,8 @@ def main():
     print("result: spikes=%d mean_Vm=%.9f rate=%.6f" % (int(round(fr.sum() * args.dt * args.neurons)),
                                                        mean.mean(), fr.mean()))
     print("wrote %s" % csv_path)
+    if writer is not None:
+        print("wrote %s (NSDF: Vm of %d neurons x %d samples, spike times)" % (args.nsdf, args.neurons, writer.samples))
     if not args.no_plot:
         import matplotlib
         matplotlib.use("Agg")

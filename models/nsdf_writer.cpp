@@ -1,0 +1,628 @@
+#include "models/nsdf_writer.hpp"
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "msg/msg.hpp"
+#include "reduce/reduce_finfo.hpp"
+#include "reduce/reduce_queue.hpp"
+
+namespace antler {
+
+namespace {
+
+/// The job of one requestOut message: gathers the field over the targets (the loops of
+/// reduce_finfo.hpp) and hands the result to the writer with the message's id.
+class GatherJob final : public detail::TypedReduceJob<GatherValues> {
+ public:
+  GatherJob(const ReduceMsg& msg, detail::LoopFn<GatherValues, double> loop,
+            detail::OneFn<GatherValues, double> one)
+      : msg_(msg), loop_(loop), one_(one) {}
+  std::uint64_t id() const override { return msg_.id(); }
+  void primary(unsigned t, unsigned nthreads) override {
+    auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
+    GatherValues& r = this->partials_[t].r;
+    r.values.clear();
+    if (msg_.isSingle()) {
+      const Target x = msg_.singleTarget();
+      if (x.data >= lo && x.data < hi) one_(r, msg_.dest(), msg_.getter(), x.data, x.field);
+    } else {
+      loop_(r, msg_.dest(), msg_.getter(), lo, hi);
+    }
+  }
+  int resultNode() const override {
+    const Element* src = msg_.src();
+    return src->isGlobal() ? -1 : src->owner(msg_.requester());
+  }
+  void digest() override {
+    const Element* src = msg_.src();
+    const Index d = msg_.requester();
+    if (!src->isLocal(d)) return;
+    reinterpret_cast<NSDFWriter*>(src->data(d, 0))
+        ->store(Eref(src, d), msg_.id(), this->result_);
+  }
+
+ private:
+  const ReduceMsg& msg_;
+  detail::LoopFn<GatherValues, double> loop_;
+  detail::OneFn<GatherValues, double> one_;
+};
+
+/// Units of MOOSE's usual fields (NSDF asks for a unit; antler's fields do not declare one).
+std::string unit_of(const std::string& field) {
+  static const std::map<std::string, std::string> units{
+      {"Vm", "V"},        {"initVm", "V"},    {"Em", "V"},      {"thresh", "V"},
+      {"threshold", "V"}, {"vReset", "V"},    {"Im", "A"},      {"inject", "A"},
+      {"Cm", "F"},        {"Rm", "Ohm"},      {"Ra", "Ohm"},    {"tau", "s"},
+      {"refractoryPeriod", "s"}, {"refractT", "s"}, {"rate", "Hz"}, {"lastEvent", "s"},
+      {"spikeOut", "s"},  {"eventOut", "s"}};
+  auto it = units.find(field);
+  return it == units.end() ? std::string() : it->second;
+}
+
+std::string object_path(const Element* e, Index d) {
+  return e->path() + "[" + std::to_string(d) + "]";
+}
+
+/// Turns HDF5's own printing of its error stack off while alive (errors become exceptions here).
+struct QuietHdf5 {
+  H5E_auto2_t fn = nullptr;
+  void* data = nullptr;
+  QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, fn, data); }
+};
+
+/// Throws a ValueError naming the file and the failed step when an HDF5 call returned < 0.
+template <class H>
+H checked(H h, const std::string& file, const char* what) {
+  if (h < 0) throw ValueError("NSDFWriter: cannot " + std::string(what) + " in '" + file + "'");
+  return h;
+}
+
+}  // namespace
+
+std::unique_ptr<ReduceBase> NSDFRequestFinfo::makeJob(const ReduceMsg& msg) const {
+  const ValueFinfoBase* g = msg.getter();
+  auto [loop, one] = detail::select_loop<GatherValues, double>(g->valueType());
+  if (!loop)
+    throw TypeError("connect: NSDFWriter.requestOut records numbers (stored as float64), but " +
+                    msg.dest()->cinfo()->name() + "." + g->name() + " is " +
+                    type_name(g->valueType()));
+  if (!msg.isSingle() && msg.dest()->isField())
+    throw MsgError("connect: NSDFWriter.requestOut with a Reduce message records every entry of a "
+                   "data Element; " + msg.dest()->path() +
+                   " is a field element: connect Single messages to the entries to record");
+  return std::make_unique<GatherJob>(msg, loop, one);
+}
+
+const Cinfo* EventInput::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<EventInput>("EventInput", "one event source of an NSDFWriter (eventInput)")
+          .dest<&EventInput::input>("input", "records an event time")
+          .build();
+  return c;
+}
+
+// ---- the open file and its buffers ----
+
+struct NSDFWriter::State {
+  struct Variable {       // one dataset /data/uniform/<pop>/<field>
+    std::string pop, field;
+    std::vector<std::string> sources;  // object paths, one per row
+    Id element;
+    hid_t ds = -1;
+    std::vector<double> buf;  // rows x block, row-major
+    std::uint64_t written = 0;
+  };
+  struct Channel {  // one requestOut message: rows [row, row + rows) of variable var
+    std::uint32_t msgId;
+    std::size_t var, row, rows;
+  };
+  struct EventSource {  // one eventInput entry with its source
+    Index entry;
+    std::string pop, field, path, name;
+    hid_t ds = -1;
+    std::uint64_t written = 0;
+  };
+  std::string file;
+  hid_t fid = -1;
+  std::vector<Variable> vars;
+  std::vector<Channel> channels;  // sorted by msgId
+  std::vector<EventSource> events;
+  std::size_t block = 1;      // columns per block
+  std::size_t cols = 0;       // columns buffered
+  std::size_t delivered = 0;  // channels delivered for the column being filled
+  double dt = 0;
+  std::string error;  // a failure in store(), raised by the next process
+
+  ~State() { closeHandles(); }
+  void closeHandles() {
+    QuietHdf5 q;
+    for (auto& v : vars)
+      if (v.ds >= 0) H5Dclose(v.ds), v.ds = -1;
+    for (auto& ev : events)
+      if (ev.ds >= 0) H5Dclose(ev.ds), ev.ds = -1;
+    if (fid >= 0) H5Fclose(fid), fid = -1;
+  }
+
+  void writeUniform() {
+    if (cols == 0) return;
+    QuietHdf5 q;
+    for (auto& v : vars) {
+      const hsize_t rows = v.sources.size();
+      const hsize_t ext[2] = {rows, v.written + cols};
+      checked(H5Dset_extent(v.ds, ext), file, "extend a dataset");
+      hid_t fs = checked(H5Dget_space(v.ds), file, "read a dataspace");
+      const hsize_t start[2] = {0, v.written}, count[2] = {rows, cols};
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      const hsize_t mdims[2] = {rows, block};
+      hid_t ms = H5Screate_simple(2, mdims, nullptr);
+      const hsize_t mstart[2] = {0, 0};
+      H5Sselect_hyperslab(ms, H5S_SELECT_SET, mstart, nullptr, count, nullptr);
+      const herr_t rc = H5Dwrite(v.ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v.buf.data());
+      H5Sclose(ms);
+      H5Sclose(fs);
+      checked(rc, file, "write uniform data");
+      v.written += cols;
+    }
+    cols = 0;
+  }
+
+  void writeEvents(std::vector<EventInput>& inputs) {
+    QuietHdf5 q;
+    for (auto& ev : events) {
+      std::vector<double>& b = inputs[ev.entry].buffer();
+      if (b.empty()) continue;
+      const hsize_t ext[1] = {ev.written + b.size()};
+      checked(H5Dset_extent(ev.ds, ext), file, "extend an event dataset");
+      hid_t fs = H5Dget_space(ev.ds);
+      const hsize_t start[1] = {ev.written}, count[1] = {b.size()};
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      hid_t ms = H5Screate_simple(1, count, nullptr);
+      const herr_t rc = H5Dwrite(ev.ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, b.data());
+      H5Sclose(ms);
+      H5Sclose(fs);
+      checked(rc, file, "write event data");
+      ev.written += b.size();
+      b.clear();
+    }
+  }
+
+  void flushFile() {
+    QuietHdf5 q;
+    if (fid >= 0) checked(H5Fflush(fid, H5F_SCOPE_GLOBAL), file, "flush the file");
+  }
+};
+
+namespace {
+
+hid_t vlen_string() {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+void attr_string(hid_t obj, const char* name, const std::string& value, const std::string& file) {
+  hid_t t = vlen_string();
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+  const char* p = value.c_str();
+  const herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &p);
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(s);
+  H5Tclose(t);
+  checked(rc, file, "write an attribute");
+}
+
+void attr_double(hid_t obj, const char* name, double value, const std::string& file) {
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT);
+  const herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_DOUBLE, &value);
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(s);
+  checked(rc, file, "write an attribute");
+}
+
+hid_t make_group(hid_t fid, const std::string& path, const std::string& file) {
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t g = H5Gcreate2(fid, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  return checked(g, file, ("create group " + path).c_str());
+}
+
+hid_t write_strings(hid_t fid, const std::string& path, const std::vector<std::string>& v,
+                    const std::string& file) {
+  hid_t t = vlen_string();
+  const hsize_t n = v.size();
+  hid_t s = H5Screate_simple(1, &n, nullptr);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t ds = H5Dcreate2(fid, path.c_str(), t, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  std::vector<const char*> p;
+  for (auto& x : v) p.push_back(x.c_str());
+  const herr_t rc = ds < 0 ? -1 : (n ? H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()) : 0);
+  H5Sclose(s);
+  H5Tclose(t);
+  if (rc < 0 && ds >= 0) H5Dclose(ds);
+  checked(rc, file, ("write " + path).c_str());
+  return ds;
+}
+
+hid_t extendible(hid_t fid, const std::string& path, int rank, const hsize_t* dims,
+                 const hsize_t* chunk, const std::string& file) {
+  hsize_t maxd[2] = {dims[0], H5S_UNLIMITED};
+  if (rank == 1) maxd[0] = H5S_UNLIMITED;
+  hid_t s = H5Screate_simple(rank, dims, maxd);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, rank, chunk);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t ds = H5Dcreate2(fid, path.c_str(), H5T_IEEE_F64LE, s, lcpl, dcpl, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  H5Pclose(dcpl);
+  H5Sclose(s);
+  return checked(ds, file, ("create dataset " + path).c_str());
+}
+
+/// A name not yet in `taken` (base, base_2, base_3, ...), then marks it taken.
+std::string unique_name(std::set<std::string>& taken, const std::string& base) {
+  std::string n = base;
+  for (int k = 2; taken.count(n); ++k) n = base + "_" + std::to_string(k);
+  taken.insert(n);
+  return n;
+}
+
+}  // namespace
+
+// ---- NSDFWriter ----
+
+NSDFWriter::NSDFWriter() = default;
+
+NSDFWriter::~NSDFWriter() {
+  try {
+    close();
+  } catch (...) {  // a destructor cannot report; close() from the script does
+  }
+}
+
+bool NSDFWriter::isOpen() const { return st_ && st_->fid >= 0; }
+
+void NSDFWriter::setFilename(const std::string& f) {
+  if (f.empty()) throw ValueError("NSDFWriter.filename: must not be empty");
+  filename_ = f;
+}
+
+void NSDFWriter::setFlushLimit(unsigned n) {
+  if (n == 0) throw ValueError("NSDFWriter.flushLimit: must be at least 1 (values per block)");
+  flushLimit_ = n;
+}
+
+void NSDFWriter::flush() {
+  if (!isOpen()) return;
+  st_->writeUniform();
+  st_->writeEvents(eventInputs_);
+  st_->flushFile();
+}
+
+void NSDFWriter::close() {
+  if (!st_) return;
+  std::unique_ptr<State> st = std::move(st_);
+  if (st->fid >= 0) {
+    st->writeUniform();
+    st->writeEvents(eventInputs_);
+  }
+  st->closeHandles();
+}
+
+void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
+  close();
+  samples_ = 0;
+  for (auto& in : eventInputs_) in.buffer().clear();
+  const Element* me = e.element();
+  const std::string who = "NSDFWriter " + me->path();
+  if (me->isGlobal())
+    throw ValueError(who + ": a writer must not be global (every node would write the file)");
+  if (filename_.empty())
+    throw ValueError(who + ": set filename before reinit (the HDF5 file to write)");
+
+  auto st = std::make_unique<State>();
+  st->file = filename_;
+  st->dt = p->dt;
+
+  // Uniform data: the requestOut messages of this object, in message id order (the digests of a
+  // round come in this order too, but store() finds the channel by id and does not rely on it).
+  std::vector<const ReduceMsg*> msgs;
+  for (const Conn& c : me->conns(requestOut.bindIndex())) {
+    auto* m = static_cast<const ReduceMsg*>(c.msg);
+    if (m->requester() == e.dataIndex()) msgs.push_back(m);
+  }
+  std::sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
+  std::map<std::pair<std::uint32_t, std::string>, std::size_t> varOf;  // (element, field) -> var
+  for (const ReduceMsg* m : msgs) {
+    const Element* d = m->dest();
+    const std::string field = m->getter()->name();
+    auto key = std::make_pair(d->id().value, field);
+    auto it = varOf.find(key);
+    if (it == varOf.end()) {
+      it = varOf.emplace(key, st->vars.size()).first;
+      State::Variable v;
+      v.field = field;
+      v.element = d->id();
+      st->vars.push_back(std::move(v));
+    }
+    State::Variable& v = st->vars[it->second];
+    State::Channel ch{m->id(), it->second, v.sources.size(), 0};
+    if (m->isSingle()) {
+      const Target t = m->singleTarget();
+      std::string path = object_path(d, t.data);
+      if (d->isField()) path += "[" + std::to_string(t.field) + "]";
+      v.sources.push_back(std::move(path));
+    } else {
+      for (Index i = 0; i < d->numData(); ++i) v.sources.push_back(object_path(d, i));
+    }
+    ch.rows = v.sources.size() - ch.row;
+    st->channels.push_back(ch);
+  }
+  // Populations: one per Element and set of objects (fields over the same objects share one).
+  std::set<std::string> popNames;
+  std::vector<std::pair<std::size_t, std::string>> pops;  // (first var, name)
+  std::vector<std::string> mapOfVar(st->vars.size());
+  std::set<std::string> mapsToWrite;
+  std::size_t totalRows = 0;
+  for (std::size_t k = 0; k < st->vars.size(); ++k) {
+    State::Variable& v = st->vars[k];
+    totalRows += v.sources.size();
+    for (auto& [j, name] : pops) {
+      if (st->vars[j].element == v.element && st->vars[j].sources == v.sources) {
+        v.pop = name;
+        break;
+      }
+    }
+    if (v.pop.empty()) {
+      v.pop = unique_name(popNames, ElementTable::instance().get(v.element)->name());
+      pops.emplace_back(k, v.pop);
+    }
+  }
+  st->block = totalRows ? std::max<std::size_t>(1, flushLimit_ / totalRows) : 1;
+
+  // Event sources: the messages into this writer's eventInput entries.
+  Element* fe = ElementTable::instance().get(me->id())->child("eventInput");
+  std::set<std::string> evPops;
+  std::map<std::uint32_t, std::string> evPopOf;  // source element -> population
+  if (fe) {
+    std::vector<const Msg*> in;
+    for (std::uint32_t id : fe->msgIds()) {
+      const Msg* m = MsgTable::instance().get(id);
+      if (m && m->dest() == fe) in.push_back(m);
+    }
+    std::sort(in.begin(), in.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
+    std::vector<int> taken(eventInputs_.size(), 0);
+    for (const Msg* m : in) {
+      const Element* s = m->src();
+      if (s->isField())
+        throw MsgError(who + ": event sources must be data Elements, not field element " +
+                       s->path());
+      const std::string field = m->srcFinfo()->name();
+      auto pit = evPopOf.find(s->id().value);
+      if (pit == evPopOf.end()) pit = evPopOf.emplace(s->id().value, unique_name(evPops, s->name())).first;
+      for (Index d = 0; d < s->numData(); ++d) {
+        for (const Target& t : m->targets(d, 0)) {
+          if (t.data != e.dataIndex() || t.field >= eventInputs_.size()) continue;
+          if (taken[t.field]++)
+            throw MsgError(who + ": eventInput[" + std::to_string(t.field) +
+                           "] has more than one source (" + object_path(s, d) +
+                           " among them): give each source its own entry");
+          State::EventSource ev;
+          ev.entry = t.field;
+          ev.pop = pit->second;
+          ev.field = field;
+          ev.path = object_path(s, d);
+          ev.name = std::to_string(d);
+          st->events.push_back(std::move(ev));
+        }
+      }
+    }
+    std::sort(st->events.begin(), st->events.end(),
+              [](auto& a, auto& b) { return a.entry < b.entry; });
+  }
+
+  // The file: refuse an existing one unless asked; remove what was made if anything fails.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(filename_, ec) && !overwrite_)
+    throw ValueError(who + ": file '" + filename_ +
+                     "' exists (set overwrite = True to replace it, or choose another filename)");
+  {
+    const fs::path parent = fs::path(filename_).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw ValueError(who + ": cannot create file '" + filename_ + "': folder '" +
+                       parent.string() + "' does not exist");
+  }
+  QuietHdf5 quiet;
+  errno = 0;
+  // The 1.8 file format: groups with many links (one event dataset per source) are indexed
+  // (B-tree v2) instead of scanned, which makes creating 1e4 event datasets several times faster.
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  st->fid = H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (st->fid < 0) {
+    const int err = errno;
+    throw ValueError(who + ": cannot create file '" + filename_ + "'" +
+                     (err ? std::string(": ") + std::strerror(err) : std::string()));
+  }
+  try {
+    const std::string& f = filename_;
+    attr_string(st->fid, "nsdf_version", "0.1", f);
+    attr_string(st->fid, "dialect", "ONED", f);
+    attr_string(st->fid, "software", "antler", f);
+    attr_string(st->fid, "title", "recorded by " + me->path(), f);
+    for (const char* g : {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static",
+                          "/map/uniform", "/map/event", "/map/nonuniform", "/map/static",
+                          "/map/time", "/model/modeltree"})
+      H5Gclose(make_group(st->fid, g, f));
+    std::map<std::string, hid_t> mapDs;
+    for (auto& [j, name] : pops)
+      mapDs[name] = write_strings(st->fid, "/map/uniform/" + name, st->vars[j].sources, f);
+    for (auto& [name, ds] : mapDs) H5DSset_scale(ds, "source");
+    // Chunks of about 1 MiB, at most 64 columns wide: a short run wastes little of its last chunk.
+    const hsize_t cc = std::min<hsize_t>(st->block, 64);
+    for (auto& v : st->vars) {
+      const hsize_t rows = v.sources.size();
+      const hsize_t dims[2] = {rows, 0};
+      const hsize_t chunk[2] = {std::clamp<hsize_t>((1u << 17) / cc, 1, rows), cc};
+      v.ds = extendible(st->fid, "/data/uniform/" + v.pop + "/" + v.field, 2, dims, chunk, f);
+      attr_double(v.ds, "tstart", 0.0, f);
+      attr_double(v.ds, "dt", p->dt, f);
+      attr_string(v.ds, "field", v.field, f);
+      attr_string(v.ds, "unit", unit_of(v.field), f);
+      attr_string(v.ds, "timeunit", "s", f);
+      checked(H5DSattach_scale(v.ds, mapDs[v.pop], 0), f, "attach the source scale");
+      v.buf.assign(rows * st->block, 0.0);
+    }
+    for (auto& [name, ds] : mapDs) H5Dclose(ds);
+    // Events: one dataset per source, and the (source, data reference) map per population/field.
+    // (field and unit are attributes of the group /data/event/<pop>/<field>, source of each
+    // dataset: one attribute per dataset instead of three keeps 1e4 sources affordable.)
+    std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> evGroups;
+    for (std::size_t k = 0; k < st->events.size(); ++k) {
+      auto& ev = st->events[k];
+      const hsize_t dims[1] = {0}, chunk[1] = {256};
+      const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
+      ev.ds = extendible(st->fid, path, 1, dims, chunk, f);
+      attr_string(ev.ds, "source", ev.path, f);
+      if (evGroups.find({ev.pop, ev.field}) == evGroups.end()) {
+        hid_t g = checked(H5Oopen(st->fid, ("/data/event/" + ev.pop + "/" + ev.field).c_str(),
+                                  H5P_DEFAULT), f, "open an event group");
+        attr_string(g, "field", ev.field, f);
+        attr_string(g, "unit", "s", f);
+        H5Oclose(g);
+      }
+      evGroups[{ev.pop, ev.field}].push_back(k);
+    }
+    struct MapRow {
+      const char* source;
+      hobj_ref_t data;
+    };
+    for (auto& [key, idx] : evGroups) {
+      hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(MapRow));
+      hid_t st_ = vlen_string();
+      H5Tinsert(t, "source", HOFFSET(MapRow, source), st_);
+      H5Tinsert(t, "data", HOFFSET(MapRow, data), H5T_STD_REF_OBJ);
+      std::vector<MapRow> rows(idx.size());
+      for (std::size_t k = 0; k < idx.size(); ++k) {
+        const auto& ev = st->events[idx[k]];
+        rows[k].source = ev.path.c_str();
+        const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
+        checked(H5Rcreate(&rows[k].data, st->fid, path.c_str(), H5R_OBJECT, -1), f,
+                "reference an event dataset");
+      }
+      const hsize_t n = rows.size();
+      hid_t s = H5Screate_simple(1, &n, nullptr);
+      hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+      H5Pset_create_intermediate_group(lcpl, 1);
+      const std::string path = "/map/event/" + key.first + "/" + key.second;
+      hid_t ds = H5Dcreate2(st->fid, path.c_str(), t, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+      const herr_t rc = ds < 0 ? -1 : H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data());
+      if (ds >= 0) H5Dclose(ds);
+      H5Pclose(lcpl);
+      H5Sclose(s);
+      H5Tclose(st_);
+      H5Tclose(t);
+      checked(rc, f, ("write " + path).c_str());
+    }
+    checked(H5Fflush(st->fid, H5F_SCOPE_GLOBAL), f, "flush the file");
+  } catch (...) {
+    st->closeHandles();
+    fs::remove(filename_, ec);
+    throw;
+  }
+  st_ = std::move(st);
+  // The initial values, as a Table records them at reinit.
+  for (const auto& ch : st_->channels) ReduceQueue::instance().request(ch.msgId);
+}
+
+void NSDFWriter::process(const Eref& e, ProcPtr) {
+  if (!st_)
+    throw StateError("NSDFWriter " + e.element()->path() +
+                     ": no file is open (reinit opens it; close() ended the last recording)");
+  if (!st_->error.empty()) {
+    std::string msg = std::move(st_->error);
+    st_->error.clear();
+    throw ValueError("NSDFWriter " + e.element()->path() + ": " + msg);
+  }
+  std::size_t buffered = 0;
+  for (const auto& ev : st_->events) buffered += eventInputs_[ev.entry].buffer().size();
+  if (buffered >= std::max<std::size_t>(1, flushLimit_ / 2)) st_->writeEvents(eventInputs_);
+  for (const auto& ch : st_->channels) ReduceQueue::instance().request(ch.msgId);
+}
+
+void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) {
+  if (!st_) return;
+  State& s = *st_;
+  auto it = std::lower_bound(s.channels.begin(), s.channels.end(), msgId,
+                             [](const State::Channel& c, std::uint32_t id) { return c.msgId < id; });
+  if (it == s.channels.end() || it->msgId != msgId) return;  // a message added after reinit
+  if (g.values.size() != it->rows) {
+    s.error = "message " + std::to_string(msgId) + " gathered " + std::to_string(g.values.size()) +
+              " values for " + std::to_string(it->rows) + " objects";
+    return;
+  }
+  State::Variable& v = s.vars[it->var];
+  for (std::size_t r = 0; r < it->rows; ++r) v.buf[(it->row + r) * s.block + s.cols] = g.values[r];
+  if (++s.delivered < s.channels.size()) return;
+  s.delivered = 0;
+  ++samples_;
+  if (++s.cols == s.block) {
+    try {
+      s.writeUniform();
+      s.flushFile();
+    } catch (const std::exception& ex) {
+      s.error = ex.what();
+      s.cols = 0;
+    }
+  }
+}
+
+const Cinfo* NSDFWriter::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<NSDFWriter>("NSDFWriter",
+                               "streams value fields and event times into an NSDF (HDF5) file")
+          .value("filename", &NSDFWriter::filename, &NSDFWriter::setFilename,
+                 "the HDF5 file to write (created at reinit)")
+          .value("overwrite", &NSDFWriter::overwrite_,
+                 "if true, reinit replaces an existing file; else an existing file is an error")
+          .value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
+                 "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
+          .readOnly("samples", &NSDFWriter::samples, "samples (time points) recorded since reinit")
+          .readOnly("isOpen", &NSDFWriter::isOpen, "true while the file is open")
+          .dest<&NSDFWriter::flush>("flush", "writes what is buffered; the file stays open")
+          .dest<&NSDFWriter::close>("close", "writes what is buffered and closes the file")
+          .reduce(NSDFWriter::requestOut)
+          .fieldElement("eventInput", &NSDFWriter::eventInputs_,
+                        "event sources (entries: EventInput), one per source", "numEventInput")
+          .proc<&NSDFWriter::process, &NSDFWriter::reinit>()
+          .build();
+  return c;
+}
+
+namespace {
+[[maybe_unused]] const Cinfo* registered = NSDFWriter::initCinfo();
+}
+
+}  // namespace antler

@@ -1,0 +1,57 @@
+#include "models/time_table.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "models/step_time.hpp"
+
+namespace antler {
+
+void TimeTable::process(const Eref& e, ProcPtr p) {
+  state_ = 0.0;
+  const double due = p->currTime + detail::step_slack(p->dt);
+  while (next_ < vec_.size() && vec_[next_] <= due) {
+    eventOut.send(e, vec_[next_]);
+    ++next_;
+    state_ = 1.0;
+  }
+}
+
+void TimeTable::reinit(const Eref&, ProcPtr) {
+  next_ = 0;
+  state_ = 0.0;
+}
+
+void TimeTable::setVec(const std::vector<double>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i]))
+      throw ValueError("TimeTable.vector: entry " + std::to_string(i) +
+                       " is NaN (event times must be numbers, sorted in non-decreasing order)");
+    if (i > 0 && v[i] < v[i - 1])
+      throw ValueError("TimeTable.vector: times must be sorted in non-decreasing order, but entry " +
+                       std::to_string(i) + " (" + std::to_string(v[i]) + ") < entry " +
+                       std::to_string(i - 1) + " (" + std::to_string(v[i - 1]) +
+                       "); sort them first (e.g. numpy.sort)");
+  }
+  vec_ = v;
+  next_ = 0;
+}
+
+const Cinfo* TimeTable::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<TimeTable>("TimeTable", "replays a sorted vector of event times as eventOut")
+          .value("vector", &TimeTable::vec, &TimeTable::setVec,
+                 "the event times, sorted (non-decreasing); setting rewinds")
+          .readOnly("size", &TimeTable::size, "number of event times")
+          .readOnly("state", &TimeTable::state_, "1 if the last step sent an event, else 0")
+          .src(TimeTable::eventOut)
+          .proc<&TimeTable::process, &TimeTable::reinit>()
+          .build();
+  return c;
+}
+
+namespace {
+[[maybe_unused]] const Cinfo* registered = TimeTable::initCinfo();
+}
+
+}  // namespace antler

@@ -1,0 +1,76 @@
+# TimeTable and StimulusTable from Python, against closed forms computed here with numpy. Runs at
+# 1 and 2 nodes (ctest python.np1 / python.np2).
+import numpy as np
+import pytest
+
+import antler
+
+
+def test_timetable_replays_times_in_their_steps(model):
+    dt = 1e-4
+    k = np.array([-2.0, 0.0, 1.0, 1.0, 2.5, 6.0, 6.0, 6.0, 11.75, 40.0])  # in steps
+    times = k * dt
+    tt = antler.TimeTable("/tt")
+    tt.vector = times
+    got = antler.Table("/got")
+    state = antler.Table("/state")
+    antler.connect(tt, "eventOut", got, "input")
+    antler.connect(state, "requestOut", tt, "getState")
+    antler.setClock(0, dt)
+    antler.useClock(0, "/##")
+    nsteps = 20
+    antler.reinit()
+    antler.start(nsteps * dt)
+    step = np.maximum(1, np.ceil(k)).astype(int)  # the step whose interval (t-dt, t] holds k dt
+    sent = step <= nsteps
+    np.testing.assert_array_equal(got.vector, times[sent])
+    want_state = np.zeros(nsteps + 1)
+    want_state[step[sent]] = 1.0
+    np.testing.assert_array_equal(state.vector, want_state)
+    assert tt.size == len(times)
+
+
+def test_timetable_refuses_unsorted_times(model):
+    tt = antler.TimeTable("/tt")
+    tt.vector = [0.1, 0.2]
+    with pytest.raises(antler.ValueError, match=r"sorted.*entry 2"):
+        tt.vector = [0.1, 0.3, 0.2]
+    with pytest.raises(ValueError, match="NaN"):
+        tt.vector = [0.1, float("nan")]
+    np.testing.assert_array_equal(tt.vector, [0.1, 0.2])
+
+
+def _lookup(v, start, stop, x):
+    """MOOSE's clamped linear interpolation of v spanning [start, stop], vectorised."""
+    x = np.asarray(x, dtype=float)
+    pos = np.clip((x - start) / (stop - start) * (len(v) - 1), 0, len(v) - 1)
+    i = np.minimum(np.floor(pos).astype(int), len(v) - 2)
+    return v[i] + (pos - i) * (v[i + 1] - v[i])
+
+
+def test_stimulustable_steps_and_loops(model):
+    dt = 1.0 / 1024
+    v = np.array([0.0, 2.0, -1.0, 4.0, 3.0])
+    st = antler.StimulusTable("/st", 2)
+    sv = antler.vec(st)
+
+    for i in range(2):
+        sv[i].vector = v
+        sv[i].startTime = 0.0
+        sv[i].stopTime = 4.0
+    sv[0].stepSize = 0.5          # one entry every 2 steps, ramping
+    sv[1].stepSize = 1.0          # one entry per step, looping after position 3
+    sv[1].doLoop = True
+    sv[1].loopTime = 3.0
+    tabs = [antler.Table("/tab%d" % i) for i in range(2)]
+    for i in range(2):
+        antler.connect(tabs[i], "requestOut", sv[i], "getOutputValue")
+    antler.setClock(0, dt)
+    antler.useClock(0, "/##")
+    nsteps = 25
+    antler.reinit()
+    antler.start(nsteps * dt)
+    n = np.arange(nsteps + 1)
+    np.testing.assert_array_equal(tabs[0].vector, _lookup(v, 0.0, 4.0, 0.5 * n))
+    # Positions 1, 2, 3, then past 3 -> 0: period 4 steps.
+    np.testing.assert_array_equal(tabs[1].vector, v[n % 4])
