@@ -59,8 +59,10 @@ std::vector<unsigned> list_arg(const char* s) {
     if (end == s || v < 1 || v > 64) return {};
     out.push_back(static_cast<unsigned>(v));
     s = end;
-    if (*s == ',') ++s;
-    else if (*s) return {};
+    if (*s == ',')
+      ++s;
+    else if (*s)
+      return {};
   }
   return out;
 }
@@ -130,8 +132,10 @@ int main(int argc, char** argv) {
       s.start(steps * kDt);
       perStep[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count() / steps);
       const std::vector<double> vm = Field<double>::getVec(neurons.id, "Vm");
-      if (reference.empty()) reference = vm;
-      else same = same && vm == reference;
+      if (reference.empty())
+        reference = vm;
+      else
+        same = same && vm == reference;
     }
 
   const double base = median(perStep[0]);

@@ -12,25 +12,34 @@
 /// core idle for the load balancer to move the late thread there, and on a machine loaded with
 /// other work it hands the core to someone else's process for a whole slice.
 ///
-/// So a waiter spins (with a pause instruction) for at most a budget, then sleeps on the
-/// generation word (a futex on Linux; std::atomic::wait elsewhere). The last thread to arrive flips
-/// the generation and makes the wake-up system call only if someone sleeps (a count of sleepers):
-/// when every thread has a core, a barrier costs no system call at all.
+/// So a waiter goes through three stages, each for a bounded time:
 ///
-/// The budget. A sleep and its wake-up cost about one futex hand-off between two threads: 5-8 us
-/// on the 2-core KVM guest this project is measured on (a ping-pong test, one way), 2-4 us on bare
-/// metal. Spinning at most that long before sleeping is the classic 2-competitive choice: whatever
-/// the wait turns out to be, the waiter never loses more than twice what the best choice made in
-/// hindsight (spin to the end, or sleep at once) would have cost (Karlin, Li, Manasse, Owicki,
-/// "Empirical studies of competitive spinning", 1991). Hence kMaxSpin = 10 us. But the rule is
-/// only about the waiter's own time; when threads outnumber cores, the spin itself delays the
-/// thread it waits for, and the best choice is to sleep at once. A thread cannot see that
-/// directly (two ranks of two threads on two cores each see two cores), so each thread adapts its
-/// own budget: a wait that ended while spinning doubles it (up to kMaxSpin), one that ended in a
-/// sleep halves it (down to kMinSpin, a short probe that lets the budget grow again once the
-/// cores are free). On free cores the barriers of a small model end within a microsecond or two,
-/// every spin succeeds and the budget stays at kMaxSpin; oversubscribed, spins fail and waiters
-/// sleep almost at once. A thread keeps its budget for the life of the barrier (one run).
+///   spin   up to kMaxSpin = 2 us, re-reading the generation between pause instructions. On free
+///          cores a small model's barrier ends within about a microsecond (a step of a 200-neuron
+///          model with its 9 barriers costs 2.8 us at 2 threads with a pure spin), and a spin
+///          notices the release within ~50 ns, where a system call would add ~0.5 us.
+///   yield  sched_yield until kYieldFor = 20 us have passed. When no other thread wants the core,
+///          the call returns at once and the stage is a coarser spin; when a thread of this team
+///          waits for this core (more threads than cores), it gets the core now instead of after
+///          a time slice.
+///   sleep  on the generation word (a futex on Linux; std::atomic::wait elsewhere) until the last
+///          thread arrives, which makes the wake-up call only if someone sleeps (a count of
+///          sleepers): when every thread has a core, a barrier makes no system call at all.
+///
+/// Why 20 us of busy waiting in all: a sleep costs its wake-up, about 20 us per barrier on the
+/// 2-core KVM guest the project is measured on (a team that always sleeps takes 180 us per step of
+/// 9 barriers where spinning takes 3; a futex hand-off between two running threads is 5-8 us, a
+/// halted virtual CPU is slower to wake), 2-5 us on bare metal. Waiting busily for at most what a
+/// sleep would cost, then sleeping, is the classic 2-competitive rule: whatever the wait turns out
+/// to be, it never costs more than twice what the best choice made in hindsight (busy to the end,
+/// or sleep at once) would have (Karlin, Li, Manasse, Owicki, "Empirical studies of competitive
+/// spinning", 1991). The rule only counts the waiter's own time, though: when threads outnumber
+/// cores, a spinning waiter also delays the thread it waits for. Yielding does not (it gives the
+/// core away), spinning does, so the spin budget adapts, per thread: a wait that ended while
+/// spinning resets it to kMaxSpin, one that did not halves it (down to kMinSpin = 250 ns), and
+/// every 8th wait below kMaxSpin spins the full 2 us as a probe, so that the budget recovers once
+/// the cores are free again. Measured (bench/oversubscription, bench/README.md): on free cores
+/// as fast as the pure spin; 4 threads on 2 cores 3-4x faster than the pure spin.
 ///
 /// No lost wake-ups: a waiter counts itself in sleepers_ and then asks the kernel to sleep only
 /// if the generation is still the one it arrived in (the futex compares and sleeps atomically);
@@ -43,7 +52,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <thread>
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -73,8 +85,8 @@ inline void cpu_relax() {
 inline void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
 #if defined(__linux__)
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
-          nullptr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
 #else
   word.wait(expected, std::memory_order_acquire);
 #endif
@@ -93,17 +105,22 @@ inline void wake_all(std::atomic<std::uint32_t>& word) {
 class SpinBarrier {
  public:
   using ns = std::chrono::nanoseconds;
-  /// Longest spin before sleeping (see the top of this file).
-  static constexpr ns kMaxSpin{10'000};
-  /// Shortest: the probe an oversubscribed thread still makes.
+  /// Longest spin before yielding (see the top of this file).
+  static constexpr ns kMaxSpin{2'000};
+  /// Shortest: what a thread that keeps failing to spin through a wait still spins.
   static constexpr ns kMinSpin{250};
+  /// Every kProbeEvery-th wait of a thread whose budget is below the maximum spins the maximum.
+  static constexpr unsigned kProbeEvery = 8;
+  /// How long a waiter yields before it sleeps.
+  static constexpr ns kYieldFor{20'000};
 
-  /// A barrier for n threads, numbered 0..n-1. maxSpin caps the spin (ns{0}: always sleep; tests
-  /// use it to exercise the sleeping path).
-  explicit SpinBarrier(unsigned n, ns maxSpin = kMaxSpin)
+  /// A barrier for n threads, numbered 0..n-1. Tests pass maxSpin = yieldFor = ns{0} to send
+  /// (almost) every wait to sleep.
+  explicit SpinBarrier(unsigned n, ns maxSpin = kMaxSpin, ns yieldFor = kYieldFor)
       : n_(n),
         maxSpin_(maxSpin.count()),
         minSpin_(std::min(kMinSpin.count(), maxSpin.count())),
+        yieldFor_(yieldFor),
         budget_(std::make_unique<Budget[]>(n)) {
     for (unsigned t = 0; t < n; ++t) budget_[t].ns = maxSpin_;
   }
@@ -116,17 +133,24 @@ class SpinBarrier {
     // barrier's generation.
     const std::uint32_t gen = generation_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-      arrived_.store(0, std::memory_order_relaxed);   // before the release below: reused next
+      arrived_.store(0, std::memory_order_relaxed);  // before the release below: reused next
       generation_.fetch_add(1, std::memory_order_seq_cst);
       if (sleepers_.load(std::memory_order_seq_cst) != 0) wake_all(generation_);
       return;
     }
-    std::int64_t& budget = budget_[t].ns;
-    if (spin(gen, budget)) {
-      budget = std::min(maxSpin_, 2 * budget);
+    Budget& b = budget_[t];
+    const bool probe = b.ns < maxSpin_ && ++b.sinceProbe >= kProbeEvery;
+    if (probe) b.sinceProbe = 0;
+    if (spin(gen, probe ? maxSpin_ : b.ns)) {
+      b.ns = maxSpin_;
       return;
     }
-    budget = std::max(minSpin_, budget / 2);
+    b.ns = std::max(minSpin_, b.ns / 2);
+    for (const auto start = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - start < yieldFor_;) {
+      std::this_thread::yield();
+      if (generation_.load(std::memory_order_acquire) != gen) return;
+    }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     while (generation_.load(std::memory_order_acquire) == gen) wait_on(generation_, gen);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
@@ -158,12 +182,14 @@ class SpinBarrier {
     }
   }
 
-  struct alignas(64) Budget {
-    std::int64_t ns = 0;  // written by its own thread only
+  struct alignas(64) Budget {  // written by its own thread only
+    std::int64_t ns = 0;
+    unsigned sinceProbe = 0;
   };
 
   const unsigned n_;
   const std::int64_t maxSpin_, minSpin_;
+  const ns yieldFor_;
   std::unique_ptr<Budget[]> budget_;
   alignas(64) std::atomic<unsigned> arrived_{0};
   alignas(64) std::atomic<std::uint32_t> generation_{0};  // the futex word

@@ -24,8 +24,9 @@ namespace {
 /// arrived at barrier r+1, i.e. finished reading round r-1's. Work between rounds varies per
 /// thread, and now and then one thread is late by 200 us, so waits end both while spinning and
 /// after sleeping. Returns the number of violations.
-std::uint64_t stress(unsigned T, unsigned rounds, SpinBarrier::ns maxSpin) {
-  SpinBarrier barrier(T, maxSpin);
+std::uint64_t stress(unsigned T, unsigned rounds, SpinBarrier::ns maxSpin,
+                     SpinBarrier::ns yieldFor = SpinBarrier::kYieldFor) {
+  SpinBarrier barrier(T, maxSpin, yieldFor);
   std::vector<std::atomic<unsigned>> arrived(rounds);
   std::vector<unsigned> slot[2] = {std::vector<unsigned>(T, ~0u), std::vector<unsigned>(T, ~0u)};
   std::atomic<std::uint64_t> violations{0};
@@ -62,11 +63,11 @@ TEST_CASE("SpinBarrier: nobody passes early and nobody is left asleep, 1..8 thre
     // Spin then sleep (the clock's setting), and sleep at once (every wait takes the futex path,
     // so every round races a sleeper against the last arriver's wake-up).
     CHECK(stress(T, 4000, SpinBarrier::kMaxSpin) == 0);
-    CHECK(stress(T, 4000, SpinBarrier::ns{0}) == 0);
+    CHECK(stress(T, 4000, SpinBarrier::ns{0}, SpinBarrier::ns{0}) == 0);
   }
 }
 
-TEST_CASE("SpinBarrier: a wait that ends in a sleep halves the waiter's spin budget") {
+TEST_CASE("SpinBarrier: a wait its spin did not cover halves the waiter's spin budget") {
   SpinBarrier barrier(2);
   CHECK(barrier.budget(0) == SpinBarrier::kMaxSpin);
   CHECK(barrier.budget(1) == SpinBarrier::kMaxSpin);
