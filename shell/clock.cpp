@@ -226,7 +226,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
 
         // Read before Barrier 1: the master may change the prediction right after it.
         const bool predicted = rq.predicted(k);
-        barrier.wait();  // ---- Barrier 1: exchange ----
+        barrier.wait(t);  // ---- Barrier 1: exchange ----
         // Fold the reductions this tick is predicted to request, so that their partials can ride
         // in the exchange (reduce/reduce_queue.hpp). Every thread read the same prediction.
         if (predicted) {
@@ -238,7 +238,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
               nodeFlags.fetch_or(kFlagError);
             }
           }
-          barrier.wait();
+          barrier.wait(t);
         }
         if (t == 0) {
           std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
@@ -262,7 +262,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
           if (published & kFlagStop) stopAll = true;
         }
-        barrier.wait();
+        barrier.wait(t);
         if (published & kFlagError) {
           done = true;
           break;
@@ -279,7 +279,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
         }
 
-        barrier.wait();  // ---- Barrier 2: clear queues, reduce ----
+        barrier.wait(t);  // ---- Barrier 2: clear queues, reduce ----
         if (t == 0) {
           po.finishDelivery();
           std::uint32_t f = nodeFlags.load();
@@ -294,7 +294,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           // node's alone and ends the run at the next exchange (see the top of this file).
           if (!multiNode) published = f;
         }
-        barrier.wait();  // ---- Barrier 3 ----
+        barrier.wait(t);  // ---- Barrier 3 ----
         if (published & kFlagError) done = true;
       }
       if (t == 0) {
