@@ -586,6 +586,21 @@ void do_load_library(Reader& r, Writer& w) {
     throw ValueError(
         "loadLibrary: empty path (give the file of a shared library of antler "
         "classes, e.g. 'build-user/libmy_cells.so')");
+  // Shell commands a library registers as it loads (static initialisers) are part of the load
+  // transaction too: a refused library is closed, and a handler of it left registered would
+  // point into unmapped code. And no library replaces a command already registered (a library
+  // carrying its own copy of antler's core registers all of antler's commands again).
+  struct CommandsGuard {
+    std::map<std::string, Shell::Handler> before = extensions();
+    bool kept = false;
+    ~CommandsGuard() {
+      if (!kept) {
+        extensions() = before;
+        return;
+      }
+      for (const auto& [name, h] : before) extensions()[name] = h;
+    }
+  } commands;
   // RTLD_GLOBAL: the library's classes may be used by later libraries too. The library links
   // against libantler, so its classes register in this process's registry as it loads.
   Cinfo::beginLoad(path);
@@ -632,6 +647,7 @@ void do_load_library(Reader& r, Writer& w) {
     } else {
       refused.erase(h);
     }
+    commands.kept = true;
     w.put(res.added);
     return;
   }

@@ -504,5 +504,12 @@ def test_a_library_that_would_register_a_class_twice_is_refused_whole(net, tmp_p
                   "loadLibrary", "libantler_copy.so", "libantler.so")
     assert "own copy" in msg or "Neutral" in msg
     assert antler._snapshot()[7] == classes
+    # Its static initialisers registered antler's Shell commands again (e.g. "move"): they are
+    # rolled back with it, so antler's own still run (no call into the closed library).
+    antler.Neutral("/lib_a")
+    antler.Neutral("/lib_b")
+    antler.move("/lib_a", "/lib_b")
+    assert antler.exists("/lib_b/lib_a") and not antler.exists("/lib_a")
+    antler.delete("/lib_b")
     refused(antler.ValueError, ValueError, lambda: antler.loadLibrary(str(tmp_path / "none.so")),
             "loadLibrary", "none.so")
