@@ -172,8 +172,7 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
   const auto& pred = predicted_[tick];
   if (!pred.empty() && node_layout().numNodes > 1) {
     for (ReduceBase* j : pred) j->secondary();
-    // The same choice on every node: the prediction is the set the nodes last agreed on.
-    predictedStage_[tick] = stageFor(pred, true);
+    // Chosen when the prediction was set (below), alike on every node.
     if (predictedStage_[tick] == NodeStage::allgather) save_partials(w, pred);
   }
   return attachment_;
@@ -251,6 +250,10 @@ void ReduceQueue::afterExchange(unsigned tick,
     pending_.push_back(job);
   }
   pred = pending_;
+  // The same choice on every node (the set the nodes agreed on), made once per prediction rather
+  // than every round: the model reads the environment.
+  predictedStage_[tick] =
+      node_layout().numNodes > 1 ? stageFor(pred, true) : NodeStage::allgather;
 }
 
 void ReduceQueue::primary(unsigned t, unsigned T) {
