@@ -123,7 +123,7 @@ struct NSDFWriter::State {
     std::vector<std::string> sources;  // object paths, one per row
     Id element;
     hid_t ds = -1;
-    std::vector<double> buf;  // rows x block, row-major
+    std::vector<double> buf;  // block x rows: a step's values side by side (one copy per step)
     std::uint64_t written = 0;
   };
   struct Channel {  // one requestOut message: rows [row, row + rows) of variable var
@@ -143,6 +143,7 @@ struct NSDFWriter::State {
   std::vector<EventSource> events;
   std::size_t block = 1;      // columns per block
   std::size_t cols = 0;       // columns buffered
+  std::vector<double> tile;   // writeUniform's transposed tile
   std::size_t delivered = 0;  // channels delivered for the column being filled
   double dt = 0;
   std::string error;  // a failure in store(), raised by the next process
@@ -160,19 +161,29 @@ struct NSDFWriter::State {
   void writeUniform() {
     if (cols == 0) return;
     QuietHdf5 q;
+    // The dataset is objects x time, the buffer time x objects (so that storing a step is one
+    // contiguous copy, not a cache miss per object): transpose it tile by tile of kTile rows,
+    // each tile small enough to stay in cache, and write each tile as its own hyperslab.
+    constexpr hsize_t kTile = 64;
+    tile.resize(kTile * cols);
     for (auto& v : vars) {
       const hsize_t rows = v.sources.size();
       const hsize_t ext[2] = {rows, v.written + cols};
       checked(H5Dset_extent(v.ds, ext), file, "extend a dataset");
       hid_t fs = checked(H5Dget_space(v.ds), file, "read a dataspace");
-      const hsize_t start[2] = {0, v.written}, count[2] = {rows, cols};
-      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      const hsize_t mdims[2] = {rows, block};
-      hid_t ms = H5Screate_simple(2, mdims, nullptr);
-      const hsize_t mstart[2] = {0, 0};
-      H5Sselect_hyperslab(ms, H5S_SELECT_SET, mstart, nullptr, count, nullptr);
-      const herr_t rc = H5Dwrite(v.ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v.buf.data());
-      H5Sclose(ms);
+      herr_t rc = 0;
+      for (hsize_t r0 = 0; r0 < rows && rc >= 0; r0 += kTile) {
+        const hsize_t nr = std::min(kTile, rows - r0);
+        for (hsize_t c = 0; c < cols; ++c) {
+          const double* from = v.buf.data() + c * rows + r0;
+          for (hsize_t r = 0; r < nr; ++r) tile[r * cols + c] = from[r];
+        }
+        const hsize_t start[2] = {r0, v.written}, count[2] = {nr, cols};
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+        hid_t ms = H5Screate_simple(2, count, nullptr);
+        rc = H5Dwrite(v.ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, tile.data());
+        H5Sclose(ms);
+      }
       H5Sclose(fs);
       checked(rc, file, "write uniform data");
       v.written += cols;
@@ -584,7 +595,9 @@ void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) 
     return;
   }
   State::Variable& v = s.vars[it->var];
-  for (std::size_t r = 0; r < it->rows; ++r) v.buf[(it->row + r) * s.block + s.cols] = g.values[r];
+  if (it->rows)
+    std::memcpy(v.buf.data() + s.cols * v.sources.size() + it->row, g.values.data(),
+                it->rows * sizeof(double));
   if (++s.delivered < s.channels.size()) return;
   s.delivered = 0;
   ++samples_;
