@@ -22,39 +22,14 @@ namespace {
 
 /// The job of one requestOut message: gathers the field over the targets (the loops of
 /// reduce_finfo.hpp) and hands the result to the writer with the message's id.
-class GatherJob final : public detail::TypedReduceJob<GatherValues> {
+class GatherJob final : public detail::MsgReduceJob<GatherValues, double> {
  public:
-  GatherJob(const ReduceMsg& msg, detail::LoopFn<GatherValues, double> loop,
-            detail::OneFn<GatherValues, double> one)
-      : msg_(msg), loop_(loop), one_(one) {}
-  std::uint64_t id() const override { return msg_.id(); }
-  void primary(unsigned t, unsigned nthreads) override {
-    auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
-    GatherValues& r = this->partials_[t].r;
-    r.values.clear();
-    if (msg_.isSingle()) {
-      const Target x = msg_.singleTarget();
-      if (x.data >= lo && x.data < hi) one_(r, msg_.dest(), msg_.getter(), x.data, x.field);
-    } else {
-      loop_(r, msg_.dest(), msg_.getter(), lo, hi);
-    }
-  }
-  int resultNode() const override {
-    const Element* src = msg_.src();
-    return src->isGlobal() ? -1 : src->owner(msg_.requester());
-  }
+  using MsgReduceJob::MsgReduceJob;
   void digest() override {
-    const Element* src = msg_.src();
-    const Index d = msg_.requester();
-    if (!src->isLocal(d)) return;
-    reinterpret_cast<NSDFWriter*>(src->data(d, 0))
-        ->store(Eref(src, d), msg_.id(), this->result_);
+    if (char* p = requester())
+      reinterpret_cast<NSDFWriter*>(p)->store(Eref(msg_.src(), msg_.requester()), msg_.id(),
+                                               result_);
   }
-
- private:
-  const ReduceMsg& msg_;
-  detail::LoopFn<GatherValues, double> loop_;
-  detail::OneFn<GatherValues, double> one_;
 };
 
 /// Units of MOOSE's usual fields (NSDF asks for a unit; antler's fields do not declare one).

@@ -54,6 +54,8 @@ struct GatherValues {
     values.insert(values.end(), o.values.begin(), o.values.end());
   }
   void tertiaryReduce(const GatherValues& o) { secondaryReduce(o); }
+  /// The identity, keeping the storage (so a step's partials allocate nothing).
+  void clear() { values.clear(); }
 };
 
 /// GatherValues as bytes: a count and the raw doubles (no Boost archive on this hot path).

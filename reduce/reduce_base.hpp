@@ -13,7 +13,8 @@
 /// kSerializedSizeBound`: an upper bound of its serialized bytes, by which the node stage chooses
 /// its algorithm (without one it assumes the worst; see reduce/reduce_queue.hpp).
 ///
-/// Optionally `void primaryReduceBlock(const F* values, std::size_t n)` folds a block of values at
+/// Optionally `void clear()` resets an object to the identity keeping its storage (a class that
+/// holds a vector then allocates nothing per step), and `void primaryReduceBlock(const F* values, std::size_t n)` folds a block of values at
 /// once (the built-in classes use it to keep the hot loop vectorisable).
 #include <concepts>
 #include <cstddef>

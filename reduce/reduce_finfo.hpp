@@ -124,17 +124,21 @@ std::pair<LoopFn<R, F>, OneFn<R, F>> select_loop(const std::type_info& src) {
 }
 
 /// The job of one ReduceMsg.
-template <class T, class F, class R>
-class FieldReduceJob final : public TypedReduceJob<R> {
+/// What every ReduceMsg's job does alike: the primary fold over the message's targets in a
+/// thread's slice, and who needs the result. A job adds its digest.
+template <class R, class F>
+class MsgReduceJob : public TypedReduceJob<R> {
  public:
-  using Digest = void (T::*)(const Eref&, const R*);
-  FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop, OneFn<R, F> one)
-      : msg_(msg), digest_(digest), loop_(loop), one_(one) {}
+  MsgReduceJob(const ReduceMsg& msg, LoopFn<R, F> loop, OneFn<R, F> one)
+      : msg_(msg), loop_(loop), one_(one) {}
   std::uint64_t id() const override { return msg_.id(); }
   void primary(unsigned t, unsigned nthreads) override {
     auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
     R& r = this->partials_[t].r;
-    r = R{};
+    if constexpr (requires { r.clear(); })
+      r.clear();  // the identity, keeping its storage: a step allocates nothing
+    else
+      r = R{};
     if (msg_.isSingle()) {
       const Target x = msg_.singleTarget();
       if (x.data >= lo && x.data < hi) one_(r, msg_.dest(), msg_.getter(), x.data, x.field);
@@ -146,19 +150,36 @@ class FieldReduceJob final : public TypedReduceJob<R> {
     const Element* src = msg_.src();
     return src->isGlobal() ? -1 : src->owner(msg_.requester());
   }
-  void digest() override {
+
+ protected:
+  /// The requesting object, or nullptr where this node does not hold it.
+  char* requester() const {
     const Element* src = msg_.src();
     const Index d = msg_.requester();
-    if (!src->isLocal(d)) return;
-    T* obj = reinterpret_cast<T*>(src->data(d, 0));
-    (obj->*digest_)(Eref(src, d), &this->result_);
+    return src->isLocal(d) ? src->data(d, 0) : nullptr;
+  }
+  const ReduceMsg& msg_;
+
+ private:
+  LoopFn<R, F> loop_;
+  OneFn<R, F> one_;
+};
+
+/// The job of one ReduceMsg of a ReduceFinfo: the digest is a member of the requesting class.
+template <class T, class F, class R>
+class FieldReduceJob final : public MsgReduceJob<R, F> {
+ public:
+  using Digest = void (T::*)(const Eref&, const R*);
+  FieldReduceJob(const ReduceMsg& msg, Digest digest, LoopFn<R, F> loop, OneFn<R, F> one)
+      : MsgReduceJob<R, F>(msg, loop, one), digest_(digest) {}
+  void digest() override {
+    if (char* p = this->requester())
+      (reinterpret_cast<T*>(p)->*digest_)(Eref(this->msg_.src(), this->msg_.requester()),
+                                          &this->result_);
   }
 
  private:
-  const ReduceMsg& msg_;
   Digest digest_;
-  LoopFn<R, F> loop_;
-  OneFn<R, F> one_;
 };
 
 }  // namespace detail

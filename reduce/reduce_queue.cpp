@@ -143,17 +143,20 @@ void ReduceQueue::predictPrimary(unsigned tick, unsigned t, unsigned T) {
 }
 
 namespace {
+// Appends job's partial 0 with its length in front: {length u64, bytes}.
+void put_partial(Writer& w, const ReduceBase& job) {
+  ByteBuffer& b = w.buffer();
+  const std::size_t at = b.size();
+  w.put<std::uint64_t>(0);
+  job.save(w);
+  const std::uint64_t len = b.size() - at - 8;
+  std::memcpy(b.data() + at, &len, 8);
+}
+
 // Serialized partials of jobs: {count u64, checksum u64, then per job {length u64, bytes}}.
 void save_partials(Writer& w, const std::vector<ReduceBase*>& jobs) {
   w.put<std::uint64_t>(jobs.size()).put<std::uint64_t>(checksum(jobs));
-  ByteBuffer& b = w.buffer();
-  for (ReduceBase* j : jobs) {
-    const std::size_t at = b.size();
-    w.put<std::uint64_t>(0);
-    j->save(w);
-    const std::uint64_t len = b.size() - at - 8;
-    std::memcpy(b.data() + at, &len, 8);
-  }
+  for (ReduceBase* j : jobs) put_partial(w, *j);
 }
 }  // namespace
 
@@ -289,13 +292,7 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
   myIds.clear();
   for (ReduceBase* j : pending_) myIds.push_back(j->id());
   w.put<std::uint32_t>(flags).put<std::uint64_t>(checksum(pending_)).put(myIds);
-  for (ReduceBase* j : pending_) {
-    const std::size_t at = b.size();
-    w.put<std::uint64_t>(0);
-    j->save(w);
-    const std::uint64_t len = b.size() - at - 8;
-    std::memcpy(b.data() + at, &len, 8);
-  }
+  for (ReduceBase* j : pending_) put_partial(w, *j);
   std::vector<std::size_t>& counts = scratchCounts_;
   std::vector<char>& all = scratchGathered_;
   comm::algo::allgather_inline(comm_, {b.data(), b.size()}, kInlineBytes, counts, all);
@@ -395,13 +392,7 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   b.clear();
   Writer w(b);
   w.put<std::uint32_t>(flags).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(jobs));
-  for (ReduceBase* j : jobs) {
-    const std::size_t at = b.size();
-    w.put<std::uint64_t>(0);
-    j->save(w);
-    const std::uint64_t len = b.size() - at - 8;
-    std::memcpy(b.data() + at, &len, 8);
-  }
+  for (ReduceBase* j : jobs) put_partial(w, *j);
   std::string error;
   comm::Fold f;
   f.fold = [&](ByteBuffer& acc, std::span<const char> other, bool otherOnLeft) {
