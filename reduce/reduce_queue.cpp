@@ -291,7 +291,8 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
   std::vector<std::uint64_t>& myIds = scratchIds64_;
   myIds.clear();
   for (ReduceBase* j : pending_) myIds.push_back(j->id());
-  w.put<std::uint32_t>(flags).put<std::uint64_t>(checksum(pending_)).put(myIds);
+  const std::uint64_t mySum = checksum(pending_);
+  w.put<std::uint32_t>(flags).put<std::uint64_t>(mySum).put(myIds);
   for (ReduceBase* j : pending_) put_partial(w, *j);
   std::vector<std::size_t>& counts = scratchCounts_;
   std::vector<char>& all = scratchGathered_;
@@ -309,7 +310,7 @@ std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
     any |= rd.get<std::uint32_t>();
     const auto sum = rd.get<std::uint64_t>();
     const auto nIds = rd.get<std::uint64_t>();
-    bool same = sum == checksum(pending_) && nIds == myIds.size();
+    bool same = sum == mySum && nIds == myIds.size();
     for (std::uint64_t i = 0; same && i < nIds; ++i) same = rd.get<std::uint64_t>() == myIds[i];
     if (!same) {
       Reader again(all.data() + off - counts[r], counts[r]);
@@ -400,7 +401,8 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   };
   f.commutative = false;
   comm::Options o;
-  o.sizeBound = total_bound(jobs) ? total_bound(jobs) : kUnknownBound;
+  const std::size_t bound = total_bound(jobs);
+  o.sizeBound = bound ? bound : kUnknownBound;
   const int me = comm_.rank(), who = result_node(jobs);
   bool have = true;
   if (who == kEveryNode || stage == NodeStage::recursive_doubling) {
