@@ -138,23 +138,17 @@ class ClassBuilder {
   }
   /// An array field (std::vector<F> member) seen as a child FieldElement named `name`; F needs a
   /// Cinfo (F::initCinfo()). If numName is given, a value field with that name reads and sets the
-  /// array's size on each object (e.g. numSynapses).
+  /// array's size on each object (e.g. numSynapses). An EdgeArray<F> member (core/edge_array.hpp)
+  /// works the same, and lets the Sparse messages that fill it keep its entries in their order.
   template <class F>
   ClassBuilder& fieldElement(std::string name, std::vector<F> T::*m, std::string doc = "",
                              std::string numName = "") {
-    c_->add(std::make_unique<FieldElementFinfoT<T, F>>(name, std::move(doc), F::initCinfo(), m));
-    if (!numName.empty()) {
-      const std::string op = "set " + c_->name() + "." + numName;
-      addValue<unsigned>(
-          std::move(numName), "number of " + name + " entries",
-          [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
-          [m, op](T& o, const unsigned& n) {
-            check_allocation(op, F::initCinfo()->name(), n, sizeof(F));
-            (o.*m).resize(n);
-          },
-          nullptr, /*validatesFirst=*/true);
-    }
-    return *this;
+    return addFieldElement<F>(std::move(name), m, std::move(doc), std::move(numName));
+  }
+  template <class F>
+  ClassBuilder& fieldElement(std::string name, EdgeArray<F> T::*m, std::string doc = "",
+                             std::string numName = "") {
+    return addFieldElement<F>(std::move(name), m, std::move(doc), std::move(numName));
   }
   /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).
   ClassBuilder& add(std::unique_ptr<Finfo> f) {
@@ -169,6 +163,24 @@ class ClassBuilder {
   }
 
  private:
+  template <class F, class Array>
+  ClassBuilder& addFieldElement(std::string name, Array T::*m, std::string doc,
+                                std::string numName) {
+    c_->add(std::make_unique<FieldElementFinfoT<T, F, Array>>(name, std::move(doc),
+                                                              F::initCinfo(), m));
+    if (!numName.empty()) {
+      const std::string op = "set " + c_->name() + "." + numName;
+      addValue<unsigned>(
+          std::move(numName), "number of " + name + " entries",
+          [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
+          [m, op](T& o, const unsigned& n) {
+            check_allocation(op, F::initCinfo()->name(), n, sizeof(F));
+            (o.*m).resize(n);
+          },
+          nullptr, /*validatesFirst=*/true);
+    }
+    return *this;
+  }
   template <class F, class G, class S>
   ClassBuilder& addValue(std::string name, std::string doc, G get, S set, F T::*m,
                          bool validatesFirst = false) {

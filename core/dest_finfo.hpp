@@ -102,6 +102,23 @@ class DestFinfoT final : public DestFinfoBase {
       }
     }
   }
+  void callEdges(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
+                 std::size_t n, const EdgeStoreBase& s, std::size_t slot0) const override {
+    const Args a = detail::unpack<Args>::read(args, argBytes);
+    // The slots are read in order; what the call reaches through the parent (e.g. IntFire's
+    // event ring behind Synapse::addSpike) is fetched a few targets ahead.
+    const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) __builtin_prefetch(parent->localData(t[i + kAhead].data));
+      char* obj = s.object(slot0 + i);
+      if (!s.live(obj)) [[unlikely]] {
+        checkField(dest, t[i]);
+        obj = dest->data(t[i].data, t[i].field);
+      }
+      invoke(dest, t[i].data, t[i].field, *reinterpret_cast<T*>(obj), a);
+    }
+  }
   void callDense(const Element* dest, const char* args, std::size_t stride, Index first,
                  std::size_t n) const override {
     auto* de = static_cast<const DataElement*>(dest);

@@ -3,10 +3,12 @@
 /// the typed implementations live in value_finfo.hpp, dest_finfo.hpp, proc_finfo.hpp and
 /// field_element_finfo.hpp, and are made for you by ClassBuilder.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
+#include "core/edge_array.hpp"
 #include "core/fwd.hpp"
 #include "core/type_name.hpp"
 
@@ -117,6 +119,13 @@ class DestFinfoBase : public Finfo {
   /// Calls the function with the same packed arguments on each local target of dest.
   virtual void callTargets(const Element* dest, const char* args, std::size_t argBytes,
                            const Target* t, std::size_t n) const = 0;
+  /// callTargets for targets whose objects a Sparse message keeps in its store (targets t[i] is
+  /// slot slot0 + i of s: core/edge_array.hpp). A slot that is no longer live goes through dest.
+  virtual void callEdges(const Element* dest, const char* args, std::size_t argBytes,
+                         const Target* t, std::size_t n, const EdgeStoreBase& /*s*/,
+                         std::size_t /*slot0*/) const {
+    callTargets(dest, args, argBytes, t, n);
+  }
   /// Calls the function on every local entry with data index in [lo, hi) (all field entries of
   /// those parents when dest is a FieldElement).
   virtual void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,
@@ -175,7 +184,17 @@ class FieldElementFinfoBase : public Finfo {
   virtual void setNum(char* parent, Index n) const = 0;
   /// Entry i of the parent object's array (i < getNum).
   virtual char* lookup(char* parent, Index i) const = 0;
-
+  /// For an EdgeArray member (core/edge_array.hpp): a store of n entries that a Sparse message
+  /// fills and lends to the parents' arrays; nullptr for a plain std::vector member.
+  virtual std::unique_ptr<EdgeStoreBase> makeEdgeStore(std::size_t /*n*/) const { return nullptr; }
+  /// Whether makeEdgeStore makes one.
+  virtual bool hasEdgeStore() const { return false; }
+  /// Entries f[0..n) of the parent's array become slots slot[0..n) of s (taking the values).
+  virtual void lend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
+                    std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
+  /// Those of entries f[0..n) that are still slots slot[0..n) of s take their values back.
+  virtual void unlend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
+                      std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
  private:
   const Cinfo* fieldCinfo_;
 };

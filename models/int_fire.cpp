@@ -60,7 +60,8 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
   std::size_t slots = 1;
   if (dt_ > 0) {
     double longest = 0.0;
-    for (const Synapse& s : synapses_) longest = std::max(longest, s.delay());
+    for (std::size_t i = 0; i < synapses_.size(); ++i)
+      longest = std::max(longest, synapses_[i].delay());
     const std::uint64_t n = detail::due_step(longest, dt_, 0, kMaxSlots);
     slots = static_cast<std::size_t>(std::min<std::uint64_t>(n + 1, kMaxSlots));
   }

@@ -117,7 +117,7 @@ class IntFire {
   unsigned numPending_ = 0;
   double vReset_ = 0.0;
   double initVm_ = 0.0;
-  std::vector<Synapse> synapses_;
+  EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
   std::vector<Event> far_;  // events not in the ring (too far ahead, or dt not known yet)
   std::uint64_t farNext_ = 0;  // the first step at which an event of far_ may fit the ring
 };

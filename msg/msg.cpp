@@ -70,8 +70,13 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
     case MsgKind::sparse: {
       auto [b, e] = static_cast<const SparseMsg*>(this)->row(d);
       if (b == e) return;
+      auto* sm = static_cast<const SparseMsg*>(this);
       if (b->data >= lo && (e - 1)->data < hi) {  // the whole row is ours (always, with one thread)
-        func->callTargets(dest_, args, argBytes, b, static_cast<std::size_t>(e - b));
+        if (const EdgeStoreBase* s = sm->store())
+          func->callEdges(dest_, args, argBytes, b, static_cast<std::size_t>(e - b), *s,
+                          sm->slotOf(d, b));
+        else
+          func->callTargets(dest_, args, argBytes, b, static_cast<std::size_t>(e - b));
         return;
       }
       // Rows are sorted by data index: skip to this thread's slice, stop past it.
@@ -79,7 +84,11 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
           std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
       const Target* last = first;
       while (last != e && last->data < hi) ++last;
-      if (last != first)
+      if (last == first) return;
+      if (const EdgeStoreBase* s = sm->store())
+        func->callEdges(dest_, args, argBytes, first, static_cast<std::size_t>(last - first), *s,
+                        sm->slotOf(d, first));
+      else
         func->callTargets(dest_, args, argBytes, first, static_cast<std::size_t>(last - first));
       return;
     }
@@ -126,6 +135,10 @@ SparseMsg::SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo*
                      const Finfo* df)
     : Msg(id, MsgKind::sparse, src, dest, sf, df), rowStart_(src->numData() + 1, 0) {}
 
+// The store is not given back here: MsgTable::erase does that while the destination exists (the
+// whole table is destroyed only at exit, when nothing reads the arrays again).
+SparseMsg::~SparseMsg() = default;
+
 void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
   if (!(p >= 0.0 && p <= 1.0))
     throw ValueError("setRandomConnectivity: probability " + std::to_string(p) +
@@ -153,6 +166,7 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
     }
     rs[i + 1] = ent.size();
   }
+  unlendAll();
   rowStart_ = std::move(rs);
   entries_ = std::move(ent);
   assignFields();
@@ -183,6 +197,7 @@ void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Ind
     std::stable_sort(ent.begin() + static_cast<long>(rs[i]),
                      ent.begin() + static_cast<long>(rs[i + 1]),
                      [](const Target& a, const Target& b) { return a.data < b.data; });
+  unlendAll();
   rowStart_ = std::move(rs);
   entries_ = std::move(ent);
   assignFields();
@@ -209,11 +224,79 @@ void SparseMsg::assignFields() {
     ++mine[t.data];
   }
   for (Index d = lo; d < hi; ++d) fe->setNumField(d, count[d]);
+  lendAll();
   // fieldDimension is replicated metadata: update it from what every node knows alike (this
   // message's counts); Shell::doSyncDataHandler makes it exact.
   Index mx = fe->fieldDimension();
   for (Index c : mine) mx = std::max(mx, c);
   fe->setFieldDimension(mx);
+}
+
+void SparseMsg::lendAll() {
+  auto* fe = static_cast<FieldElement*>(dest());
+  if (!fe->finfo()->hasEdgeStore()) return;
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  const std::size_t rows = numRows();
+  slotStart_.assign(rows + 1, 0);
+  localFirst_.assign(rows, 0);
+  std::size_t slots = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    // Rows are sorted by data index: this node's entries are one run of each row.
+    const Target* b = entries_.data() + rowStart_[r];
+    const Target* e = entries_.data() + rowStart_[r + 1];
+    const Target* first =
+        std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
+    const Target* last = first;
+    while (last != e && last->data < hi) ++last;
+    localFirst_[r] = static_cast<std::uint64_t>(first - entries_.data());
+    slotStart_[r] = slots;
+    slots += static_cast<std::size_t>(last - first);
+  }
+  slotStart_[rows] = slots;
+  store_ = fe->finfo()->makeEdgeStore(slots);
+  byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
+    fe->finfo()->lend(parent, f, slot, n, *store_);
+  });
+}
+
+void SparseMsg::unlendAll() {
+  if (!store_) return;
+  auto* fe = static_cast<FieldElement*>(dest());
+  byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
+    fe->finfo()->unlend(parent, f, slot, n, *store_);
+  });
+  store_.reset();
+}
+
+template <class Fn>
+void SparseMsg::byParent(Fn fn) const {
+  // The local entries grouped by parent (a counting sort), so that each parent's array is
+  // visited once, in order.
+  auto* fe = static_cast<FieldElement*>(dest());
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  std::vector<std::uint64_t> start(static_cast<std::size_t>(hi - lo) + 1, 0);
+  const std::size_t rows = numRows();
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Target* t = entries_.data() + localFirst_[r];
+    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) ++start[t->data - lo + 1];
+  }
+  for (std::size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
+  std::vector<Index> field(slotStart_[rows]);
+  std::vector<std::uint64_t> slot(slotStart_[rows]);
+  std::vector<std::uint64_t> fill(start.begin(), start.end() - 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Target* t = entries_.data() + localFirst_[r];
+    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) {
+      const std::uint64_t at = fill[t->data - lo]++;
+      field[at] = t->field;
+      slot[at] = k;
+    }
+  }
+  const DataElement* parent = fe->parentData();
+  for (Index d = lo; d < hi; ++d) {
+    const std::uint64_t b = start[d - lo], e = start[d - lo + 1];
+    if (b != e) fn(parent->localData(d), field.data() + b, slot.data() + b, e - b);
+  }
 }
 
 MsgTable& MsgTable::instance() {
@@ -232,9 +315,10 @@ Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo,
   return raw;
 }
 
-void MsgTable::erase(std::uint32_t id) {
+void MsgTable::erase(std::uint32_t id, bool destStays) {
   Msg* m = get(id);
   if (!m) return;
+  if (destStays && m->kind() == MsgKind::sparse) static_cast<SparseMsg*>(m)->unlendAll();
   m->src()->dropConnsTo(m);
   std::erase(m->src()->msgIds(), id);
   std::erase(m->dest()->msgIds(), id);
@@ -242,14 +326,28 @@ void MsgTable::erase(std::uint32_t id) {
 }
 
 void MsgTable::eraseTouching(Element* e) {
-  for (Id c : e->children())
-    if (Element* k = c.element()) eraseTouching(k);
-  const std::vector<std::uint32_t> ids = e->msgIds();
-  for (auto id : ids) erase(id);
+  // A message into the subtree need not give its destination's entries back.
+  auto inside = [e](const Element* x) {
+    for (;;) {
+      if (x == e) return true;
+      if (x->id() == Id::root()) return false;
+      x = x->parent().element();
+    }
+  };
+  std::vector<Element*> stack{e};
+  while (!stack.empty()) {
+    Element* x = stack.back();
+    stack.pop_back();
+    for (Id c : x->children())
+      if (Element* k = c.element()) stack.push_back(k);
+    const std::vector<std::uint32_t> ids = x->msgIds();
+    for (auto id : ids)
+      if (Msg* m = get(id)) erase(id, !inside(m->dest()));
+  }
 }
 
 void MsgTable::clear() {
-  for (std::uint32_t i = 0; i < msgs_.size(); ++i) erase(i);
+  for (std::uint32_t i = 0; i < msgs_.size(); ++i) erase(i, /*destStays=*/false);
 }
 
 std::vector<Msg*> MsgTable::all() const {

@@ -98,9 +98,15 @@ class DiagonalMsg final : public Msg {
 /// the next free field index of its destination parent and sizes the parents' arrays to match:
 /// several Sparse messages can feed one synapse array, each appending after those filled before
 /// it. Fill each message once (a refill replaces its own entries and keeps earlier messages').
+///
+/// When the field element is an EdgeArray (core/edge_array.hpp; IntFire's synapse), the message
+/// also holds the objects of its local entries, in its own order (slot = rank of the entry among
+/// this node's entries, row by row), and lends them to the parents' arrays: delivering a row then
+/// reads them sequentially. unlendAll() gives them back (erase, refill).
 class SparseMsg final : public Msg {
  public:
   SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df);
+  ~SparseMsg() override;
   /// Each (source, destination) pair connected independently with this probability; the same
   /// matrix for a given seed whatever the node count. Replaces any previous entries.
   void setRandomConnectivity(double probability, std::uint64_t seed);
@@ -113,13 +119,28 @@ class SparseMsg final : public Msg {
     return {entries_.data() + rowStart_[d], entries_.data() + rowStart_[d + 1]};
   }
   std::size_t numRows() const { return rowStart_.size() - 1; }
+  /// The store of this node's entries (nullptr unless the destination is an EdgeArray).
+  const EdgeStoreBase* store() const { return store_.get(); }
+  /// The slot of local entry `entry` (an index into the entries) of row d.
+  std::size_t slotOf(Index d, const Target* entry) const {
+    return slotStart_[d] + static_cast<std::size_t>(entry - (entries_.data() + localFirst_[d]));
+  }
+  /// Every lent entry goes back to its parent's array, with its value; the store is dropped.
+  void unlendAll();
 
  private:
   void assignFields();
+  void lendAll();
+  /// Calls fn(parent object, field indices, slots, n) for each local parent with entries here.
+  template <class Fn>
+  void byParent(Fn fn) const;
   std::vector<std::uint64_t> rowStart_;
   std::vector<Target> entries_;
   std::vector<Index> base_;  // local parents' entry counts before this message's first fill
   bool filled_ = false;
+  std::unique_ptr<EdgeStoreBase> store_;   // this node's entries' objects (EdgeArray only)
+  std::vector<std::uint64_t> slotStart_;   // per row: the slot of its first local entry
+  std::vector<std::uint64_t> localFirst_;  // per row: the index of its first local entry
 };
 
 /// Owns every message, indexed by message id (ids are never reused).
@@ -131,8 +152,9 @@ class MsgTable {
   std::uint32_t nextId() const { return static_cast<std::uint32_t>(msgs_.size()); }
   /// Takes ownership and links the message into its source's connection list.
   Msg* insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo, const DestFinfoBase* func);
-  /// Removes one message and unlinks it.
-  void erase(std::uint32_t id);
+  /// Removes one message and unlinks it. destStays = false: its destination is being destroyed
+  /// too, so a Sparse message need not give back the entries it holds (core/edge_array.hpp).
+  void erase(std::uint32_t id, bool destStays = true);
   /// Removes every message that touches e or any element of its subtree.
   void eraseTouching(Element* e);
   /// Removes every message.
