@@ -8,6 +8,7 @@
 #include "core/buffer.hpp"
 #include "core/eref.hpp"
 #include "core/finfo.hpp"
+#include "core/prefetch.hpp"
 
 namespace antler {
 
@@ -53,6 +54,16 @@ struct unpack<std::tuple<A...>> {
   }
 };
 }  // namespace detail
+
+/// Optional, for a dest function that a Sparse message delivers through its store
+/// (core/edge_array.hpp): what the call will touch beyond the entry and its parent object,
+/// fetched a few targets ahead. Specialise it next to the class, e.g.
+///   template <> struct DestPrefetch<&Synapse::addSpike> {
+///     static void fetch(const Eref& e, const Synapse& s, double time);
+///   };
+/// fetch must only read (and may assume nothing the call would check: it is a hint).
+template <auto Fn>
+struct DestPrefetch {};
 
 /// The DestFinfo of member function Fn.
 template <auto Fn>
@@ -105,12 +116,26 @@ class DestFinfoT final : public DestFinfoBase {
   void callEdges(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
                  std::size_t n, const EdgeStoreBase& s, std::size_t slot0) const override {
     const Args a = detail::unpack<Args>::read(args, argBytes);
-    // The slots are read in order; what the call reaches through the parent (e.g. IntFire's
-    // event ring behind Synapse::addSpike) is fetched a few targets ahead.
+    // The slots are read in order; the parents are fetched 2 * kAhead targets ahead, and what
+    // the call reaches through them (DestPrefetch: IntFire's ring slot) kAhead targets ahead.
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;
+    constexpr bool kHook = requires { &DestPrefetch<Fn>::fetch; };
     for (std::size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) __builtin_prefetch(parent->localData(t[i + kAhead].data));
+      if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
+      if constexpr (kHook) {
+        if (i + kAhead < n) {
+          const char* ahead = s.object(slot0 + i + kAhead);
+          const Target& ta = t[i + kAhead];
+          if (s.live(ahead))
+            std::apply(
+                [&](const auto&... x) {
+                  DestPrefetch<Fn>::fetch(Eref(dest, ta.data, ta.field),
+                                          *reinterpret_cast<const T*>(ahead), x...);
+                },
+                a);
+        }
+      }
       char* obj = s.object(slot0 + i);
       if (!s.live(obj)) [[unlikely]] {
         checkField(dest, t[i]);

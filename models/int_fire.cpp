@@ -8,33 +8,58 @@
 
 namespace antler {
 
+IntFire::IntFire(const IntFire& o) { *this = o; }
+
+IntFire& IntFire::operator=(const IntFire& o) {
+  if (this == &o) return *this;
+  Vm_ = o.Vm_;
+  due_ = o.due_;
+  dt_ = o.dt_;
+  step_ = o.step_;
+  spiked_ = o.spiked_;
+  hasFar_ = o.hasFar_;
+  ring_.reset(new Slot[o.slots_]);
+  std::copy(o.ring_.get(), o.ring_.get() + o.slots_, ring_.get());
+  slots_ = o.slots_;
+  head_ = o.head_;
+  thresh_ = o.thresh_;
+  tau_ = o.tau_;
+  lastSpike_ = o.lastSpike_;
+  refractoryPeriod_ = o.refractoryPeriod_;
+  vReset_ = o.vReset_;
+  initVm_ = o.initVm_;
+  synapses_ = o.synapses_;
+  far_ = o.far_ ? std::make_unique<Far>(*o.far_) : nullptr;
+  return *this;
+}
+
 void IntFire::process(const Eref& e, ProcPtr p) {
   if (p->dt != dt_) [[unlikely]]
     retime(p);
-  if (!far_.empty() && step_ >= farNext_) [[unlikely]]
+  if (hasFar_ && step_ >= far_->next) [[unlikely]]
     placeAside();
   // The slot of this step: its weights, summed as they arrived (see the header comment). A step
   // without events leaves Vm and the slot untouched.
   if (due_ & 1) {
     Slot& due = ring_[head_];
     Vm_ += due.sum;
-    numPending_ -= due.count;
     due = Slot{};
   }
   due_ >>= 1;
-  if (++head_ == ring_.size()) head_ = 0;
+  if (++head_ == slots_) head_ = 0;
   ++step_;
-  if (ring_.size() > 64) [[unlikely]] {  // the slot now 63 steps ahead enters the mask
+  if (slots_ > 64) [[unlikely]] {  // the slot now 63 steps ahead enters the mask
     std::size_t i = head_ + 63;
-    if (i >= ring_.size()) i -= ring_.size();
+    if (i >= slots_) i -= slots_;
     if (ring_[i].count) due_ |= std::uint64_t{1} << 63;
   }
-  const double slack = detail::step_slack(p->dt);
-  if (Vm_ > thresh_ && p->currTime - lastSpike_ + slack >= refractoryPeriod_) {
+  // Vm > thresh first: lastSpike and refractoryPeriod are on the second line.
+  if (Vm_ > thresh_ &&
+      p->currTime - lastSpike_ + detail::step_slack(p->dt) >= refractoryPeriod_) [[unlikely]] {
     fire(e, p);
   } else {
     Vm_ *= 1.0 - p->dt / tau_;
-    spiked_ = 0.0;
+    spiked_ = 0;
   }
 }
 
@@ -42,19 +67,25 @@ void IntFire::fire(const Eref& e, ProcPtr p) {
   spikeOut.send(e, p->currTime);
   Vm_ = vReset_;
   lastSpike_ = p->currTime;
-  spiked_ = 1.0;
+  spiked_ = 1;
+}
+
+unsigned IntFire::numPending() const {
+  unsigned n = 0;
+  for (std::uint32_t j = 0; j < slots_; ++j) n += ring_[j].count;
+  if (far_)
+    for (const Event& ev : far_->events) n += ev.count;
+  return n;
 }
 
 void IntFire::reinit(const Eref&, ProcPtr p) {
   Vm_ = initVm_;
   lastSpike_ = -std::numeric_limits<double>::infinity();
-  spiked_ = 0.0;
+  spiked_ = 0;
   dt_ = p->dt;
   step_ = 0;
-  head_ = 0;
-  due_ = 0;
-  numPending_ = 0;
-  far_.clear();
+  far_.reset();
+  hasFar_ = 0;
   // One slot per step of the longest delay, plus one: a spike sent in step s before this neuron
   // ran step s lands up to that many steps past step_.
   std::size_t slots = 1;
@@ -65,15 +96,26 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
     const std::uint64_t n = detail::due_step(longest, dt_, 0, kMaxSlots);
     slots = static_cast<std::size_t>(std::min<std::uint64_t>(n + 1, kMaxSlots));
   }
-  ring_.assign(slots, Slot{});
+  resetRing(slots);
+}
+
+void IntFire::resetRing(std::size_t slots) {
+  if (slots != slots_) {
+    ring_.reset(new Slot[slots]);
+    slots_ = static_cast<std::uint32_t>(slots);
+  } else {
+    std::fill(ring_.get(), ring_.get() + slots_, Slot{});
+  }
+  head_ = 0;
+  due_ = 0;
 }
 
 void IntFire::grow(std::size_t slots) {
   // Unroll the ring into a longer one: slot j of the new ring is due j steps after head_'s.
-  std::vector<Slot> r(slots);
-  const std::size_t n = ring_.size();
-  for (std::size_t j = 0; j < n; ++j) r[j] = ring_[(head_ + j) % n];
-  ring_.swap(r);
+  std::unique_ptr<Slot[]> r(new Slot[slots]);
+  for (std::uint32_t j = 0; j < slots_; ++j) r[j] = ring_[(head_ + j) % slots_];
+  ring_ = std::move(r);
+  slots_ = static_cast<std::uint32_t>(slots);
   head_ = 0;
 }
 
@@ -87,38 +129,35 @@ void IntFire::putAside(double time, double weight, unsigned count) {
          : s > 0                      ? static_cast<std::uint64_t>(s)
                                       : 0;
   }
-  farNext_ = far_.empty() ? at : std::min(farNext_, at);
-  far_.push_back({time, weight, count});
-  numPending_ += count;
+  if (!far_) far_ = std::make_unique<Far>();
+  far_->next = far_->events.empty() ? at : std::min(far_->next, at);
+  far_->events.push_back({time, weight, count});
+  hasFar_ = 1;
 }
 
 void IntFire::placeAside() {
   std::vector<Event> aside;
-  aside.swap(far_);
-  for (const Event& ev : aside) {
-    numPending_ -= ev.count;
-    place(ev.time, ev.weight, ev.count);
-  }
+  aside.swap(far_->events);
+  hasFar_ = 0;
+  for (const Event& ev : aside) place(ev.time, ev.weight, ev.count);
 }
 
 void IntFire::retime(ProcPtr p) {
   // The step length changed (a first process without reinit, or setClock between runs without
   // reinit): re-place what is pending by the time of its step under the old step length.
   std::vector<Event> pending;
-  pending.swap(far_);
+  if (far_) pending.swap(far_->events);
+  hasFar_ = 0;
   if (dt_ > 0)
-    for (std::size_t j = 0; j < ring_.size(); ++j) {
-      const Slot& s = ring_[(head_ + j) % ring_.size()];
+    for (std::uint32_t j = 0; j < slots_; ++j) {
+      const Slot& s = ring_[(head_ + j) % slots_];
       if (s.count)
         pending.push_back({static_cast<double>(step_ + 1 + j) * dt_, s.sum, s.count});
     }
   dt_ = p->dt;
   const long long n = std::llround(p->currTime / p->dt);
   step_ = n > 1 ? static_cast<std::uint64_t>(n) - 1 : 0;
-  head_ = 0;
-  due_ = 0;
-  std::fill(ring_.begin(), ring_.end(), Slot{});
-  numPending_ = 0;
+  resetRing(slots_);
   for (const Event& ev : pending) place(ev.time, ev.weight, ev.count);
 }
 
@@ -139,7 +178,7 @@ const Cinfo* IntFire::initCinfo() {
           .value("initVm", &IntFire::initVm_, "Vm set by reinit (default 0)")
           .readOnly("lastSpike", &IntFire::lastSpike_,
                     "time of the last spike (-inf before the first)")
-          .readOnly("spiked", &IntFire::spiked_, "1 if the neuron fired in the last step, else 0")
+          .readOnly("spiked", &IntFire::spiked, "1 if the neuron fired in the last step, else 0")
           .readOnly("numPending", &IntFire::numPending, "synaptic events not yet added to Vm")
           .fieldElement("synapse", &IntFire::synapses_, "the synapses (entries: Synapse)",
                         "numSynapses")

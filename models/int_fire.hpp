@@ -31,35 +31,56 @@
 /// bits when two or more events fell due in one step; a step with one event gives the same bits.)
 /// `spiked` is a double so that a Reduce message (e.g. from SpikeStats) can sum it into a
 /// population spike count.
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "core/class_builder.hpp"
+#include "core/prefetch.hpp"
 #include "models/step_time.hpp"
 #include "models/synapse.hpp"
 #include "msg/src_finfo.hpp"
 
 namespace antler {
 
-class IntFire {
+class alignas(64) IntFire {
  public:
   /// Sends the spike time (the end of the step it fired in).
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time when the neuron fires"};
+  IntFire() = default;
+  IntFire(const IntFire& o);
+  IntFire& operator=(const IntFire& o);
   /// Adds the step's events, fires or decays (see the header comment).
   void process(const Eref& e, ProcPtr p);
   /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0; sizes the event ring.
   void reinit(const Eref& e, ProcPtr p);
   /// Schedules `weight` to be added to Vm at `time` (what Synapse::addSpike calls).
   void addEvent(double time, double weight) { place(time, weight, 1); }
-  /// Number of synaptic events not yet added to Vm.
-  unsigned numPending() const { return numPending_; }
+  /// Fetches the ring slot an event at `time` would go to (a hint: changes nothing).
+  void prefetchEvent(double time) const {
+    // The step by one division (due_step's exact search can be one off; a hint needs no more).
+    const double n = std::ceil(time / dt_) - static_cast<double>(step_ + 1);
+    if (!(n >= 0 && n < static_cast<double>(slots_))) return;  // also dt_ == 0, NaN
+    std::size_t i = head_ + static_cast<std::size_t>(n);
+    if (i >= slots_) i -= slots_;
+    prefetch(&ring_[i]);
+  }
+  /// Fetches the slot process will read, if it holds events (ProcFinfoT calls it ahead).
+  void prefetchProcess() const {
+    if (due_ & 1) prefetch(&ring_[head_]);
+  }
+  /// Number of synaptic events not yet added to Vm (counted over the ring: a getter, not kept).
+  unsigned numPending() const;
+  /// 1 if the neuron fired in the last step, else 0 (a double, for Reduce messages that sum it).
+  double spiked() const { return spiked_ ? 1.0 : 0.0; }
   /// Membrane time constant.
   double tau() const { return tau_; }
   /// Sets tau (must be positive: ValueError otherwise).
   void setTau(double tau);
   /// Slots in the event ring (for tests: the ring grows when it must).
-  unsigned numSlots() const { return static_cast<unsigned>(ring_.size()); }
+  unsigned numSlots() const { return slots_; }
   /// The class info of IntFire (registered at load time).
   static const Cinfo* initCinfo();
 
@@ -71,22 +92,26 @@ class IntFire {
     double sum = 0.0;    // weights due in the slot's step, summed in arrival order
     unsigned count = 0;  // how many
   };
-  struct Event {  // an event waiting aside (see far_)
+  struct Event {  // an event waiting aside (see Far)
     double time, weight;
     unsigned count;
+  };
+  struct Far {  // events not in the ring (too far ahead, or dt not known yet)
+    std::vector<Event> events;
+    std::uint64_t next = 0;  // the first step at which one of them may fit the ring
   };
   /// Adds `count` events of total `weight` at `time` to the slot of their step.
   void place(double time, double weight, unsigned count) {
     if (dt_ > 0) {
-      const std::uint64_t n = detail::due_step(time, dt_, step_, step_ + 1 + kMaxSlots);
-      if (n <= step_ + kMaxSlots) {
-        const std::size_t ahead = n - step_ - 1;
-        if (ahead >= ring_.size()) grow(ahead + 1);
+      const std::uint64_t step = step_;
+      const std::uint64_t n = detail::due_step(time, dt_, step, step + 1 + kMaxSlots);
+      if (n <= step + kMaxSlots) {
+        const std::size_t ahead = n - step - 1;
+        if (ahead >= slots_) grow(ahead + 1);
         std::size_t i = head_ + ahead;
-        if (i >= ring_.size()) i -= ring_.size();
+        if (i >= slots_) i -= slots_;
         ring_[i].sum += weight;
         ring_[i].count += count;
-        numPending_ += count;
         if (ahead < 64) due_ |= std::uint64_t{1} << ahead;
         return;
       }
@@ -96,30 +121,33 @@ class IntFire {
   /// Sends the spike and resets (out of line: keeps the step's common path short).
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
   void grow(std::size_t slots);
+  void resetRing(std::size_t slots);
   void putAside(double time, double weight, unsigned count);
   void placeAside();
   void retime(ProcPtr p);
 
-  // Read every step first, then what scheduling reads, then the rest.
+  // The first cache line holds what every step and every event read; the second what a spike,
+  // reinit and the fields read. A step without a spike touches one line.
   double Vm_ = 0.0;
-  double thresh_ = 0.0;  // MOOSE's defaults: thresh 0, tau 1
-  double tau_ = 1.0;
-  double refractoryPeriod_ = 0.0;
-  double lastSpike_ = -std::numeric_limits<double>::infinity();
-  double spiked_ = 0.0;
   // Bit j set: the slot j steps after head_'s holds events (j < 64). A step without events then
   // costs no read of the ring, which lives elsewhere in memory.
   std::uint64_t due_ = 0;
-  std::vector<Slot> ring_{Slot{}};  // ring_[head_] is due in step step_ + 1
-  std::size_t head_ = 0;
-  std::uint64_t step_ = 0;  // the last step processed (0 after reinit)
-  double dt_ = 0.0;         // the step length the ring counts in (0: not known yet)
-  unsigned numPending_ = 0;
+  double dt_ = 0.0;               // the step length the ring counts in (0: not known yet)
+  std::uint64_t step_ : 62 = 0;   // the last step processed (0 after reinit)
+  std::uint64_t spiked_ : 1 = 0;  // fired in the last step
+  std::uint64_t hasFar_ : 1 = 0;  // far_ holds events
+  std::unique_ptr<Slot[]> ring_{new Slot[1]};  // ring_[head_] is due in step step_ + 1
+  std::uint32_t slots_ = 1;
+  std::uint32_t head_ = 0;
+  double thresh_ = 0.0;  // MOOSE's defaults: thresh 0, tau 1
+  double tau_ = 1.0;
+  // Second line.
+  double lastSpike_ = -std::numeric_limits<double>::infinity();
+  double refractoryPeriod_ = 0.0;
   double vReset_ = 0.0;
   double initVm_ = 0.0;
   EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
-  std::vector<Event> far_;  // events not in the ring (too far ahead, or dt not known yet)
-  std::uint64_t farNext_ = 0;  // the first step at which an event of far_ may fit the ring
+  std::unique_ptr<Far> far_;
 };
 
 }  // namespace antler

@@ -17,6 +17,13 @@ void Synapse::addSpike(const Eref& e, double time) {
   reinterpret_cast<IntFire*>(parent->localData(e.dataIndex()))->addEvent(time + delay_, weight_);
 }
 
+void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
+  const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
+  if (parent->cinfo() != IntFire::initCinfo()) return;
+  reinterpret_cast<const IntFire*>(parent->localData(e.dataIndex()))
+      ->prefetchEvent(time + s.delay());
+}
+
 const Cinfo* Synapse::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<Synapse>("Synapse", "one synapse of an IntFire (an entry of its synapse field)")

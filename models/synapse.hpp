@@ -13,12 +13,20 @@ class Synapse {
   void addSpike(const Eref& e, double time);
   /// Time from spike to effect.
   double delay() const { return delay_; }
+  /// Added to the parent's Vm per spike.
+  double weight() const { return weight_; }
   /// The class info of Synapse (registered at load time).
   static const Cinfo* initCinfo();
 
  private:
   double weight_ = 1.0;  // MOOSE's default
   double delay_ = 0.0;
+};
+
+/// Fetches the parent IntFire's ring slot that addSpike will add to (see core/dest_finfo.hpp).
+template <>
+struct DestPrefetch<&Synapse::addSpike> {
+  static void fetch(const Eref& e, const Synapse& s, double time);
 };
 
 }  // namespace antler
