@@ -150,6 +150,14 @@ class ClassBuilder {
                              std::string numName = "") {
     return addFieldElement<F>(std::move(name), m, std::move(doc), std::move(numName));
   }
+  /// The same for an array the class keeps out of line, reached through a member function.
+  template <class F>
+  ClassBuilder& fieldElement(std::string name, EdgeArray<F>& (T::*fn)(), std::string doc = "",
+                             std::string numName = "") {
+    return addFieldElement<F>(std::move(name),
+                              detail::ArrayAccess<T, EdgeArray<F>>{nullptr, fn}, std::move(doc),
+                              std::move(numName));
+  }
   /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).
   ClassBuilder& add(std::unique_ptr<Finfo> f) {
     c_->add(std::move(f));
@@ -166,16 +174,24 @@ class ClassBuilder {
   template <class F, class Array>
   ClassBuilder& addFieldElement(std::string name, Array T::*m, std::string doc,
                                 std::string numName) {
+    return addFieldElement<F>(std::move(name), detail::ArrayAccess<T, Array>{m, nullptr},
+                              std::move(doc), std::move(numName));
+  }
+  template <class F, class Array>
+  ClassBuilder& addFieldElement(std::string name, detail::ArrayAccess<T, Array> m,
+                                std::string doc, std::string numName) {
     c_->add(std::make_unique<FieldElementFinfoT<T, F, Array>>(name, std::move(doc),
                                                               F::initCinfo(), m));
     if (!numName.empty()) {
       const std::string op = "set " + c_->name() + "." + numName;
       addValue<unsigned>(
           std::move(numName), "number of " + name + " entries",
-          [m](const T& o) -> unsigned { return static_cast<unsigned>((o.*m).size()); },
+          [m](const T& o) -> unsigned {
+            return static_cast<unsigned>(m(reinterpret_cast<char*>(const_cast<T*>(&o))).size());
+          },
           [m, op](T& o, const unsigned& n) {
             check_allocation(op, F::initCinfo()->name(), n, sizeof(F));
-            (o.*m).resize(n);
+            m(reinterpret_cast<char*>(&o)).resize(n);
           },
           nullptr, /*validatesFirst=*/true);
     }

@@ -2,46 +2,64 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "models/step_time.hpp"
 
 namespace antler {
 
+IntFire::Cold* IntFire::makeBlock(std::size_t slots, Cold* from) {
+  // sizeof(Cold) is a multiple of alignof(Cold) >= alignof(Slot): the ring starts aligned.
+  void* raw = ::operator new(sizeof(Cold) + slots * sizeof(Slot));
+  Cold* c = from ? new (raw) Cold(std::move(*from)) : new (raw) Cold();
+  std::uninitialized_value_construct_n(reinterpret_cast<Slot*>(c + 1), slots);
+  return c;
+}
+
+void IntFire::freeBlock(Cold* c) {
+  if (!c) return;
+  c->~Cold();  // Slot is trivially destructible
+  ::operator delete(c);
+}
+
 IntFire::IntFire(const IntFire& o) { *this = o; }
 
 IntFire& IntFire::operator=(const IntFire& o) {
   if (this == &o) return *this;
+  Cold* c = makeBlock(o.slots_, nullptr);
+  try {
+    *c = *o.cold_;
+  } catch (...) {
+    freeBlock(c);
+    throw;
+  }
+  std::copy(o.ring(), o.ring() + o.slots_, reinterpret_cast<Slot*>(c + 1));
+  freeBlock(cold_);
+  cold_ = c;
   Vm_ = o.Vm_;
   due_ = o.due_;
   dt_ = o.dt_;
   step_ = o.step_;
   spiked_ = o.spiked_;
   hasFar_ = o.hasFar_;
-  ring_.reset(new Slot[o.slots_]);
-  std::copy(o.ring_.get(), o.ring_.get() + o.slots_, ring_.get());
   slots_ = o.slots_;
   head_ = o.head_;
   thresh_ = o.thresh_;
   tau_ = o.tau_;
-  lastSpike_ = o.lastSpike_;
-  refractoryPeriod_ = o.refractoryPeriod_;
-  vReset_ = o.vReset_;
-  initVm_ = o.initVm_;
-  synapses_ = o.synapses_;
-  far_ = o.far_ ? std::make_unique<Far>(*o.far_) : nullptr;
   return *this;
 }
 
 void IntFire::process(const Eref& e, ProcPtr p) {
   if (p->dt != dt_) [[unlikely]]
     retime(p);
-  if (hasFar_ && step_ >= far_->next) [[unlikely]]
+  if (hasFar_ && step_ >= cold_->far.next) [[unlikely]]
     placeAside();
   // The slot of this step: its weights, summed as they arrived (see the header comment). A step
   // without events leaves Vm and the slot untouched.
   if (due_ & 1) {
-    Slot& due = ring_[head_];
+    Slot& due = ring()[head_];
     Vm_ += due.sum;
     due = Slot{};
   }
@@ -51,11 +69,11 @@ void IntFire::process(const Eref& e, ProcPtr p) {
   if (slots_ > 64) [[unlikely]] {  // the slot now 63 steps ahead enters the mask
     std::size_t i = head_ + 63;
     if (i >= slots_) i -= slots_;
-    if (ring_[i].count) due_ |= std::uint64_t{1} << 63;
+    if (ring()[i].count) due_ |= std::uint64_t{1} << 63;
   }
   // Vm > thresh first: lastSpike and refractoryPeriod are on the second line.
-  if (Vm_ > thresh_ &&
-      p->currTime - lastSpike_ + detail::step_slack(p->dt) >= refractoryPeriod_) [[unlikely]] {
+  if (Vm_ > thresh_ && p->currTime - cold_->lastSpike + detail::step_slack(p->dt) >=
+                           cold_->refractoryPeriod) [[unlikely]] {
     fire(e, p);
   } else {
     Vm_ *= 1.0 - p->dt / tau_;
@@ -65,34 +83,33 @@ void IntFire::process(const Eref& e, ProcPtr p) {
 
 void IntFire::fire(const Eref& e, ProcPtr p) {
   spikeOut.send(e, p->currTime);
-  Vm_ = vReset_;
-  lastSpike_ = p->currTime;
+  Vm_ = cold_->vReset;
+  cold_->lastSpike = p->currTime;
   spiked_ = 1;
 }
 
 unsigned IntFire::numPending() const {
   unsigned n = 0;
-  for (std::uint32_t j = 0; j < slots_; ++j) n += ring_[j].count;
-  if (far_)
-    for (const Event& ev : far_->events) n += ev.count;
+  for (std::uint32_t j = 0; j < slots_; ++j) n += ring()[j].count;
+  for (const Event& ev : cold_->far.events) n += ev.count;
   return n;
 }
 
 void IntFire::reinit(const Eref&, ProcPtr p) {
-  Vm_ = initVm_;
-  lastSpike_ = -std::numeric_limits<double>::infinity();
+  Vm_ = cold_->initVm;
+  cold_->lastSpike = -std::numeric_limits<double>::infinity();
   spiked_ = 0;
   dt_ = p->dt;
   step_ = 0;
-  far_.reset();
+  cold_->far = Far{};
   hasFar_ = 0;
   // One slot per step of the longest delay, plus one: a spike sent in step s before this neuron
   // ran step s lands up to that many steps past step_.
   std::size_t slots = 1;
   if (dt_ > 0) {
     double longest = 0.0;
-    for (std::size_t i = 0; i < synapses_.size(); ++i)
-      longest = std::max(longest, synapses_[i].delay());
+    const EdgeArray<Synapse>& syn = cold_->synapses;
+    for (std::size_t i = 0; i < syn.size(); ++i) longest = std::max(longest, syn[i].delay());
     const std::uint64_t n = detail::due_step(longest, dt_, 0, kMaxSlots);
     slots = static_cast<std::size_t>(std::min<std::uint64_t>(n + 1, kMaxSlots));
   }
@@ -101,10 +118,12 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
 
 void IntFire::resetRing(std::size_t slots) {
   if (slots != slots_) {
-    ring_.reset(new Slot[slots]);
+    Cold* c = makeBlock(slots, cold_);
+    freeBlock(cold_);
+    cold_ = c;
     slots_ = static_cast<std::uint32_t>(slots);
   } else {
-    std::fill(ring_.get(), ring_.get() + slots_, Slot{});
+    std::fill(ring(), ring() + slots_, Slot{});
   }
   head_ = 0;
   due_ = 0;
@@ -112,9 +131,11 @@ void IntFire::resetRing(std::size_t slots) {
 
 void IntFire::grow(std::size_t slots) {
   // Unroll the ring into a longer one: slot j of the new ring is due j steps after head_'s.
-  std::unique_ptr<Slot[]> r(new Slot[slots]);
-  for (std::uint32_t j = 0; j < slots_; ++j) r[j] = ring_[(head_ + j) % slots_];
-  ring_ = std::move(r);
+  Cold* c = makeBlock(slots, cold_);
+  Slot* r = reinterpret_cast<Slot*>(c + 1);
+  for (std::uint32_t j = 0; j < slots_; ++j) r[j] = ring()[(head_ + j) % slots_];
+  freeBlock(cold_);
+  cold_ = c;
   slots_ = static_cast<std::uint32_t>(slots);
   head_ = 0;
 }
@@ -129,15 +150,15 @@ void IntFire::putAside(double time, double weight, unsigned count) {
          : s > 0                      ? static_cast<std::uint64_t>(s)
                                       : 0;
   }
-  if (!far_) far_ = std::make_unique<Far>();
-  far_->next = far_->events.empty() ? at : std::min(far_->next, at);
-  far_->events.push_back({time, weight, count});
+  Far& far = cold_->far;
+  far.next = far.events.empty() ? at : std::min(far.next, at);
+  far.events.push_back({time, weight, count});
   hasFar_ = 1;
 }
 
 void IntFire::placeAside() {
   std::vector<Event> aside;
-  aside.swap(far_->events);
+  aside.swap(cold_->far.events);
   hasFar_ = 0;
   for (const Event& ev : aside) place(ev.time, ev.weight, ev.count);
 }
@@ -146,11 +167,11 @@ void IntFire::retime(ProcPtr p) {
   // The step length changed (a first process without reinit, or setClock between runs without
   // reinit): re-place what is pending by the time of its step under the old step length.
   std::vector<Event> pending;
-  if (far_) pending.swap(far_->events);
+  pending.swap(cold_->far.events);
   hasFar_ = 0;
   if (dt_ > 0)
     for (std::uint32_t j = 0; j < slots_; ++j) {
-      const Slot& s = ring_[(head_ + j) % slots_];
+      const Slot& s = ring()[(head_ + j) % slots_];
       if (s.count)
         pending.push_back({static_cast<double>(step_ + 1 + j) * dt_, s.sum, s.count});
     }
@@ -173,14 +194,15 @@ const Cinfo* IntFire::initCinfo() {
           .value("Vm", &IntFire::Vm_, "membrane potential")
           .value("thresh", &IntFire::thresh_, "firing threshold: fires when Vm > thresh")
           .value("tau", &IntFire::tau, &IntFire::setTau, "membrane time constant (> 0)")
-          .value("refractoryPeriod", &IntFire::refractoryPeriod_, "minimum time between two spikes")
-          .value("vReset", &IntFire::vReset_, "Vm after a spike (default 0)")
-          .value("initVm", &IntFire::initVm_, "Vm set by reinit (default 0)")
-          .readOnly("lastSpike", &IntFire::lastSpike_,
+          .value("refractoryPeriod", &IntFire::refractoryPeriod, &IntFire::setRefractoryPeriod,
+                 "minimum time between two spikes")
+          .value("vReset", &IntFire::vReset, &IntFire::setVReset, "Vm after a spike (default 0)")
+          .value("initVm", &IntFire::initVm, &IntFire::setInitVm, "Vm set by reinit (default 0)")
+          .readOnly("lastSpike", &IntFire::lastSpike,
                     "time of the last spike (-inf before the first)")
           .readOnly("spiked", &IntFire::spiked, "1 if the neuron fired in the last step, else 0")
           .readOnly("numPending", &IntFire::numPending, "synaptic events not yet added to Vm")
-          .fieldElement("synapse", &IntFire::synapses_, "the synapses (entries: Synapse)",
+          .fieldElement("synapse", &IntFire::synapses, "the synapses (entries: Synapse)",
                         "numSynapses")
           .src(IntFire::spikeOut)
           .proc<&IntFire::process, &IntFire::reinit>()
@@ -193,3 +215,5 @@ namespace {
 }
 
 }  // namespace antler
+
+static_assert(sizeof(antler::IntFire) == 64, "IntFire is meant to fill one cache line");

@@ -52,6 +52,7 @@ class alignas(64) IntFire {
   IntFire() = default;
   IntFire(const IntFire& o);
   IntFire& operator=(const IntFire& o);
+  ~IntFire() { freeBlock(cold_); }
   /// Adds the step's events, fires or decays (see the header comment).
   void process(const Eref& e, ProcPtr p);
   /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0; sizes the event ring.
@@ -65,11 +66,11 @@ class alignas(64) IntFire {
     if (!(n >= 0 && n < static_cast<double>(slots_))) return;  // also dt_ == 0, NaN
     std::size_t i = head_ + static_cast<std::size_t>(n);
     if (i >= slots_) i -= slots_;
-    prefetch(&ring_[i]);
+    prefetch(&ring()[i]);
   }
   /// Fetches the slot process will read, if it holds events (ProcFinfoT calls it ahead).
   void prefetchProcess() const {
-    if (due_ & 1) prefetch(&ring_[head_]);
+    if (due_ & 1) prefetch(&ring()[head_]);
   }
   /// Number of synaptic events not yet added to Vm (counted over the ring: a getter, not kept).
   unsigned numPending() const;
@@ -110,8 +111,9 @@ class alignas(64) IntFire {
         if (ahead >= slots_) grow(ahead + 1);
         std::size_t i = head_ + ahead;
         if (i >= slots_) i -= slots_;
-        ring_[i].sum += weight;
-        ring_[i].count += count;
+        Slot& slot = ring()[i];
+        slot.sum += weight;
+        slot.count += count;
         if (ahead < 64) due_ |= std::uint64_t{1} << ahead;
         return;
       }
@@ -126,8 +128,32 @@ class alignas(64) IntFire {
   void placeAside();
   void retime(ProcPtr p);
 
-  // The first cache line holds what every step and every event read; the second what a spike,
-  // reinit and the fields read. A step without a spike touches one line.
+  /// What a spike, reinit, the fields and the synapses use, with the event ring right after it
+  /// in one allocation (so the object needs one pointer for both).
+  struct Cold {
+    double lastSpike = -std::numeric_limits<double>::infinity();
+    double refractoryPeriod = 0.0;
+    double vReset = 0.0;
+    double initVm = 0.0;
+    EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
+    Far far;
+  };
+  static_assert(alignof(Cold) >= alignof(Slot));
+  Slot* ring() const { return reinterpret_cast<Slot*>(cold_ + 1); }
+  /// A new block with `slots` empty slots; the cold part moved from `from` (if any).
+  static Cold* makeBlock(std::size_t slots, Cold* from);
+  static void freeBlock(Cold* c);
+  EdgeArray<Synapse>& synapses() { return cold_->synapses; }
+  double lastSpike() const { return cold_->lastSpike; }
+  double refractoryPeriod() const { return cold_->refractoryPeriod; }
+  void setRefractoryPeriod(double v) { cold_->refractoryPeriod = v; }
+  double vReset() const { return cold_->vReset; }
+  void setVReset(double v) { cold_->vReset = v; }
+  double initVm() const { return cold_->initVm; }
+  void setInitVm(double v) { cold_->initVm = v; }
+
+  // One cache line (the class is aligned to it): what every step and every event read. A step
+  // without a spike reads nothing else but the due slot of the ring, when it holds events.
   double Vm_ = 0.0;
   // Bit j set: the slot j steps after head_'s holds events (j < 64). A step without events then
   // costs no read of the ring, which lives elsewhere in memory.
@@ -135,19 +161,12 @@ class alignas(64) IntFire {
   double dt_ = 0.0;               // the step length the ring counts in (0: not known yet)
   std::uint64_t step_ : 62 = 0;   // the last step processed (0 after reinit)
   std::uint64_t spiked_ : 1 = 0;  // fired in the last step
-  std::uint64_t hasFar_ : 1 = 0;  // far_ holds events
-  std::unique_ptr<Slot[]> ring_{new Slot[1]};  // ring_[head_] is due in step step_ + 1
+  std::uint64_t hasFar_ : 1 = 0;  // cold_->far holds events
+  Cold* cold_ = makeBlock(1, nullptr);  // ring()[head_] is due in step step_ + 1
   std::uint32_t slots_ = 1;
   std::uint32_t head_ = 0;
   double thresh_ = 0.0;  // MOOSE's defaults: thresh 0, tau 1
   double tau_ = 1.0;
-  // Second line.
-  double lastSpike_ = -std::numeric_limits<double>::infinity();
-  double refractoryPeriod_ = 0.0;
-  double vReset_ = 0.0;
-  double initVm_ = 0.0;
-  EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
-  std::unique_ptr<Far> far_;
 };
 
 }  // namespace antler
