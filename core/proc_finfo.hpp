@@ -2,6 +2,7 @@
 /// Typed ProcFinfo: the `proc` shared field (process + reinit) the clock calls on a slice.
 #include "core/eref.hpp"
 #include "core/finfo.hpp"
+#include "core/prefetch.hpp"
 #include "core/proc_info.hpp"
 
 namespace antler {
@@ -21,6 +22,7 @@ class ProcFinfoT final : public ProcFinfoBase {
       constexpr Index kAhead = 8;
       const Index n = hi - lo;
       for (Index i = 0; i < n; ++i) {
+        if (i + 2 * kAhead < n) prefetch(&base[i + 2 * kAhead]);
         if (i + kAhead < n) base[i + kAhead].prefetchProcess();
         (base[i].*Process)(Eref(e, lo + i), &p);
       }

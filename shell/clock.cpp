@@ -169,6 +169,14 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   rq.prepare(T);
   const NodeLayout layout = node_layout();
   const bool multiNode = layout.numNodes > 1;
+  if (multiNode && yieldDecidedFor_ != T) {
+    // The master's MPI waits give the core away when this run's threads outnumber the cores
+    // (every rank must agree: a blocking collective does not match a nonblocking one).
+    const bool y = comm::algo::any(po.comm(), comm::threads_exceed_cores(T));
+    po.comm().setYielding(y);
+    rq.comm().setYielding(y);
+    yieldDecidedFor_ = T;
+  }
 
   std::vector<std::exception_ptr> errors(T);
   std::atomic<std::uint32_t> nodeFlags{0};

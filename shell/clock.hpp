@@ -45,6 +45,8 @@ class Clock {
 
   /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
   /// the cores shared among the ranks on this machine, see Runtime).
+  /// The comms were replaced (Runtime): agree on their waits again at the next run.
+  void commsChanged() { yieldDecidedFor_ = 0; }
   void setNumThreads(unsigned n);
   /// Most threads per node (a run makes one queue and one slice per thread).
   static constexpr unsigned kMaxThreads = 1024;
@@ -65,6 +67,7 @@ class Clock {
   double currentTime_ = 0;
   std::uint64_t step_ = 0;
   unsigned numThreads_ = 1;
+  unsigned yieldDecidedFor_ = 0;  // the thread count the comms' yielding was agreed for
   bool running_ = false;
   std::atomic<bool> stopRequested_{false};
 };

@@ -37,6 +37,7 @@ void detach() {
   Shell::instance().setComm({});
   PostOffice::instance().setComm({});
   ReduceQueue::instance().setComm({});
+  Clock::instance().commsChanged();
 }
 
 }  // namespace
@@ -51,6 +52,7 @@ void Runtime::start(comm::Comm c) {
   Shell::instance().setComm(c.dup());
   PostOffice::instance().setComm(c.dup());
   ReduceQueue::instance().setComm(c.dup());
+  Clock::instance().commsChanged();
   // Every rank sets its own default (not a Shell command: the workers are not serving yet).
   const unsigned threads = static_cast<unsigned>(std::max(1, omp_get_max_threads()));
   PostOffice::instance().setNumThreads(threads);

@@ -1,5 +1,12 @@
 #include "core/comm/comm.hpp"
 
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
 #include "core/comm/detail/backend.hpp"
 #include "core/error.hpp"
 
@@ -17,6 +24,12 @@ int Comm::rank() const {
 }
 int Comm::size() const {
   return backend().size();
+}
+void Comm::setYielding(bool on) {
+  backend().setYielding(on);
+}
+bool Comm::yielding() const {
+  return backend().yielding();
 }
 std::string Comm::backendName() const {
   return backend().name();
@@ -91,6 +104,21 @@ void Comm::resetStats() {
 }
 std::uint64_t Comm::nextSequence() {
   return backend().sequence++;
+}
+
+bool threads_exceed_cores(unsigned threadsPerRank) {
+  if (const char* f = std::getenv("ANTLER_COMM_YIELD"); f && *f) return std::string_view(f) != "0";
+  long ranks = 1;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(name); v && *v) {
+      ranks = std::max(1L, std::strtol(v, nullptr, 10));
+      break;
+    }
+  long cores = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
+  if (cores <= 0) cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  return ranks * static_cast<long>(threadsPerRank) > cores;
 }
 
 }  // namespace antler::comm

@@ -66,6 +66,13 @@ class Comm {
 
   int rank() const;
   int size() const;
+  /// Waits that give the core away: while a collective or a wait on this communicator has not
+  /// completed, the caller polls and yields the core (sched_yield) instead of spinning inside the
+  /// MPI library, so that threads sharing its cores (this rank's workers, other ranks) run. For
+  /// nodes where threads outnumber cores (the Clock sets it per run: see oversubscribed()); it
+  /// adds a system call per poll, so it is off otherwise. The Local backend ignores it.
+  void setYielding(bool on);
+  bool yielding() const;
   bool valid() const { return backend_ != nullptr; }
   /// "MPI" or "Local".
   std::string backendName() const;
@@ -108,5 +115,11 @@ class Comm {
  private:
   std::shared_ptr<detail::Backend> backend_;
 };
+
+/// Whether `threadsPerRank` threads in each of this node's ranks would outnumber the cores this
+/// process may run on (its affinity mask). Ranks per node from the launcher's environment
+/// (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS; 1 without one). ANTLER_COMM_YIELD=0|1 forces
+/// the answer. A local guess: callers agree on it across ranks before acting on it.
+bool threads_exceed_cores(unsigned threadsPerRank);
 
 }  // namespace antler::comm

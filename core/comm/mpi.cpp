@@ -1,6 +1,8 @@
 // The MPI backend: point-to-point and vendor collectives on a duplicated communicator.
 #include "core/comm/mpi.hpp"
 
+#include <sched.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +80,16 @@ MPI_Op mpi_op(OpKind o) {
       break;
   }
   throw InternalError("vendor reduction with an operator MPI does not know");
+}
+
+/// Completes r, polling with MPI_Test and yielding the core between polls (Comm::setYielding).
+void wait_yielding(MPI_Request& r, MPI_Status* st) {
+  int done = 0;
+  for (;;) {
+    ANTLER_MPI(MPI_Test(&r, &done, st));
+    if (done) return;
+    sched_yield();
+  }
 }
 
 struct MpiOp {
@@ -160,7 +172,10 @@ class MpiBackend final : public detail::Backend {
     if (!p) return;
     auto* op = static_cast<MpiOp*>(p.get());
     MPI_Status st;
-    ANTLER_MPI(MPI_Wait(&op->req, &st));
+    if (yielding_)
+      wait_yielding(op->req, &st);
+    else
+      ANTLER_MPI(MPI_Wait(&op->req, &st));
     if (op->isRecv) {
       int n = 0;
       ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
@@ -174,15 +189,29 @@ class MpiBackend final : public detail::Backend {
   }
 
   void vendorBcast(char* data, std::size_t n, int root) override {
-    ANTLER_MPI(MPI_Bcast(data, as_int(n, "MPI_Bcast"), MPI_BYTE, root, comm_));
+    if (yielding_) {
+      MPI_Request r;
+      ANTLER_MPI(MPI_Ibcast(data, as_int(n, "MPI_Ibcast"), MPI_BYTE, root, comm_, &r));
+      wait_yielding(r, MPI_STATUS_IGNORE);
+    } else {
+      ANTLER_MPI(MPI_Bcast(data, as_int(n, "MPI_Bcast"), MPI_BYTE, root, comm_));
+    }
     if (rank_ == root)
       count_send(n);
     else
       count_recv(n);
   }
   void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
-    ANTLER_MPI(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, as_int(count, "MPI_Allreduce"),
-                             mpi_type(t), mpi_op(op), comm_));
+    if (yielding_) {
+      MPI_Request r;
+      ANTLER_MPI(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out,
+                                as_int(count, "MPI_Iallreduce"), mpi_type(t), mpi_op(op), comm_,
+                                &r));
+      wait_yielding(r, MPI_STATUS_IGNORE);
+    } else {
+      ANTLER_MPI(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out,
+                               as_int(count, "MPI_Allreduce"), mpi_type(t), mpi_op(op), comm_));
+    }
     count_send(0);
   }
   void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
@@ -193,8 +222,15 @@ class MpiBackend final : public detail::Backend {
     count_send(0);
   }
   void vendorAllgather(const char* in, std::size_t n, char* out) override {
-    ANTLER_MPI(MPI_Allgather(in, as_int(n, "MPI_Allgather"), MPI_BYTE, out, static_cast<int>(n),
-                             MPI_BYTE, comm_));
+    if (yielding_) {
+      MPI_Request r;
+      ANTLER_MPI(MPI_Iallgather(in, as_int(n, "MPI_Iallgather"), MPI_BYTE, out,
+                                static_cast<int>(n), MPI_BYTE, comm_, &r));
+      wait_yielding(r, MPI_STATUS_IGNORE);
+    } else {
+      ANTLER_MPI(MPI_Allgather(in, as_int(n, "MPI_Allgather"), MPI_BYTE, out,
+                               static_cast<int>(n), MPI_BYTE, comm_));
+    }
     count_send(n);
   }
   void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
@@ -224,7 +260,17 @@ class MpiBackend final : public detail::Backend {
                            disp.data(), MPI_BYTE, root, comm_));
     count_send(in.size());
   }
-  void vendorBarrier() override { ANTLER_MPI(MPI_Barrier(comm_)); }
+  void vendorBarrier() override {
+    if (yielding_) {
+      MPI_Request r;
+      ANTLER_MPI(MPI_Ibarrier(comm_, &r));
+      wait_yielding(r, MPI_STATUS_IGNORE);
+    } else {
+      ANTLER_MPI(MPI_Barrier(comm_));
+    }
+  }
+  void setYielding(bool on) override { yielding_ = on; }
+  bool yielding() const override { return yielding_; }
 
  private:
   static std::size_t layout(const std::vector<unsigned long long>& all,
@@ -253,6 +299,7 @@ class MpiBackend final : public detail::Backend {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
+  bool yielding_ = false;  // waits poll and yield (Comm::setYielding)
 };
 
 }  // namespace

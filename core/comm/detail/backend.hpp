@@ -50,6 +50,9 @@ class Backend {
   virtual void vendorGatherv(std::span<const char> in, int root, std::vector<std::size_t>& counts,
                              ByteBuffer& out) = 0;
   virtual void vendorBarrier() = 0;
+  /// Waits that give the core away (see Comm::setYielding); a no-op where waits do not spin.
+  virtual void setYielding(bool) {}
+  virtual bool yielding() const { return false; }
 
   Stats stats;
   std::uint64_t sequence = 0;
