@@ -294,10 +294,17 @@ def bench(name, args, workdir):
             print("check FAILED: %s differs by more than 25 %%" % what)
             ok = False
     if len(ant) > 1:
+        # The model's state is the same on any split; a reduction is equal up to floating-point
+        # reassociation across splits (DESIGN.md's promise), so the Stats mean is compared
+        # closely, not bit for bit, and the neurons' mean Vm (summed here, in one order) exactly.
         vals = [r["stats_mean"] for r in ant.values()]
-        same = all(v == vals[0] for v in vals)
-        print("check: antler's last Stats mean is identical at every node count: %s" % same)
-        ok = ok and same
+        vms = [r["mean_vm"] for r in ant.values()]
+        close = all(abs(v - vals[0]) <= 1e-12 * max(abs(vals[0]), 1.0) for v in vals)
+        same_vm = all(v == vms[0] for v in vms)
+        print("check: antler's mean Vm (numpy over vec.Vm) identical at every node count: %s; "
+              "last Stats mean equal within 1e-12: %s (bit for bit: %s)"
+              % (same_vm, close, all(v == vals[0] for v in vals)))
+        ok = ok and close and same_vm
     return ok
 
 

@@ -92,6 +92,11 @@ const Cinfo* EventInput::initCinfo() {
 
 // ---- the open file and its buffers ----
 
+namespace {
+constexpr hsize_t kChunkValues = 1u << 17;  // values per chunk of a uniform dataset (1 MiB)
+constexpr std::size_t kChunkCols = 64;      // the widest chunk, in steps
+}  // namespace
+
 struct NSDFWriter::State {
   struct Variable {       // one dataset /data/uniform/<pop>/<field>
     std::string pop, field;
@@ -100,6 +105,7 @@ struct NSDFWriter::State {
     hid_t ds = -1;
     std::vector<double> buf;  // block x rows: a step's values side by side (one copy per step)
     std::uint64_t written = 0;
+    hsize_t chunkRows = 1;  // rows per chunk of the dataset
   };
   struct Channel {  // one requestOut message: rows [row, row + rows) of variable var
     std::uint32_t msgId;
@@ -137,11 +143,12 @@ struct NSDFWriter::State {
     if (cols == 0) return;
     QuietHdf5 q;
     // The dataset is objects x time, the buffer time x objects (so that storing a step is one
-    // contiguous copy, not a cache miss per object): transpose it tile by tile of kTile rows,
-    // each tile small enough to stay in cache, and write each tile as its own hyperslab.
-    constexpr hsize_t kTile = 64;
-    tile.resize(kTile * cols);
+    // contiguous copy, not a cache miss per object): transpose it a chunk's rows at a time (a
+    // tile of about 1 MiB, which stays in cache) and write each tile as its own hyperslab,
+    // which covers whole chunks when the block is full.
     for (auto& v : vars) {
+      const hsize_t kTile = v.chunkRows;
+      tile.resize(kTile * cols);
       const hsize_t rows = v.sources.size();
       const hsize_t ext[2] = {rows, v.written + cols};
       checked(H5Dset_extent(v.ds, ext), file, "extend a dataset");
@@ -385,6 +392,9 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     }
   }
   st->block = totalRows ? std::max<std::size_t>(1, flushLimit_ / totalRows) : 1;
+  // A block is a whole number of chunk columns (see kChunkCols), so that a flush writes whole
+  // chunks and HDF5 never reads one back to complete it.
+  if (st->block > kChunkCols) st->block -= st->block % kChunkCols;
 
   // Event sources: the messages into this writer's eventInput entries.
   Element* fe = ElementTable::instance().get(me->id())->child("eventInput");
@@ -466,12 +476,14 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     for (auto& [j, name] : pops)
       mapDs[name] = write_strings(st->fid, "/map/uniform/" + name, st->vars[j].sources, f);
     for (auto& [name, ds] : mapDs) H5DSset_scale(ds, "source");
-    // Chunks of about 1 MiB, at most 64 columns wide: a short run wastes little of its last chunk.
-    const hsize_t cc = std::min<hsize_t>(st->block, 64);
+    // Chunks of about 1 MiB (kChunkValues), as wide as a block (at most kChunkCols columns, and
+    // a block is a multiple of that): each flush then writes whole chunks.
+    const hsize_t cc = std::min<hsize_t>(st->block, kChunkCols);
     for (auto& v : st->vars) {
       const hsize_t rows = v.sources.size();
       const hsize_t dims[2] = {rows, 0};
-      const hsize_t chunk[2] = {std::clamp<hsize_t>((1u << 17) / cc, 1, rows), cc};
+      const hsize_t chunk[2] = {std::clamp<hsize_t>(kChunkValues / cc, 1, rows), cc};
+      v.chunkRows = chunk[0];
       v.ds = extendible(st->fid, "/data/uniform/" + v.pop + "/" + v.field, 2, dims, chunk, f);
       attr_double(v.ds, "tstart", 0.0, f);
       attr_double(v.ds, "dt", p->dt, f);
