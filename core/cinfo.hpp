@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/finfo.hpp"
+#include "core/huge_pages.hpp"
 
 namespace antler {
 
@@ -31,13 +32,14 @@ class DinfoT final : public Dinfo {
   std::size_t size() const override { return sizeof(T); }
   char* allocate(Index n) const override {
     if (n == 0) return nullptr;
-    T* p = static_cast<T*>(::operator new(sizeof(T) * n, std::align_val_t(alignof(T))));
+    // Large arrays on huge pages (core/huge_pages.hpp): a step reaches their objects at random.
+    T* p = static_cast<T*>(huge_alloc(sizeof(T) * n, alignof(T)));
     Index i = 0;
     try {
       for (; i < n; ++i) new (p + i) T();
     } catch (...) {
       for (Index j = 0; j < i; ++j) p[j].~T();
-      ::operator delete(p, std::align_val_t(alignof(T)));
+      huge_free(p, sizeof(T) * n, alignof(T));
       throw;
     }
     return reinterpret_cast<char*>(p);
@@ -46,7 +48,7 @@ class DinfoT final : public Dinfo {
     if (!raw) return;
     T* p = reinterpret_cast<T*>(raw);
     for (Index i = 0; i < n; ++i) p[i].~T();
-    ::operator delete(p, std::align_val_t(alignof(T)));
+    huge_free(p, sizeof(T) * n, alignof(T));
   }
 };
 

@@ -121,21 +121,27 @@ class DestFinfoT final : public DestFinfoBase {
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;
     constexpr bool kHook = requires { &DestPrefetch<Fn>::fetch; };
+    auto hook = [&](std::size_t j) {
+      if constexpr (kHook) {
+        const char* ahead = s.object(slot0 + j);
+        if (s.live(ahead))
+          std::apply(
+              [&](const auto&... x) {
+                DestPrefetch<Fn>::fetch(Eref(dest, t[j].data, t[j].field),
+                                        *reinterpret_cast<const T*>(ahead), x...);
+              },
+              a);
+      }
+    };
+    // A row starts cold: ask for its first parents, then for what the first calls reach.
+    for (std::size_t j = 0; j < std::min(n, 2 * kAhead); ++j)
+      prefetch(parent->localData(t[j].data));
+    if constexpr (kHook)
+      for (std::size_t j = 0; j < std::min(n, kAhead); ++j) hook(j);
     for (std::size_t i = 0; i < n; ++i) {
       if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
-      if constexpr (kHook) {
-        if (i + kAhead < n) {
-          const char* ahead = s.object(slot0 + i + kAhead);
-          const Target& ta = t[i + kAhead];
-          if (s.live(ahead))
-            std::apply(
-                [&](const auto&... x) {
-                  DestPrefetch<Fn>::fetch(Eref(dest, ta.data, ta.field),
-                                          *reinterpret_cast<const T*>(ahead), x...);
-                },
-                a);
-        }
-      }
+      if constexpr (kHook)
+        if (i + kAhead < n) hook(i + kAhead);
       char* obj = s.object(slot0 + i);
       if (!s.live(obj)) [[unlikely]] {
         checkField(dest, t[i]);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/fwd.hpp"
+#include "core/huge_pages.hpp"
 
 namespace antler {
 
@@ -67,7 +68,7 @@ class EdgeStore final : public EdgeStoreBase {
   EdgeSlot<F>& slot(std::size_t i) { return slots_[i]; }
 
  private:
-  std::vector<EdgeSlot<F>> slots_;
+  std::vector<EdgeSlot<F>, HugeAllocator<EdgeSlot<F>>> slots_;  // read in message order
 };
 
 /// The array member: entries of its own, or lent by a message's store (see the file comment).

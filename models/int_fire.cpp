@@ -6,22 +6,24 @@
 #include <new>
 #include <string>
 
+#include "core/huge_pages.hpp"
 #include "models/step_time.hpp"
 
 namespace antler {
 
 IntFire::Cold* IntFire::makeBlock(std::size_t slots, Cold* from) {
   // sizeof(Cold) is a multiple of alignof(Cold) >= alignof(Slot): the ring starts aligned.
-  void* raw = ::operator new(sizeof(Cold) + slots * sizeof(Slot));
+  // From the pool: every neuron's block sits in a few huge pages, not scattered over the heap.
+  void* raw = SmallBlockPool::instance().allocate(sizeof(Cold) + slots * sizeof(Slot));
   Cold* c = from ? new (raw) Cold(std::move(*from)) : new (raw) Cold();
   std::uninitialized_value_construct_n(reinterpret_cast<Slot*>(c + 1), slots);
   return c;
 }
 
-void IntFire::freeBlock(Cold* c) {
+void IntFire::freeBlock(Cold* c, std::size_t slots) {
   if (!c) return;
   c->~Cold();  // Slot is trivially destructible
-  ::operator delete(c);
+  SmallBlockPool::instance().deallocate(c, sizeof(Cold) + slots * sizeof(Slot));
 }
 
 IntFire::IntFire(const IntFire& o) { *this = o; }
@@ -32,11 +34,11 @@ IntFire& IntFire::operator=(const IntFire& o) {
   try {
     *c = *o.cold_;
   } catch (...) {
-    freeBlock(c);
+    freeBlock(c, o.slots_);
     throw;
   }
   std::copy(o.ring(), o.ring() + o.slots_, reinterpret_cast<Slot*>(c + 1));
-  freeBlock(cold_);
+  freeBlock(cold_, slots_);
   cold_ = c;
   Vm_ = o.Vm_;
   due_ = o.due_;
@@ -119,7 +121,7 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
 void IntFire::resetRing(std::size_t slots) {
   if (slots != slots_) {
     Cold* c = makeBlock(slots, cold_);
-    freeBlock(cold_);
+    freeBlock(cold_, slots_);
     cold_ = c;
     slots_ = static_cast<std::uint32_t>(slots);
   } else {
@@ -134,7 +136,7 @@ void IntFire::grow(std::size_t slots) {
   Cold* c = makeBlock(slots, cold_);
   Slot* r = reinterpret_cast<Slot*>(c + 1);
   for (std::uint32_t j = 0; j < slots_; ++j) r[j] = ring()[(head_ + j) % slots_];
-  freeBlock(cold_);
+  freeBlock(cold_, slots_);
   cold_ = c;
   slots_ = static_cast<std::uint32_t>(slots);
   head_ = 0;

@@ -52,7 +52,7 @@ class alignas(64) IntFire {
   IntFire() = default;
   IntFire(const IntFire& o);
   IntFire& operator=(const IntFire& o);
-  ~IntFire() { freeBlock(cold_); }
+  ~IntFire() { freeBlock(cold_, slots_); }
   /// Adds the step's events, fires or decays (see the header comment).
   void process(const Eref& e, ProcPtr p);
   /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0; sizes the event ring.
@@ -142,7 +142,7 @@ class alignas(64) IntFire {
   Slot* ring() const { return reinterpret_cast<Slot*>(cold_ + 1); }
   /// A new block with `slots` empty slots; the cold part moved from `from` (if any).
   static Cold* makeBlock(std::size_t slots, Cold* from);
-  static void freeBlock(Cold* c);
+  static void freeBlock(Cold* c, std::size_t slots);
   EdgeArray<Synapse>& synapses() { return cold_->synapses; }
   double lastSpike() const { return cold_->lastSpike; }
   double refractoryPeriod() const { return cold_->refractoryPeriod; }
