@@ -19,7 +19,7 @@ class ProcFinfoT final : public ProcFinfoBase {
     if constexpr (requires(const T& t) { t.prefetchProcess(); }) {
       // The class names what its process reads outside the object (IntFire: the due slot of its
       // event ring), fetched kAhead objects ahead; the objects themselves stream in order.
-      constexpr Index kAhead = 8;
+      constexpr Index kAhead = 32;
       const Index n = hi - lo;
       for (Index i = 0; i < n; ++i) {
         if (i + 2 * kAhead < n) prefetch(&base[i + 2 * kAhead]);
