@@ -49,7 +49,7 @@ IntFire& IntFire::operator=(const IntFire& o) {
   slots_ = o.slots_;
   head_ = o.head_;
   thresh_ = o.thresh_;
-  tau_ = o.tau_;
+  decay_ = o.decay_;
   return *this;
 }
 
@@ -78,7 +78,7 @@ void IntFire::process(const Eref& e, ProcPtr p) {
                            cold_->refractoryPeriod) [[unlikely]] {
     fire(e, p);
   } else {
-    Vm_ *= 1.0 - p->dt / tau_;
+    Vm_ *= decay_;  // == 1.0 - p->dt / tau: dt_ == p->dt here
     spiked_ = 0;
   }
 }
@@ -102,6 +102,7 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
   cold_->lastSpike = -std::numeric_limits<double>::infinity();
   spiked_ = 0;
   dt_ = p->dt;
+  decay_ = 1.0 - dt_ / cold_->tau;
   step_ = 0;
   cold_->far = Far{};
   hasFar_ = 0;
@@ -178,6 +179,7 @@ void IntFire::retime(ProcPtr p) {
         pending.push_back({static_cast<double>(step_ + 1 + j) * dt_, s.sum, s.count});
     }
   dt_ = p->dt;
+  decay_ = 1.0 - dt_ / cold_->tau;
   const long long n = std::llround(p->currTime / p->dt);
   step_ = n > 1 ? static_cast<std::uint64_t>(n) - 1 : 0;
   resetRing(slots_);
@@ -187,7 +189,8 @@ void IntFire::retime(ProcPtr p) {
 void IntFire::setTau(double tau) {
   if (!(tau > 0) || !std::isfinite(tau))
     throw ValueError("IntFire.tau must be a positive finite number, got " + std::to_string(tau));
-  tau_ = tau;
+  cold_->tau = tau;
+  decay_ = 1.0 - dt_ / tau;
 }
 
 const Cinfo* IntFire::initCinfo() {

@@ -77,7 +77,7 @@ class alignas(64) IntFire {
   /// 1 if the neuron fired in the last step, else 0 (a double, for Reduce messages that sum it).
   double spiked() const { return spiked_ ? 1.0 : 0.0; }
   /// Membrane time constant.
-  double tau() const { return tau_; }
+  double tau() const { return cold_->tau; }
   /// Sets tau (must be positive: ValueError otherwise).
   void setTau(double tau);
   /// Slots in the event ring (for tests: the ring grows when it must).
@@ -135,6 +135,7 @@ class alignas(64) IntFire {
     double refractoryPeriod = 0.0;
     double vReset = 0.0;
     double initVm = 0.0;
+    double tau = 1.0;  // MOOSE's default
     EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
     Far far;
   };
@@ -165,8 +166,10 @@ class alignas(64) IntFire {
   Cold* cold_ = makeBlock(1, nullptr);  // ring()[head_] is due in step step_ + 1
   std::uint32_t slots_ = 1;
   std::uint32_t head_ = 0;
-  double thresh_ = 0.0;  // MOOSE's defaults: thresh 0, tau 1
-  double tau_ = 1.0;
+  double thresh_ = 0.0;  // MOOSE's default
+  // 1 - dt / tau, the decay of a step without a spike: computed when dt or tau changes (the
+  // same expression, so the same bits), not divided out per neuron per step.
+  double decay_ = 1.0;
 };
 
 }  // namespace antler
