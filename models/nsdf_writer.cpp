@@ -482,7 +482,10 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     for (auto& v : st->vars) {
       const hsize_t rows = v.sources.size();
       const hsize_t dims[2] = {rows, 0};
-      const hsize_t chunk[2] = {std::clamp<hsize_t>(kChunkValues / cc, 1, rows), cc};
+      // Rows split evenly between the chunks: HDF5 allocates whole chunks at the edge too.
+      const hsize_t most = std::clamp<hsize_t>(kChunkValues / cc, 1, rows);
+      const hsize_t nChunks = (rows + most - 1) / most;
+      const hsize_t chunk[2] = {(rows + nChunks - 1) / nChunks, cc};
       v.chunkRows = chunk[0];
       v.ds = extendible(st->fid, "/data/uniform/" + v.pop + "/" + v.field, 2, dims, chunk, f);
       attr_double(v.ds, "tstart", 0.0, f);
