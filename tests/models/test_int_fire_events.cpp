@@ -16,6 +16,7 @@
 
 using namespace antler;
 using antler::test::Model;
+using antler::test::regular_spikes;
 
 namespace {
 
@@ -30,12 +31,6 @@ struct RefVm {
     Vm *= decay;
   }
 };
-
-/// A RandSpike that fires at steps 1, 1 + every, 1 + 2 every, ... (its probability is >= 1).
-void regular_spikes(ObjId src, long every, double dt) {
-  Field<double>::setAll(src.id, "rate", 2.0 / dt);
-  Field<double>::setAll(src.id, "refractT", static_cast<double>(every) * dt);
-}
 
 }  // namespace
 

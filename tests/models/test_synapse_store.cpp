@@ -15,17 +15,12 @@
 
 using namespace antler;
 using antler::test::Model;
+using antler::test::regular_spikes;
 
 namespace {
 
 const SparseMsg& sparse(Shell& s, std::uint32_t id) {
   return *static_cast<const SparseMsg*>(s.msg(id));
-}
-
-/// A RandSpike that fires at steps 1, 1 + every, ... (probability >= 1, refractory `every`).
-void regular_spikes(ObjId src, long every, double dt) {
-  Field<double>::setAll(src.id, "rate", 2.0 / dt);
-  Field<double>::setAll(src.id, "refractT", static_cast<double>(every) * dt);
 }
 
 }  // namespace

@@ -17,4 +17,11 @@ struct Model {
   }
 };
 
+/// Makes the RandSpike(s) at src fire at steps 1, 1 + every, 1 + 2 every, ... (a probability >= 1
+/// per step, and a refractory period of `every` steps).
+inline void regular_spikes(ObjId src, long every, double dt) {
+  Field<double>::setAll(src.id, "rate", 2.0 / dt);
+  Field<double>::setAll(src.id, "refractT", static_cast<double>(every) * dt);
+}
+
 }  // namespace antler::test
