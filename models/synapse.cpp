@@ -4,13 +4,18 @@
 
 namespace antler {
 
+namespace {
+// IntFire's class, looked up once: addSpike and its prefetch compare against it per event.
+const Cinfo* const kIntFire = IntFire::initCinfo();
+}  // namespace
+
 void Synapse::addSpike(const Eref& e, double time) {
   // A Synapse is an entry of an IntFire's array field: e is (FieldElement, parent index, entry),
   // and the event goes to the parent object, which the delivering thread owns with its entries.
   const Element* el = e.element();
   const DataElement* parent =
       el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
-  if (!parent || parent->cinfo() != IntFire::initCinfo())
+  if (!parent || parent->cinfo() != kIntFire)
     throw ValueError(
         "Synapse.addSpike: " + el->path() +
         " is not the synapse field of an IntFire (connect spikes to <intfire>/synapse)");
@@ -19,7 +24,7 @@ void Synapse::addSpike(const Eref& e, double time) {
 
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
   const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
-  if (parent->cinfo() != IntFire::initCinfo()) return;
+  if (parent->cinfo() != kIntFire) return;
   reinterpret_cast<const IntFire*>(parent->localData(e.dataIndex()))
       ->prefetchEvent(time + s.delay());
 }

@@ -189,29 +189,23 @@ class MpiBackend final : public detail::Backend {
   }
 
   void vendorBcast(char* data, std::size_t n, int root) override {
-    if (yielding_) {
-      MPI_Request r;
-      ANTLER_MPI(MPI_Ibcast(data, as_int(n, "MPI_Ibcast"), MPI_BYTE, root, comm_, &r));
-      wait_yielding(r, MPI_STATUS_IGNORE);
-    } else {
-      ANTLER_MPI(MPI_Bcast(data, as_int(n, "MPI_Bcast"), MPI_BYTE, root, comm_));
-    }
+    const int cnt = as_int(n, "MPI_Bcast");
+    collective(
+        "MPI_Bcast", [&] { return MPI_Bcast(data, cnt, MPI_BYTE, root, comm_); },
+        [&](MPI_Request* r) { return MPI_Ibcast(data, cnt, MPI_BYTE, root, comm_, r); });
     if (rank_ == root)
       count_send(n);
     else
       count_recv(n);
   }
   void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
-    if (yielding_) {
-      MPI_Request r;
-      ANTLER_MPI(MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out,
-                                as_int(count, "MPI_Iallreduce"), mpi_type(t), mpi_op(op), comm_,
-                                &r));
-      wait_yielding(r, MPI_STATUS_IGNORE);
-    } else {
-      ANTLER_MPI(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out,
-                               as_int(count, "MPI_Allreduce"), mpi_type(t), mpi_op(op), comm_));
-    }
+    const void* src = in == out ? MPI_IN_PLACE : in;
+    const int cnt = as_int(count, "MPI_Allreduce");
+    const MPI_Datatype type = mpi_type(t);
+    const MPI_Op mop = mpi_op(op);
+    collective(
+        "MPI_Allreduce", [&] { return MPI_Allreduce(src, out, cnt, type, mop, comm_); },
+        [&](MPI_Request* r) { return MPI_Iallreduce(src, out, cnt, type, mop, comm_, r); });
     count_send(0);
   }
   void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
@@ -222,15 +216,13 @@ class MpiBackend final : public detail::Backend {
     count_send(0);
   }
   void vendorAllgather(const char* in, std::size_t n, char* out) override {
-    if (yielding_) {
-      MPI_Request r;
-      ANTLER_MPI(MPI_Iallgather(in, as_int(n, "MPI_Iallgather"), MPI_BYTE, out,
-                                static_cast<int>(n), MPI_BYTE, comm_, &r));
-      wait_yielding(r, MPI_STATUS_IGNORE);
-    } else {
-      ANTLER_MPI(MPI_Allgather(in, as_int(n, "MPI_Allgather"), MPI_BYTE, out,
-                               static_cast<int>(n), MPI_BYTE, comm_));
-    }
+    const int cnt = as_int(n, "MPI_Allgather");
+    collective(
+        "MPI_Allgather",
+        [&] { return MPI_Allgather(in, cnt, MPI_BYTE, out, cnt, MPI_BYTE, comm_); },
+        [&](MPI_Request* r) {
+          return MPI_Iallgather(in, cnt, MPI_BYTE, out, cnt, MPI_BYTE, comm_, r);
+        });
     count_send(n);
   }
   void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
@@ -261,18 +253,26 @@ class MpiBackend final : public detail::Backend {
     count_send(in.size());
   }
   void vendorBarrier() override {
-    if (yielding_) {
-      MPI_Request r;
-      ANTLER_MPI(MPI_Ibarrier(comm_, &r));
-      wait_yielding(r, MPI_STATUS_IGNORE);
-    } else {
-      ANTLER_MPI(MPI_Barrier(comm_));
-    }
+    collective(
+        "MPI_Barrier", [&] { return MPI_Barrier(comm_); },
+        [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
   }
   void setYielding(bool on) override { yielding_ = on; }
   bool yielding() const override { return yielding_; }
 
  private:
+  /// A collective: the blocking call, or, while yielding, its nonblocking form completed by
+  /// wait_yielding. Each callable returns the MPI error code.
+  template <class Blocking, class Start>
+  void collective(const char* what, Blocking blocking, Start start) {
+    if (!yielding_) {
+      check(blocking(), what);
+      return;
+    }
+    MPI_Request r;
+    check(start(&r), what);
+    wait_yielding(r, MPI_STATUS_IGNORE);
+  }
   static std::size_t layout(const std::vector<unsigned long long>& all,
                             std::vector<std::size_t>& counts, std::vector<int>& cnt,
                             std::vector<int>& disp) {
