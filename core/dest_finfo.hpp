@@ -61,7 +61,9 @@ struct unpack<std::tuple<A...>> {
 ///   template <> struct DestPrefetch<&Synapse::addSpike> {
 ///     static void fetch(const Eref& e, const Synapse& s, double time);
 ///   };
-/// fetch must only read (and may assume nothing the call would check: it is a hint).
+/// fetch must only read (and may assume nothing the call would check: it is a hint). Add
+/// `static constexpr bool kParent = false;` when the call does not read the parent object, so
+/// that it is not fetched either.
 template <auto Fn>
 struct DestPrefetch {};
 
@@ -121,6 +123,12 @@ class DestFinfoT final : public DestFinfoBase {
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;
     constexpr bool kHook = requires { &DestPrefetch<Fn>::fetch; };
+    constexpr bool kParent = [] {
+      if constexpr (requires { DestPrefetch<Fn>::kParent; })
+        return DestPrefetch<Fn>::kParent;
+      else
+        return true;
+    }();
     auto hook = [&](std::size_t j) {
       if constexpr (kHook) {
         const char* ahead = s.object(slot0 + j);
@@ -134,12 +142,14 @@ class DestFinfoT final : public DestFinfoBase {
       }
     };
     // A row starts cold: ask for its first parents, then for what the first calls reach.
-    for (std::size_t j = 0; j < std::min(n, 2 * kAhead); ++j)
-      prefetch(parent->localData(t[j].data));
+    if constexpr (kParent)
+      for (std::size_t j = 0; j < std::min(n, 2 * kAhead); ++j)
+        prefetch(parent->localData(t[j].data));
     if constexpr (kHook)
       for (std::size_t j = 0; j < std::min(n, kAhead); ++j) hook(j);
     for (std::size_t i = 0; i < n; ++i) {
-      if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
+      if constexpr (kParent)
+        if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
       if constexpr (kHook)
         if (i + kAhead < n) hook(i + kAhead);
       char* obj = s.object(slot0 + i);

@@ -104,6 +104,15 @@ class Element {
   std::vector<std::uint32_t> msgIds_;
 };
 
+/// What a class keeps for a whole Element rather than per object (IntFire: the ring of delay
+/// slots its neurons' events wait in). The class creates it (ProcFinfoBase::prepare, between
+/// runs, on one thread) and reaches it through the DataElement; it dies with the Element and is
+/// not copied with it.
+class ElementState {
+ public:
+  virtual ~ElementState() = default;
+};
+
 /// An Element that owns N objects of its class, block-distributed over the nodes (or all of them
 /// on every node when global).
 class DataElement final : public Element {
@@ -121,11 +130,16 @@ class DataElement final : public Element {
   char* base() const { return base_; }
   /// Bytes per object.
   std::size_t objectSize() const { return size_; }
+  /// The class's state for the whole Element, or nullptr (see ElementState).
+  ElementState* state() const { return state_.get(); }
+  /// Replaces it (between runs only: the clock's threads read it without a lock).
+  void setState(std::unique_ptr<ElementState> s) const { state_ = std::move(s); }
 
  private:
   bool global_;
   std::size_t size_;
   char* base_ = nullptr;
+  mutable std::unique_ptr<ElementState> state_;
 };
 
 /// An Element that views an array field inside each object of its parent DataElement.

@@ -168,6 +168,10 @@ class ProcFinfoBase : public Finfo {
   virtual void process(const Element* e, Index lo, Index hi, const ProcInfo& p) const = 0;
   /// Runs reinit on local data entries [lo, hi) of e.
   virtual void reinit(const Element* e, Index lo, Index hi, const ProcInfo& p) const = 0;
+  /// Called by the clock on one thread before a run's threads start (reinit: true for the
+  /// reinit round), once per scheduled Element, with the ProcInfo of its tick (currTime: the
+  /// time the run starts at). A class that keeps state for the whole Element sets it up here.
+  virtual void prepare(const Element* /*e*/, const ProcInfo& /*p*/, bool /*reinit*/) const {}
 };
 
 /// An array field of each object, seen as a child FieldElement (e.g. IntFire's synapse).

@@ -1,6 +1,6 @@
 #pragma once
 /// Memory for the large arrays a step walks at random (Element data, a Sparse message's synapse
-/// store, IntFire's event rings), backed by transparent huge pages where the kernel offers them.
+/// store, IntFire's event ring), backed by transparent huge pages where the kernel offers them.
 ///
 /// A step of a 1e5-neuron network touches a few random cache lines in each of ~100 MB of rings,
 /// synapses and objects: with 4 KiB pages nearly every one of those accesses also misses the
@@ -8,7 +8,8 @@
 /// 2.0 with huge pages, bench/README.md). Debian's kernels default to THP "madvise", so memory
 /// must ask for them: huge_alloc maps allocations of 2 MiB or more with mmap and
 /// madvise(MADV_HUGEPAGE); smaller ones come from operator new. SmallBlockPool carves many small
-/// blocks (IntFire's rings) out of such chunks, recycling freed blocks by size class.
+/// blocks (IntFire's per-neuron parameters and synapse arrays) out of such chunks, recycling
+/// freed blocks by size class.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -42,7 +43,7 @@ struct HugeAllocator {
 
 /// Blocks of 64 bytes to 1 MiB (rounded up to a power of two, 64-byte aligned) carved from
 /// huge-page chunks; larger ones go to huge_alloc. Thread-safe (one mutex: blocks are made at
-/// reinit and when a ring grows, not per event). Freed blocks are kept for reuse, not returned.
+/// with their objects, not per event). Freed blocks are kept for reuse, not returned.
 class SmallBlockPool {
  public:
   static SmallBlockPool& instance();

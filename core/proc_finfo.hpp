@@ -1,5 +1,6 @@
 #pragma once
 /// Typed ProcFinfo: the `proc` shared field (process + reinit) the clock calls on a slice.
+#include "core/element.hpp"
 #include "core/eref.hpp"
 #include "core/finfo.hpp"
 #include "core/prefetch.hpp"
@@ -7,18 +8,29 @@
 
 namespace antler {
 
-/// process and reinit of class T, both `void (T::*)(const Eref&, ProcPtr)`. T may define
-/// `void prefetchProcess() const`: a hint (it must only read) called a few objects ahead.
+/// process and reinit of class T, both `void (T::*)(const Eref&, ProcPtr)`. Optionally, T may
+/// define
+///   `static void prepare(const DataElement* e, const ProcInfo& p, bool reinit)`: run by the
+///       clock on one thread before each run (ProcFinfoBase::prepare), e.g. to set up the
+///       Element's ElementState;
+///   `static void processBlock(const DataElement* e, Index lo, T* objs, Index n, ProcPtr p)`: the
+///       process of objects lo .. lo + n - 1 (objs[0] is lo) in one call, in index order, when a
+///       class does something once per slice rather than per object (it must do what n calls
+///       of Process would);
+///   `void prefetchProcess() const`: a hint (it must only read) called a few objects ahead.
 template <class T, auto Process, auto Reinit>
 class ProcFinfoT final : public ProcFinfoBase {
  public:
   using ProcFinfoBase::ProcFinfoBase;
   void process(const Element* e, Index lo, Index hi, const ProcInfo& p) const override {
     // The hot loop of the process phase: a contiguous slice, no lookups, one direct call each.
-    T* base = reinterpret_cast<T*>(static_cast<const DataElement*>(e)->localData(lo));
-    if constexpr (requires(const T& t) { t.prefetchProcess(); }) {
-      // The class names what its process reads outside the object (IntFire: the due slot of its
-      // event ring), fetched kAhead objects ahead; the objects themselves stream in order.
+    auto* de = static_cast<const DataElement*>(e);
+    T* base = reinterpret_cast<T*>(de->localData(lo));
+    if constexpr (requires { &T::processBlock; }) {
+      T::processBlock(de, lo, base, hi - lo, &p);
+    } else if constexpr (requires(const T& t) { t.prefetchProcess(); }) {
+      // The class names what its process reads outside the object, fetched kAhead objects
+      // ahead; the objects themselves stream in order.
       constexpr Index kAhead = 32;
       const Index n = hi - lo;
       for (Index i = 0; i < n; ++i) {
@@ -33,6 +45,10 @@ class ProcFinfoT final : public ProcFinfoBase {
   void reinit(const Element* e, Index lo, Index hi, const ProcInfo& p) const override {
     T* base = reinterpret_cast<T*>(static_cast<const DataElement*>(e)->localData(lo));
     for (Index i = lo; i < hi; ++i) (base[i - lo].*Reinit)(Eref(e, i), &p);
+  }
+  void prepare(const Element* e, const ProcInfo& p, bool reinit) const override {
+    if constexpr (requires { &T::prepare; })
+      T::prepare(static_cast<const DataElement*>(e), p, reinit);
   }
 };
 

@@ -1,6 +1,7 @@
 #include "models/int_fire.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -11,186 +12,280 @@
 
 namespace antler {
 
-IntFire::Cold* IntFire::makeBlock(std::size_t slots, Cold* from) {
-  // sizeof(Cold) is a multiple of alignof(Cold) >= alignof(Slot): the ring starts aligned.
-  // From the pool: every neuron's block sits in a few huge pages, not scattered over the heap.
-  void* raw = SmallBlockPool::instance().allocate(sizeof(Cold) + slots * sizeof(Slot));
-  Cold* c = from ? new (raw) Cold(std::move(*from)) : new (raw) Cold();
-  std::uninitialized_value_construct_n(reinterpret_cast<Slot*>(c + 1), slots);
-  return c;
+/// The Element's ring of delay slots (see the header comment): row k holds the events due in the
+/// steps s with s % slots == k, one entry per neuron of this node. Set up by prepare (one
+/// thread, between runs); during a run each thread reads and writes only its own neurons'
+/// entries, and last/head are written by every thread that processes the Element with the same
+/// values, read after the barrier that ends the process phase.
+class IntFire::Ring final : public ElementState {
+ public:
+  double dt = 0.0;                       // the step length the rows count in (0: not set up)
+  std::atomic<std::uint64_t> last{0};    // the last step processed
+  std::atomic<std::uint32_t> head{0};    // the row of step last + 1
+  std::uint32_t slots = 1;               // rows
+  Index begin = 0, n = 0;                // the node's neurons: data indices begin .. begin + n - 1
+  std::atomic<std::uint64_t> wanted{0};  // most rows an event that did not fit asked for
+  std::vector<Slot, HugeAllocator<Slot>> rows;
+
+  Slot* row(std::size_t k) { return rows.data() + k * n; }
+  void want(std::uint64_t s) {
+    std::uint64_t w = wanted.load(std::memory_order_relaxed);
+    while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
+    }
+  }
+  void setLast(std::uint64_t s) {
+    last.store(s, std::memory_order_relaxed);
+    head.store(static_cast<std::uint32_t>((s + 1) % slots), std::memory_order_relaxed);
+  }
+  /// Empty rows for `slots` steps.
+  void reset(std::size_t s) {
+    slots = static_cast<std::uint32_t>(s);
+    rows.assign(s * n, Slot{});
+  }
+};
+
+IntFire::Ring* IntFire::ring_of(const DataElement* e) {
+  return static_cast<Ring*>(e->state());  // only IntFire sets the state of an IntFire Element
 }
 
-void IntFire::freeBlock(Cold* c, std::size_t slots) {
+IntFire::Cold* IntFire::makeCold() {
+  // From the pool: every neuron's block sits in a few huge pages, not scattered over the heap.
+  static_assert(sizeof(Cold) % 64 == 0 && alignof(Cold) == 64);
+  return new (SmallBlockPool::instance().allocate(sizeof(Cold))) Cold();
+}
+
+void IntFire::freeCold(Cold* c) {
   if (!c) return;
-  c->~Cold();  // Slot is trivially destructible
-  SmallBlockPool::instance().deallocate(c, sizeof(Cold) + slots * sizeof(Slot));
+  c->~Cold();
+  SmallBlockPool::instance().deallocate(c, sizeof(Cold));
 }
 
 IntFire::IntFire(const IntFire& o) { *this = o; }
 
 IntFire& IntFire::operator=(const IntFire& o) {
-  if (this == &o) return *this;
-  Cold* c = makeBlock(o.slots_, nullptr);
-  try {
-    *c = *o.cold_;
-  } catch (...) {
-    freeBlock(c, o.slots_);
-    throw;
+  // The events in the Element's ring stay there; the object's own (its side list) come along.
+  if (this != &o) {
+    *cold() = *o.cold();
+    Vm_ = o.Vm_;
+    thresh_ = o.thresh_;
+    decay_ = o.decay_;
+    tagged_ = reinterpret_cast<std::uintptr_t>(cold()) | (o.tagged_ & kTags);
   }
-  std::copy(o.ring(), o.ring() + o.slots_, reinterpret_cast<Slot*>(c + 1));
-  freeBlock(cold_, slots_);
-  cold_ = c;
-  Vm_ = o.Vm_;
-  due_ = o.due_;
-  dt_ = o.dt_;
-  step_ = o.step_;
-  spiked_ = o.spiked_;
-  hasFar_ = o.hasFar_;
-  slots_ = o.slots_;
-  head_ = o.head_;
-  thresh_ = o.thresh_;
-  decay_ = o.decay_;
   return *this;
 }
 
+bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
+                      double weight, unsigned count) {
+  if (!(r.dt > 0)) return false;
+  const std::uint64_t due = detail::due_step(time, r.dt, last, last + 1 + kMaxSlots);
+  const std::uint64_t ahead = due - last - 1;
+  if (ahead >= r.slots) {
+    if (ahead < kMaxSlots) r.want(ahead + 1);  // the ring grows before the next run
+    return false;
+  }
+  std::size_t k = head + ahead;
+  if (k >= r.slots) k -= r.slots;
+  Slot& s = r.row(k)[col];
+  s.sum += weight;
+  s.count += count;
+  return true;
+}
+
+void IntFire::place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time,
+                    double weight, unsigned count) {
+  if (!r || !placeIn(*r, col, last, head, time, weight, count)) putAside(r, time, weight, count);
+}
+
+void IntFire::putAside(const Ring* r, double time, double weight, unsigned count) {
+  // It may fit the ring once the last processed step is within `slots` steps of its step
+  // (never, for NaN or +infinity; at the next process if there is no ring yet).
+  std::uint64_t at = 0;
+  if (r && r->dt > 0) {
+    const double s = std::floor(time / r->dt) - static_cast<double>(r->slots) - 2.0;
+    at = std::isnan(s) || s >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max()
+         : s > 0                      ? static_cast<std::uint64_t>(s)
+                                      : 0;
+  }
+  Far& far = cold()->far;
+  far.next = far.events.empty() ? at : std::min(far.next, at);
+  far.events.push_back({time, weight, count});
+  setFlag(kHasFar, true);
+}
+
+void IntFire::placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head) {
+  std::vector<Event> aside;
+  aside.swap(cold()->far.events);
+  setFlag(kHasFar, false);
+  for (const Event& ev : aside) place(&r, col, last, head, ev.time, ev.weight, ev.count);
+}
+
+void IntFire::addEvent(const DataElement* e, Index d, double time, double weight) {
+  Ring* r = ring_of(e);
+  if (r && placeIn(*r, d - r->begin, r->last.load(std::memory_order_relaxed),
+                   r->head.load(std::memory_order_relaxed), time, weight, 1)) [[likely]]
+    return;
+  reinterpret_cast<IntFire*>(e->localData(d))->putAside(r, time, weight, 1);
+}
+
+void IntFire::prefetchEvent(const DataElement* e, Index d, double time) {
+  Ring* r = ring_of(e);
+  if (!r || !(r->dt > 0)) return;
+  // The step by one division (due_step's exact search can be one off; a hint needs no more).
+  const double ahead = std::ceil(time / r->dt) -
+                       static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
+  if (!(ahead >= 0 && ahead < static_cast<double>(r->slots))) return;
+  std::size_t k = r->head.load(std::memory_order_relaxed) + static_cast<std::size_t>(ahead);
+  if (k >= r->slots) k -= r->slots;
+  prefetch(&r->row(k)[d - r->begin]);
+}
+
 void IntFire::process(const Eref& e, ProcPtr p) {
-  if (p->dt != dt_) [[unlikely]]
-    retime(p);
-  if (hasFar_ && step_ >= cold_->far.next) [[unlikely]]
-    placeAside();
-  // The slot of this step: its weights, summed as they arrived (see the header comment). A step
-  // without events leaves Vm and the slot untouched.
-  if (due_ & 1) {
-    Slot& due = ring()[head_];
-    Vm_ += due.sum;
-    due = Slot{};
-  }
-  due_ >>= 1;
-  if (++head_ == slots_) head_ = 0;
-  ++step_;
-  if (slots_ > 64) [[unlikely]] {  // the slot now 63 steps ahead enters the mask
-    std::size_t i = head_ + 63;
-    if (i >= slots_) i -= slots_;
-    if (ring()[i].count) due_ |= std::uint64_t{1} << 63;
-  }
-  // Vm > thresh first: lastSpike and refractoryPeriod are on the second line.
-  if (Vm_ > thresh_ && p->currTime - cold_->lastSpike + detail::step_slack(p->dt) >=
-                           cold_->refractoryPeriod) [[unlikely]] {
-    fire(e, p);
-  } else {
-    Vm_ *= decay_;  // == 1.0 - p->dt / tau: dt_ == p->dt here
-    spiked_ = 0;
+  processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
+}
+
+void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index n, ProcPtr p) {
+  Ring* r = ring_of(e);
+  if (!r || r->dt != p->dt) [[unlikely]]
+    throw StateError("IntFire " + e->path() + ": processed with dt " + format_double(p->dt) +
+                     (r ? " but its event ring counts steps of " + format_double(r->dt)
+                        : std::string(" before the clock prepared its event ring")) +
+                     " (schedule an IntFire Element on one tick, and run it through the clock)");
+  const long long k = std::llround(p->currTime / p->dt);
+  const std::uint64_t step = k > 1 ? static_cast<std::uint64_t>(k) : 1;
+  const std::uint32_t head = static_cast<std::uint32_t>(step % r->slots);  // this step's row
+  const std::uint32_t next = head + 1 == r->slots ? 0 : head + 1;
+  r->setLast(step);  // for the events delivered after this phase (same values on every thread)
+  Slot* row = r->row(head) + (lo - r->begin);
+  const double slack = detail::step_slack(p->dt);
+  for (Index i = 0; i < n; ++i) {
+    IntFire& x = objs[i];
+    const Index col = lo - r->begin + i;
+    // Events aside that fall due now join this step's row before it is read; those whose step
+    // is a whole ring ahead take the row just read, before this step's deliveries could.
+    if (x.hasFar() && step - 1 >= x.cold()->far.next) [[unlikely]]
+      x.placeAside(*r, col, step - 1, head);
+    // This step's weights, summed as they arrived (see the header comment). A step without
+    // events leaves Vm and the entry untouched.
+    Slot& s = row[i];
+    if (s.count) {
+      x.Vm_ += s.sum;
+      s = Slot{};
+    }
+    if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
+      x.placeAside(*r, col, step, next);
+    // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
+    if (x.Vm_ > x.thresh_ &&
+        p->currTime - x.cold()->lastSpike + slack >= x.cold()->refractoryPeriod) [[unlikely]] {
+      x.fire(Eref(e, lo + i), p);
+    } else {
+      x.Vm_ *= x.decay_;  // == 1.0 - p->dt / tau
+      x.setFlag(kSpiked, false);
+    }
   }
 }
 
 void IntFire::fire(const Eref& e, ProcPtr p) {
   spikeOut.send(e, p->currTime);
-  Vm_ = cold_->vReset;
-  cold_->lastSpike = p->currTime;
-  spiked_ = 1;
+  Vm_ = cold()->vReset;
+  cold()->lastSpike = p->currTime;
+  setFlag(kSpiked, true);
 }
 
-unsigned IntFire::numPending() const {
+unsigned IntFire::numPending(const Eref& e) const {
   unsigned n = 0;
-  for (std::uint32_t j = 0; j < slots_; ++j) n += ring()[j].count;
-  for (const Event& ev : cold_->far.events) n += ev.count;
+  for (const Event& ev : cold()->far.events) n += ev.count;
+  Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
+  const Index d = e.dataIndex();
+  if (r && d >= r->begin && d - r->begin < r->n)
+    for (std::uint32_t k = 0; k < r->slots; ++k) n += r->row(k)[d - r->begin].count;
   return n;
 }
 
 void IntFire::reinit(const Eref&, ProcPtr p) {
-  Vm_ = cold_->initVm;
-  cold_->lastSpike = -std::numeric_limits<double>::infinity();
-  spiked_ = 0;
-  dt_ = p->dt;
-  decay_ = 1.0 - dt_ / cold_->tau;
-  step_ = 0;
-  cold_->far = Far{};
-  hasFar_ = 0;
-  // One slot per step of the longest delay, plus one: a spike sent in step s before this neuron
-  // ran step s lands up to that many steps past step_.
-  std::size_t slots = 1;
-  if (dt_ > 0) {
+  Vm_ = cold()->initVm;
+  cold()->lastSpike = -std::numeric_limits<double>::infinity();
+  decay_ = 1.0 - p->dt / cold()->tau;
+  cold()->far = Far{};
+  setFlag(kSpiked | kHasFar, false);
+}
+
+void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
+  Ring* r = ring_of(e);
+  if (!r) {
+    auto made = std::make_unique<Ring>();
+    r = made.get();
+    r->begin = e->localBegin();
+    r->n = e->numLocal();
+    e->setState(std::move(made));
+  }
+  IntFire* objs = reinterpret_cast<IntFire*>(e->base());
+  const Index n = r->n;
+  // Rows for the longest synaptic delay, plus one (a spike sent in step s before a neuron ran
+  // step s lands up to that many steps past its last step), and for what events asked for; at
+  // most kMaxSlots, and beyond the delays the synapses need, at most kMaxRingEntries entries or
+  // four per synapse of the node.
+  auto rowsFor = [&](double dt, std::uint64_t asked) {
     double longest = 0.0;
-    const EdgeArray<Synapse>& syn = cold_->synapses;
-    for (std::size_t i = 0; i < syn.size(); ++i) longest = std::max(longest, syn[i].delay());
-    const std::uint64_t n = detail::due_step(longest, dt_, 0, kMaxSlots);
-    slots = static_cast<std::size_t>(std::min<std::uint64_t>(n + 1, kMaxSlots));
-  }
-  resetRing(slots);
-}
-
-void IntFire::resetRing(std::size_t slots) {
-  if (slots != slots_) {
-    Cold* c = makeBlock(slots, cold_);
-    freeBlock(cold_, slots_);
-    cold_ = c;
-    slots_ = static_cast<std::uint32_t>(slots);
-  } else {
-    std::fill(ring(), ring() + slots_, Slot{});
-  }
-  head_ = 0;
-  due_ = 0;
-}
-
-void IntFire::grow(std::size_t slots) {
-  // Unroll the ring into a longer one: slot j of the new ring is due j steps after head_'s.
-  Cold* c = makeBlock(slots, cold_);
-  Slot* r = reinterpret_cast<Slot*>(c + 1);
-  for (std::uint32_t j = 0; j < slots_; ++j) r[j] = ring()[(head_ + j) % slots_];
-  freeBlock(cold_, slots_);
-  cold_ = c;
-  slots_ = static_cast<std::uint32_t>(slots);
-  head_ = 0;
-}
-
-void IntFire::putAside(double time, double weight, unsigned count) {
-  // It may fit the ring once `time` is within kMaxSlots steps (never, for NaN or +infinity; at
-  // the next process if dt is not known yet).
-  std::uint64_t at = 0;
-  if (dt_ > 0) {
-    const double s = std::floor(time / dt_) - static_cast<double>(kMaxSlots) - 2.0;
-    at = std::isnan(s) || s >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max()
-         : s > 0                      ? static_cast<std::uint64_t>(s)
-                                      : 0;
-  }
-  Far& far = cold_->far;
-  far.next = far.events.empty() ? at : std::min(far.next, at);
-  far.events.push_back({time, weight, count});
-  hasFar_ = 1;
-}
-
-void IntFire::placeAside() {
-  std::vector<Event> aside;
-  aside.swap(cold_->far.events);
-  hasFar_ = 0;
-  for (const Event& ev : aside) place(ev.time, ev.weight, ev.count);
-}
-
-void IntFire::retime(ProcPtr p) {
-  // The step length changed (a first process without reinit, or setClock between runs without
-  // reinit): re-place what is pending by the time of its step under the old step length.
-  std::vector<Event> pending;
-  pending.swap(cold_->far.events);
-  hasFar_ = 0;
-  if (dt_ > 0)
-    for (std::uint32_t j = 0; j < slots_; ++j) {
-      const Slot& s = ring()[(head_ + j) % slots_];
-      if (s.count)
-        pending.push_back({static_cast<double>(step_ + 1 + j) * dt_, s.sum, s.count});
+    std::uint64_t synapses = 0;
+    for (Index i = 0; i < n; ++i) {
+      const EdgeArray<Synapse>& syn = objs[i].cold()->synapses;
+      synapses += syn.size();
+      for (std::size_t j = 0; j < syn.size(); ++j) longest = std::max(longest, syn[j].delay());
     }
-  dt_ = p->dt;
-  decay_ = 1.0 - dt_ / cold_->tau;
-  const long long n = std::llround(p->currTime / p->dt);
-  step_ = n > 1 ? static_cast<std::uint64_t>(n) - 1 : 0;
-  resetRing(slots_);
-  for (const Event& ev : pending) place(ev.time, ev.weight, ev.count);
+    const std::uint64_t need = detail::due_step(longest, dt, 0, kMaxSlots) + 1;
+    const std::uint64_t cap =
+        std::max<std::uint64_t>(1, std::max(kMaxRingEntries, 4 * synapses) / std::max<Index>(n, 1));
+    return static_cast<std::size_t>(
+        std::min<std::uint64_t>(kMaxSlots, std::max(need, std::min(asked, cap))));
+  };
+  if (reinit) {
+    // The neurons' reinit drops their side lists.
+    r->dt = p.dt;
+    r->wanted.store(0);
+    r->reset(rowsFor(p.dt, 0));
+    r->setLast(0);
+    return;
+  }
+  const std::uint64_t asked = r->wanted.exchange(0);
+  if (r->dt == p.dt && asked <= r->slots) return;  // the common case: nothing to do
+  // The step length changed (a first run without reinit, or setClock between runs without
+  // reinit), or events asked for more rows. Every pending event goes to its neuron's side list,
+  // in the order the neuron would add them (the side list first, then the ring by step), with
+  // the time of its step under the old step length, and is placed again.
+  const bool retime = r->dt != p.dt;
+  const std::uint64_t last = r->last.load();
+  const std::uint32_t slots = r->slots;
+  for (Index c = 0; c < n; ++c) {
+    IntFire& x = objs[c];
+    std::vector<Event>& far = x.cold()->far.events;
+    if (r->dt > 0)
+      for (std::uint32_t j = 0; j < slots; ++j) {
+        const Slot& s = r->row((last + 1 + j) % slots)[c];
+        if (s.count)
+          far.push_back({static_cast<double>(last + 1 + j) * r->dt, s.sum, s.count});
+      }
+    if (!far.empty()) x.setFlag(kHasFar, true);
+    if (retime) x.decay_ = 1.0 - p.dt / x.cold()->tau;
+  }
+  std::uint64_t now = last;
+  if (retime) {
+    const long long s = std::llround(p.currTime / p.dt);
+    now = s > 0 ? static_cast<std::uint64_t>(s) : 0;
+    r->dt = p.dt;
+  }
+  r->reset(rowsFor(p.dt, std::max<std::uint64_t>(asked, retime ? 0 : slots)));
+  r->setLast(now);
+  const std::uint32_t head = r->head.load();
+  for (Index c = 0; c < n; ++c)
+    if (objs[c].hasFar()) objs[c].placeAside(*r, c, now, head);
 }
 
-void IntFire::setTau(double tau) {
+void IntFire::setTau(const Eref& e, double tau) {
   if (!(tau > 0) || !std::isfinite(tau))
     throw ValueError("IntFire.tau must be a positive finite number, got " + std::to_string(tau));
-  cold_->tau = tau;
-  decay_ = 1.0 - dt_ / tau;
+  cold()->tau = tau;
+  const Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
+  decay_ = 1.0 - (r ? r->dt : 0.0) / tau;
 }
 
 const Cinfo* IntFire::initCinfo() {
@@ -206,7 +301,9 @@ const Cinfo* IntFire::initCinfo() {
           .readOnly("lastSpike", &IntFire::lastSpike,
                     "time of the last spike (-inf before the first)")
           .readOnly("spiked", &IntFire::spiked, "1 if the neuron fired in the last step, else 0")
-          .readOnly("numPending", &IntFire::numPending, "synaptic events not yet added to Vm")
+          .readOnlyFn<unsigned>("numPending",
+                      [](const Eref& e, const IntFire& x) { return x.numPending(e); },
+                      "synaptic events not yet added to Vm")
           .fieldElement("synapse", &IntFire::synapses, "the synapses (entries: Synapse)",
                         "numSynapses")
           .src(IntFire::spikeOut)
@@ -221,4 +318,4 @@ namespace {
 
 }  // namespace antler
 
-static_assert(sizeof(antler::IntFire) == 64, "IntFire is meant to fill one cache line");
+static_assert(sizeof(antler::IntFire) == 32, "IntFire is meant to fill half a cache line");

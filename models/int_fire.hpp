@@ -14,14 +14,17 @@
 /// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
 /// the first step whose end, plus the slack, is not before t: delays round up to whole steps.
 ///
-/// Pending events wait in a ring of delay slots, one slot per future step: the slot of the step
-/// n steps ahead holds the sum of the weights due then (and how many there are). Scheduling an
-/// event adds its weight to one slot; a step reads one slot, and only when it holds events (a bit
-/// mask in the neuron says which of the next 64 slots do). The ring has as many slots as the
-/// largest synaptic delay in steps, plus one (sized at reinit from the synapses), and grows,
-/// keeping every event in flight at its step, when an event falls further ahead (a delay set
-/// after reinit, or a spike sent straight to addSpike). Events further than kMaxSlots steps ahead,
-/// or sent before the neuron knows its dt (before any reinit), wait in a side list until they fit.
+/// Pending events wait in a ring of delay slots that the whole Element shares (the ring a
+/// hand-written simulator keeps): row k holds, for every neuron of the node, the sum of the
+/// weights due in the step k steps ahead (and how many there are). Scheduling an event adds its
+/// weight to one entry, the only memory it touches; a step walks one row, in neuron order, next
+/// to the neurons. The ring has as many rows as the largest synaptic delay of the node's neurons
+/// in steps, plus one (sized at reinit). An event further ahead (a delay set after reinit, a
+/// spike sent straight to addSpike) or sent before the neuron knows its dt (before any reinit)
+/// waits in a list of its neuron's until its step is within the ring, and the ring grows to fit
+/// such delays before the next run (at most kMaxSlots rows, and kMaxRingEntries entries).
+/// Because an event waits aside only while every event due in the same step would too, the side
+/// list changes where events wait, never the order they are added in.
 ///
 /// Order: a step's weights are summed in the order they arrive, then the sum is added to Vm. Sends
 /// are delivered in the serial order (by source Element, then source global index: see
@@ -38,6 +41,7 @@
 #include <vector>
 
 #include "core/class_builder.hpp"
+#include "core/element.hpp"
 #include "core/prefetch.hpp"
 #include "models/step_time.hpp"
 #include "models/synapse.hpp"
@@ -45,92 +49,67 @@
 
 namespace antler {
 
-class alignas(64) IntFire {
+class alignas(32) IntFire {
  public:
   /// Sends the spike time (the end of the step it fired in).
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time when the neuron fires"};
   IntFire() = default;
   IntFire(const IntFire& o);
   IntFire& operator=(const IntFire& o);
-  ~IntFire() { freeBlock(cold_, slots_); }
+  ~IntFire() { freeCold(cold()); }
   /// Adds the step's events, fires or decays (see the header comment).
   void process(const Eref& e, ProcPtr p);
-  /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0; sizes the event ring.
+  /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0.
   void reinit(const Eref& e, ProcPtr p);
-  /// Schedules `weight` to be added to Vm at `time` (what Synapse::addSpike calls).
-  void addEvent(double time, double weight) { place(time, weight, 1); }
-  /// Fetches the ring slot an event at `time` would go to (a hint: changes nothing).
-  void prefetchEvent(double time) const {
-    // The step by one division (due_step's exact search can be one off; a hint needs no more).
-    const double n = std::ceil(time / dt_) - static_cast<double>(step_ + 1);
-    if (!(n >= 0 && n < static_cast<double>(slots_))) return;  // also dt_ == 0, NaN
-    std::size_t i = head_ + static_cast<std::size_t>(n);
-    if (i >= slots_) i -= slots_;
-    prefetch(&ring()[i]);
-  }
-  /// Fetches the slot process will read, if it holds events (ProcFinfoT calls it ahead).
-  void prefetchProcess() const {
-    if (due_ & 1) prefetch(&ring()[head_]);
-  }
+  /// The clock's hooks (core/proc_finfo.hpp): prepare sets up the Element's event ring before a
+  /// run (sized from the synapses at reinit; re-timed when dt changed, grown when events asked
+  /// for more steps); processBlock runs process over a slice, reading the ring's row once.
+  static void prepare(const DataElement* e, const ProcInfo& p, bool reinit);
+  static void processBlock(const DataElement* e, Index lo, IntFire* objs, Index n, ProcPtr p);
+  /// Schedules `weight` on neuron d (local) of e at `time` (what Synapse::addSpike calls).
+  static void addEvent(const DataElement* e, Index d, double time, double weight);
+  /// Fetches the ring entry an event at `time` for neuron d would go to (a hint: changes nothing).
+  static void prefetchEvent(const DataElement* e, Index d, double time);
   /// Number of synaptic events not yet added to Vm (counted over the ring: a getter, not kept).
-  unsigned numPending() const;
+  unsigned numPending(const Eref& e) const;
   /// 1 if the neuron fired in the last step, else 0 (a double, for Reduce messages that sum it).
-  double spiked() const { return spiked_ ? 1.0 : 0.0; }
+  double spiked() const { return (tagged_ & kSpiked) ? 1.0 : 0.0; }
   /// Membrane time constant.
-  double tau() const { return cold_->tau; }
-  /// Sets tau (must be positive: ValueError otherwise).
-  void setTau(double tau);
-  /// Slots in the event ring (for tests: the ring grows when it must).
-  unsigned numSlots() const { return slots_; }
-  /// The class info of IntFire (registered at load time).
+  double tau() const { return cold()->tau; }
+  void setTau(const Eref& e, double tau);
   static const Cinfo* initCinfo();
 
-  /// The most slots a ring may have (6.5 s at dt = 0.1 ms); events further ahead wait aside.
+  /// At most this many rows in a ring (steps ahead), and this many entries (rows x neurons of a
+  /// node: 1 GiB) when it grows for events that did not fit; delays known at reinit always fit.
   static constexpr std::uint64_t kMaxSlots = 1u << 16;
+  static constexpr std::uint64_t kMaxRingEntries = std::uint64_t{1} << 26;
 
  private:
   struct Slot {
-    double sum = 0.0;    // weights due in the slot's step, summed in arrival order
+    double sum = 0.0;    // weights due in the row's step, summed in arrival order
     unsigned count = 0;  // how many
   };
   struct Event {  // an event waiting aside (see Far)
     double time, weight;
     unsigned count;
   };
-  struct Far {  // events not in the ring (too far ahead, or dt not known yet)
+  struct Far {  // events not in the ring (too far ahead, or no ring yet)
     std::vector<Event> events;
-    std::uint64_t next = 0;  // the first step at which one of them may fit the ring
+    std::uint64_t next = 0;  // the first step after which one of them may fit the ring
   };
-  /// Adds `count` events of total `weight` at `time` to the slot of their step.
-  void place(double time, double weight, unsigned count) {
-    if (dt_ > 0) {
-      const std::uint64_t step = step_;
-      const std::uint64_t n = detail::due_step(time, dt_, step, step + 1 + kMaxSlots);
-      if (n <= step + kMaxSlots) {
-        const std::size_t ahead = n - step - 1;
-        if (ahead >= slots_) grow(ahead + 1);
-        std::size_t i = head_ + ahead;
-        if (i >= slots_) i -= slots_;
-        Slot& slot = ring()[i];
-        slot.sum += weight;
-        slot.count += count;
-        if (ahead < 64) due_ |= std::uint64_t{1} << ahead;
-        return;
-      }
-    }
-    putAside(time, weight, count);
-  }
-  /// Sends the spike and resets (out of line: keeps the step's common path short).
+  class Ring;
+  static Ring* ring_of(const DataElement* e);
+  /// Adds an event to the ring if its step is within it (after step `last`, whose next step's
+  /// row is `head`); false if not.
+  static bool placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
+                      double weight, unsigned count);
+  void place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time,
+             double weight, unsigned count);
+  void putAside(const Ring* r, double time, double weight, unsigned count);
+  void placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head);
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
-  void grow(std::size_t slots);
-  void resetRing(std::size_t slots);
-  void putAside(double time, double weight, unsigned count);
-  void placeAside();
-  void retime(ProcPtr p);
 
-  /// What a spike, reinit, the fields and the synapses use, with the event ring right after it
-  /// in one allocation (so the object needs one pointer for both).
-  struct Cold {
+  struct alignas(64) Cold {
     double lastSpike = -std::numeric_limits<double>::infinity();
     double refractoryPeriod = 0.0;
     double vReset = 0.0;
@@ -139,37 +118,30 @@ class alignas(64) IntFire {
     EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
     Far far;
   };
-  static_assert(alignof(Cold) >= alignof(Slot));
-  Slot* ring() const { return reinterpret_cast<Slot*>(cold_ + 1); }
-  /// A new block with `slots` empty slots; the cold part moved from `from` (if any).
-  static Cold* makeBlock(std::size_t slots, Cold* from);
-  static void freeBlock(Cold* c, std::size_t slots);
-  EdgeArray<Synapse>& synapses() { return cold_->synapses; }
-  double lastSpike() const { return cold_->lastSpike; }
-  double refractoryPeriod() const { return cold_->refractoryPeriod; }
-  void setRefractoryPeriod(double v) { cold_->refractoryPeriod = v; }
-  double vReset() const { return cold_->vReset; }
-  void setVReset(double v) { cold_->vReset = v; }
-  double initVm() const { return cold_->initVm; }
-  void setInitVm(double v) { cold_->initVm = v; }
+  static Cold* makeCold();
+  static void freeCold(Cold* c);
+  Cold* cold() const { return reinterpret_cast<Cold*>(tagged_ & ~kTags); }
+  bool hasFar() const { return tagged_ & kHasFar; }
+  void setFlag(std::uintptr_t f, bool on) { tagged_ = on ? (tagged_ | f) : (tagged_ & ~f); }
+  EdgeArray<Synapse>& synapses() { return cold()->synapses; }
+  double lastSpike() const { return cold()->lastSpike; }
+  double refractoryPeriod() const { return cold()->refractoryPeriod; }
+  void setRefractoryPeriod(double v) { cold()->refractoryPeriod = v; }
+  double vReset() const { return cold()->vReset; }
+  void setVReset(double v) { cold()->vReset = v; }
+  double initVm() const { return cold()->initVm; }
+  void setInitVm(double v) { cold()->initVm = v; }
 
-  // One cache line (the class is aligned to it): what every step and every event read. A step
-  // without a spike reads nothing else but the due slot of the ring, when it holds events.
+  // Half a cache line: what every step reads and writes. Events do not touch it (they go to the
+  // Element's ring), and the rest is behind the pointer, whose low bits (Cold is 64-byte aligned)
+  // hold two flags.
+  static constexpr std::uintptr_t kSpiked = 1, kHasFar = 2, kTags = 63;
   double Vm_ = 0.0;
-  // Bit j set: the slot j steps after head_'s holds events (j < 64). A step without events then
-  // costs no read of the ring, which lives elsewhere in memory.
-  std::uint64_t due_ = 0;
-  double dt_ = 0.0;               // the step length the ring counts in (0: not known yet)
-  std::uint64_t step_ : 62 = 0;   // the last step processed (0 after reinit)
-  std::uint64_t spiked_ : 1 = 0;  // fired in the last step
-  std::uint64_t hasFar_ : 1 = 0;  // cold_->far holds events
-  Cold* cold_ = makeBlock(1, nullptr);  // ring()[head_] is due in step step_ + 1
-  std::uint32_t slots_ = 1;
-  std::uint32_t head_ = 0;
   double thresh_ = 0.0;  // MOOSE's default
   // 1 - dt / tau, the decay of a step without a spike: computed when dt or tau changes (the
   // same expression, so the same bits), not divided out per neuron per step.
   double decay_ = 1.0;
+  std::uintptr_t tagged_ = reinterpret_cast<std::uintptr_t>(makeCold());  // Cold* | flags
 };
 
 }  // namespace antler

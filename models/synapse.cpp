@@ -19,14 +19,13 @@ void Synapse::addSpike(const Eref& e, double time) {
     throw ValueError(
         "Synapse.addSpike: " + el->path() +
         " is not the synapse field of an IntFire (connect spikes to <intfire>/synapse)");
-  reinterpret_cast<IntFire*>(parent->localData(e.dataIndex()))->addEvent(time + delay_, weight_);
+  IntFire::addEvent(parent, e.dataIndex(), time + delay_, weight_);
 }
 
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
   const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
   if (parent->cinfo() != kIntFire) return;
-  reinterpret_cast<const IntFire*>(parent->localData(e.dataIndex()))
-      ->prefetchEvent(time + s.delay());
+  IntFire::prefetchEvent(parent, e.dataIndex(), time + s.delay());
 }
 
 const Cinfo* Synapse::initCinfo() {

@@ -23,9 +23,11 @@ class Synapse {
   double delay_ = 0.0;
 };
 
-/// Fetches the parent IntFire's ring slot that addSpike will add to (see core/dest_finfo.hpp).
+/// Fetches the entry of the IntFire Element's ring that addSpike will add to (see
+/// core/dest_finfo.hpp); addSpike does not read the neuron itself, so it is not fetched.
 template <>
 struct DestPrefetch<&Synapse::addSpike> {
+  static constexpr bool kParent = false;
   static void fetch(const Eref& e, const Synapse& s, double time);
 };
 

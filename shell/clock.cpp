@@ -37,6 +37,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
@@ -183,6 +184,32 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   std::uint32_t published = 0;  // written by the master between barriers, read by all after
   bool stopAll = false;
   const std::uint64_t step0 = step_;
+
+  // Classes that keep state for a whole Element set it up here, on one thread, once per Element
+  // (at its first tick). A failure is this node's alone: it rides in the first exchange like any
+  // other, so every node ends the run at the same round.
+  {
+    std::vector<const Element*> prepared;
+    for (unsigned k = 0; k < kNumTicks; ++k)
+      for (const Sched& sc : sched[k]) {
+        if (!sc.proc || std::find(prepared.begin(), prepared.end(), sc.e) != prepared.end())
+          continue;
+        prepared.push_back(sc.e);
+        ProcInfo p;
+        p.dt = dt_[k];
+        p.currTime = reinit ? 0.0 : static_cast<double>(step0) * base;
+        p.tick = k;
+        p.numThreads = T;
+        p.node = layout.node;
+        p.numNodes = layout.numNodes;
+        try {
+          if (!errors[0]) sc.proc->prepare(sc.e, p, reinit);
+        } catch (...) {
+          errors[0] = std::current_exception();
+          nodeFlags.fetch_or(kFlagError);
+        }
+      }
+  }
 
   running_ = true;
   stopRequested_.store(false);
