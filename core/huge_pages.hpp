@@ -42,7 +42,7 @@ struct HugeAllocator {
 };
 
 /// Blocks of 64 bytes to 1 MiB (rounded up to a power of two, 64-byte aligned) carved from
-/// huge-page chunks; larger ones go to huge_alloc. Thread-safe (one mutex: blocks are made at
+/// huge-page chunks; larger ones go to huge_alloc. Thread-safe (one mutex: blocks are made
 /// with their objects, not per event). Freed blocks are kept for reuse, not returned.
 class SmallBlockPool {
  public:

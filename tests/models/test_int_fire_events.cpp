@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/random.hpp"
@@ -325,5 +326,58 @@ TEST_CASE("numSynapses changed between runs: new synapses deliver, the ring fits
     CHECK(Field<double>::get(ObjId(syn.id, 0, 0), "weight") == 0.5);
     CHECK(Field<double>::get(ObjId(syn.id, 0, 1), "weight") == 1.0);  // MOOSE's default
     run({{{2, 0.5}}, {{14, 0.375}}, {{2, 0.25}}});
+  }
+}
+
+TEST_CASE("events sent before the first run wait until the ring exists; a run without reinit") {
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    Model m;
+    m.s.setNumThreads(threads);
+    const double dt = 1e-3, tau = 0.02;
+    const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
+    const ObjId syn = m.s.find("/nrn/synapse");
+    Field<unsigned>::setAll(nrn.id, "numSynapses", 1);
+    Field<double>::setAll(nrn.id, "thresh", 100.0);
+    Field<double>::setAll(nrn.id, "tau", tau);
+    Field<double>::setVec(syn.id, "weight", {0.5, 0.25, 0.125});
+    Field<double>::setVec(syn.id, "delay", {3 * dt, 7 * dt, 0.0});
+    m.s.setClock(0, dt);
+    m.s.useClock(0, "/nrn");
+    // No reinit, no run yet: the neurons know no dt, so the events wait aside.
+    for (Index i = 0; i < 3; ++i) SetGet::call(ObjId(syn.id, i, 0), "addSpike", 0.0);
+    CHECK(Field<unsigned>::getVec(nrn.id, "numPending") == std::vector<unsigned>{1, 1, 1});
+    const long steps = 12;
+    m.s.start(steps * dt);
+    CHECK(Field<unsigned>::getVec(nrn.id, "numPending") == std::vector<unsigned>{0, 0, 0});
+    const std::vector<double> vm = Field<double>::getVec(nrn.id, "Vm");
+    const std::vector<long> due{3, 7, 1};  // a zero delay is due in the first step
+    const std::vector<double> w{0.5, 0.25, 0.125};
+    for (Index i = 0; i < 3; ++i) {
+      RefVm ref;
+      ref.decay = 1.0 - dt / tau;
+      ref.schedule(due[i], w[i]);
+      for (long n = 1; n <= steps; ++n) ref.step(n);
+      CAPTURE(i);
+      CHECK(vm[i] == ref.Vm);
+    }
+  }
+}
+
+TEST_CASE("an IntFire Element on two ticks of different dt is refused with its path") {
+  Model m;
+  m.s.create("IntFire", "/nrn", 2);
+  m.s.setClock(0, 1e-3);
+  m.s.setClock(1, 2e-3);
+  m.s.useClock(0, "/nrn");
+  m.s.useClock(1, "/nrn");
+  m.s.reinit();
+  try {
+    m.s.start(4e-3);
+    FAIL("expected a StateError");
+  } catch (const StateError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("/nrn") != std::string::npos);
+    CHECK(what.find("one tick") != std::string::npos);
   }
 }
