@@ -26,10 +26,11 @@
 // synaptic events. They differ only in where pending events wait:
 //   ring  a time-bucketed ring buffer: slot (step mod D) holds, per neuron, the sum of the weights
 //         due at that step, and a neuron adds its slot once per step. This is the natural fast
-//         hand implementation; the ratio goal is against it. IntFire does the same (a ring of
-//         delay slots per neuron, weights summed in delivery order, which is the order of these
-//         loops: input spikes, then neuron spikes, each by source index and row), so Vm must come
-//         out bit-identical; antler / ring is the cost of the framework around the same algorithm.
+//         hand implementation; the ratio goal is against it. IntFire does the same (one ring of
+//         delay slots per Element, row by step, an entry per neuron with a count next to the
+//         sum; weights summed in delivery order, which is the order of these loops: input
+//         spikes, then neuron spikes, each by source index and row), so Vm must come out
+//         bit-identical; antler / ring is the cost of the framework around the same algorithm.
 //   heap  IntFire's data structure before issue 9: a min-heap of (time, weight) per neuron, due
 //         events added to Vm one by one in (time, weight) order. It rounds differently, so Vm
 //         agrees to rounding (checked to 1e-12).

@@ -24,13 +24,25 @@ void RandSpike::keyStream(const Eref& e) {
 }
 
 void RandSpike::process(const Eref& e, ProcPtr p) {
+  processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
+}
+
+void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, Index n,
+                             ProcPtr p) {
+  const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
+  const std::uint64_t seed = global_seed();
+  const double slack = detail::step_slack(p->dt);
+  for (Index i = 0; i < n; ++i) objs[i].step(Eref(e, lo + i), p, step, seed, slack);
+}
+
+void RandSpike::step(const Eref& e, ProcPtr p, std::uint64_t step, std::uint64_t seed,
+                     double slack) {
   fired_ = false;
   if (rate_ <= 0.0) return;
-  if (p->currTime - lastEvent_ + detail::step_slack(p->dt) < refractT_) return;
+  if (p->currTime - lastEvent_ + slack < refractT_) return;
   if (!keyed_) keyStream(e);
   const double prob = probability(p->dt);
-  const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
-  Rng rng(global_seed(), stream_ + step);
+  Rng rng(seed, stream_ + step);
   if (prob >= 1.0 || rng.uniform() < prob) {
     spikeOut.send(e, p->currTime);
     lastEvent_ = p->currTime;

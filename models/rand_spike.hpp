@@ -22,6 +22,8 @@ class RandSpike {
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time"};
   /// Draws this step's number and fires if it is below realRate * dt (see the header comment).
   void process(const Eref& e, ProcPtr p);
+  /// process over a slice (core/proc_finfo.hpp): the step number and the seed once per slice.
+  static void processBlock(const DataElement* e, Index lo, RandSpike* objs, Index n, ProcPtr p);
   /// lastEvent = -refractT, hasFired = false; keys the object's random stream.
   void reinit(const Eref& e, ProcPtr p);
   /// The class info of RandSpike (registered at load time).
@@ -29,6 +31,7 @@ class RandSpike {
 
  private:
   void keyStream(const Eref& e);
+  void step(const Eref& e, ProcPtr p, std::uint64_t step, std::uint64_t seed, double slack);
   /// realRate * dt for the current rate, refractT and dt (recomputed only when one changed).
   double probability(double dt) {
     if (rate_ != probRate_ || refractT_ != probRefractT_ || dt != probDt_) [[unlikely]] {
