@@ -15,6 +15,7 @@
 #include <memory>
 #include <typeindex>
 #include <unordered_map>
+#include <utility>
 
 #include "convert.hpp"
 #include "core/comm/mpi.hpp"
@@ -105,6 +106,42 @@ T cast_value(py::handle h, const cv::Ctx& c) {
         (!py::isinstance<py::sequence>(h) && !py::isinstance<py::array>(h)))
       throw TypeError(c.where + ": expected a sequence, got " + cv::describe(h));
     T out;
+    if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
+      // A 1-D numpy array of integers (or, for a floating E, of floats) converts in bulk: a
+      // Sparse message's 1e7 indices in milliseconds, not seconds. An entry out of E's range is
+      // converted on its own, for the error the element-wise path gives.
+      if (py::isinstance<py::array>(h)) {
+        auto a = py::reinterpret_borrow<py::array>(h);
+        const char kind = a.dtype().kind();
+        auto bulk = [&]<class W>(W*) {
+          auto w = py::array_t<W, py::array::c_style | py::array::forcecast>::ensure(a);
+          if (!w) return false;
+          const W* p = w.data();
+          const auto n = static_cast<std::size_t>(w.size());
+          out.resize(n);
+          for (std::size_t k = 0; k < n; ++k) {
+            if constexpr (std::is_integral_v<E>) {
+              if (!std::in_range<E>(p[k]))
+                out[k] = cast_value<E>(a[py::int_(k)], {c.where + ": entry " + std::to_string(k)});
+              else
+                out[k] = static_cast<E>(p[k]);
+            } else {
+              out[k] = static_cast<E>(p[k]);
+            }
+          }
+          return true;
+        };
+        if (a.ndim() != 1)
+          throw TypeError(c.where + ": expected a 1-D sequence, got a " +
+                          std::to_string(a.ndim()) + "-D array");
+        {
+          if (kind == 'i' && bulk(static_cast<long long*>(nullptr))) return out;
+          if (kind == 'u' && bulk(static_cast<unsigned long long*>(nullptr))) return out;
+          if constexpr (std::is_floating_point_v<E>)
+            if (kind == 'f' && bulk(static_cast<double*>(nullptr))) return out;
+        }
+      }
+    }
     std::size_t k = 0;
     for (auto x : h) out.push_back(cast_value<E>(x, {c.where + ": entry " + std::to_string(k++)}));
     return out;

@@ -86,7 +86,8 @@ def test_field_elements(model, user_classes):
     assert antler.element("/r[2]").syn.weight.shape == (2,)
 
 
-def test_messages_and_run_match_a_serial_reference(model, user_classes):
+@pytest.mark.parametrize("indices", ["list", "int64", "uint16"])
+def test_messages_and_run_match_a_serial_reference(model, user_classes, indices):
     a = antler.TestAdder("/a", 6)
     b = antler.TestAdder("/b", 6)
     c = antler.TestAdder("/c", 4)
@@ -95,7 +96,10 @@ def test_messages_and_run_match_a_serial_reference(model, user_classes):
     antler.connect(a, "out", b, "add", "OneToOne")
     m = antler.connect(a, "out", c, "add", "Sparse")
     src, dst = [0, 0, 3, 5, 5], [1, 3, 0, 2, 3]
-    m.pairFill(src, dst)
+    if indices == "list":
+        m.pairFill(src, dst)
+    else:  # numpy arrays take the bulk conversion
+        m.pairFill(np.array(src, dtype=indices), np.array(dst, dtype=indices))
     assert m.type == "Sparse" and m.numEntries == 5
     antler.setClock(0, 1e-3)
     antler.useClock(0, "/a")
