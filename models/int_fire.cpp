@@ -300,7 +300,10 @@ const Cinfo* IntFire::initCinfo() {
           .value("initVm", &IntFire::initVm, &IntFire::setInitVm, "Vm set by reinit (default 0)")
           .readOnly("lastSpike", &IntFire::lastSpike,
                     "time of the last spike (-inf before the first)")
-          .readOnly("spiked", &IntFire::spiked, "1 if the neuron fired in the last step, else 0")
+          // A lambda, not a member pointer, so that a Reduce message's block read (SpikeStats
+          // sums it every step) inlines it.
+          .readOnlyFn<double>("spiked", [](const IntFire& x) { return x.spiked(); },
+                              "1 if the neuron fired in the last step, else 0")
           .readOnlyFn<unsigned>("numPending",
                       [](const Eref& e, const IntFire& x) { return x.numPending(e); },
                       "synaptic events not yet added to Vm")

@@ -3,7 +3,9 @@
 ///
 /// Max and Min skip NaNs (NaN compares false); with no values, has() is false and value() is the
 /// identity (lowest / highest representable value). Sum adds in thread order, then node order.
+#include <cstddef>
 #include <limits>
+#include <type_traits>
 
 namespace antler {
 
@@ -61,13 +63,26 @@ class ReduceMin {
   bool any_ = false;
 };
 
-/// Sum of the values (and their count).
+/// Sum of the values (and their count). A block of floating-point values is summed with four
+/// accumulators in a fixed pattern (not one dependent chain), then added: the same bits for the
+/// same split, and equal to a serial sum up to reassociation, as every reduction across splits.
 template <class F>
 class ReduceSum {
  public:
   void primaryReduce(const F& v) {
     v_ += v;
     ++n_;
+  }
+  void primaryReduceBlock(const F* v, std::size_t n)
+    requires std::is_floating_point_v<F>
+  {
+    F s[4] = {0, 0, 0, 0};
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (int k = 0; k < 4; ++k) s[k] += v[i + k];
+    for (; i < n; ++i) s[0] += v[i];
+    v_ += (s[0] + s[1]) + (s[2] + s[3]);
+    n_ += n;
   }
   void secondaryReduce(const ReduceSum& o) {
     v_ += o.v_;

@@ -172,3 +172,20 @@ TEST_CASE("ReduceFieldDimension is the maximum count") {
   CHECK(a.maxIndex() == 11);
   CHECK(ReduceFieldDimension().maxIndex() == 0);
 }
+
+TEST_CASE("ReduceSum's block fold: four accumulators in a fixed pattern, then added") {
+  const std::vector<double> v = population(1003);
+  ReduceSum<double> r;
+  r.primaryReduce(0.125);
+  r.primaryReduceBlock(v.data(), v.size());
+  // The same pattern written out: entry i goes to accumulator i % 4 (the last 1003 % 4 to 0).
+  double s[4] = {0, 0, 0, 0};
+  const std::size_t whole = v.size() / 4 * 4;
+  for (std::size_t i = 0; i < whole; ++i) s[i % 4] += v[i];
+  for (std::size_t i = whole; i < v.size(); ++i) s[0] += v[i];
+  CHECK(r.value() == 0.125 + ((s[0] + s[1]) + (s[2] + s[3])));
+  CHECK(r.count() == v.size() + 1);
+  long double serial = 0.125;
+  for (double x : v) serial += x;
+  CHECK(close(r.value(), static_cast<double>(serial)));
+}
