@@ -20,6 +20,7 @@ namespace antler {
 class IntFire::Ring final : public ElementState {
  public:
   double dt = 0.0;                       // the step length the rows count in (0: not set up)
+  double invDt = 0.0;                    // 1 / dt: a first guess of an event's step
   std::atomic<std::uint64_t> last{0};    // the last step processed
   std::atomic<std::uint32_t> head{0};    // the row of step last + 1
   std::uint32_t slots = 1;               // rows
@@ -77,7 +78,7 @@ IntFire& IntFire::operator=(const IntFire& o) {
 bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
                       double weight, unsigned count) {
   if (!(r.dt > 0)) return false;
-  const std::uint64_t due = detail::due_step(time, r.dt, last, last + 1 + kMaxSlots);
+  const std::uint64_t due = detail::due_step(time, r.dt, r.invDt, last, last + 1 + kMaxSlots);
   const std::uint64_t ahead = due - last - 1;
   if (ahead >= r.slots) {
     if (ahead < kMaxSlots) r.want(ahead + 1);  // the ring grows before the next run
@@ -130,8 +131,8 @@ void IntFire::addEvent(const DataElement* e, Index d, double time, double weight
 void IntFire::prefetchEvent(const DataElement* e, Index d, double time) {
   Ring* r = ring_of(e);
   if (!r || !(r->dt > 0)) return;
-  // The step by one division (due_step's exact search can be one off; a hint needs no more).
-  const double ahead = std::ceil(time / r->dt) -
+  // The step by one multiplication (due_step's exact search can be one off; a hint needs no more).
+  const double ahead = std::ceil(time * r->invDt) -
                        static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
   if (!(ahead >= 0 && ahead < static_cast<double>(r->slots))) return;
   std::size_t k = r->head.load(std::memory_order_relaxed) + static_cast<std::size_t>(ahead);
@@ -241,6 +242,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   if (reinit) {
     // The neurons' reinit drops their side lists.
     r->dt = p.dt;
+    r->invDt = 1.0 / p.dt;
     r->wanted.store(0);
     r->reset(rowsFor(p.dt, 0));
     r->setLast(0);
@@ -272,6 +274,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
     const long long s = std::llround(p.currTime / p.dt);
     now = s > 0 ? static_cast<std::uint64_t>(s) : 0;
     r->dt = p.dt;
+    r->invDt = 1.0 / p.dt;
   }
   r->reset(rowsFor(p.dt, std::max<std::uint64_t>(asked, retime ? 0 : slots)));
   r->setLast(now);

@@ -24,17 +24,23 @@ constexpr double step_slack(double dt) {
 /// The step an event at `time` is due in, for a model whose last processed step is `last`: the
 /// first step n > last whose end n * dt, plus the slack, is not before `time` (the step in which a
 /// comparison `time <= currTime + slack` at each step would first hold). Returns `limit` (or more)
-/// for a time at or past step `limit`, and for NaN or +infinity.
-inline std::uint64_t due_step(double time, double dt, std::uint64_t last, std::uint64_t limit) {
+/// for a time at or past step `limit` (give or take the rounding of the first guess: a caller
+/// treats `limit` as "not yet"), and for NaN or +infinity. `invDt` (1 / dt) only makes the first
+/// guess, which the search then settles exactly: a hot caller passes a cached one instead of
+/// dividing.
+inline std::uint64_t due_step(double time, double dt, double invDt, std::uint64_t last,
+                              std::uint64_t limit) {
   const double slack = step_slack(dt);
-  const double guess = std::ceil((time - slack) / dt);
+  const double guess = std::ceil((time - slack) * invDt);
   if (!(guess < static_cast<double>(limit))) return limit;  // too far, +infinity or NaN
-  if (!(guess > static_cast<double>(last + 1))) return last + 1;
-  auto n = static_cast<std::uint64_t>(guess);
-  // The division rounds: settle on the exact step with the very products the clock's time is.
+  auto n = guess > static_cast<double>(last + 1) ? static_cast<std::uint64_t>(guess) : last + 1;
+  // The guess rounds: settle on the exact step with the very products the clock's time is.
   while (static_cast<double>(n) * dt + slack < time) ++n;
   while (n > last + 1 && static_cast<double>(n - 1) * dt + slack >= time) --n;
   return n;
+}
+inline std::uint64_t due_step(double time, double dt, std::uint64_t last, std::uint64_t limit) {
+  return due_step(time, dt, 1.0 / dt, last, limit);
 }
 
 }  // namespace antler::detail
