@@ -6,7 +6,10 @@
 // than cores a waiting thread that holds on to its core keeps the thread it waits for from
 // running. This program times the same small network at several thread counts in the same run,
 // interleaved (repetition r runs every count once, the order rotating), and reports each count's
-// median time per step and its ratio to the first count of the list, the baseline.
+// median time per step and its ratio to the first count of the list, the baseline. The clock runs
+// a node's threads on at most as many OS threads as the rank has cores (Clock::workers: the "OS
+// threads" column, node 0's); ANTLER_CORES_PER_RANK=1024 in the environment gives every thread an
+// OS thread of its own, as before that mapping existed.
 //
 //   ./build/bench/oversubscription 200 20000 7 2,4        # (a) 4 threads on 2 cores vs 2
 //   mpirun --oversubscribe --bind-to none -n 2 ./build/bench/oversubscription 200 20000 7 1,2
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "core/random.hpp"
+#include "shell/clock.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
@@ -33,7 +37,7 @@ using namespace antler;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 constexpr double kDt = 1e-4;
 
 double median(std::vector<double> v) {
@@ -128,9 +132,9 @@ int main(int argc, char** argv) {
       const std::size_t i = (r + k) % threads.size();
       s.setNumThreads(threads[i]);
       s.reinit();
-      const auto t0 = Clock::now();
+      const auto t0 = WallClock::now();
       s.start(steps * kDt);
-      perStep[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count() / steps);
+      perStep[i].push_back(std::chrono::duration<double>(WallClock::now() - t0).count() / steps);
       const std::vector<double> vm = Field<double>::getVec(neurons.id, "Vm");
       if (reference.empty())
         reference = vm;
@@ -139,11 +143,12 @@ int main(int argc, char** argv) {
     }
 
   const double base = median(perStep[0]);
-  std::printf("%8s %8s %14s %14s %14s %10s\n", "threads", "x nodes", "median us/step",
-              "min us/step", "max us/step", "ratio");
+  std::printf("%8s %8s %11s %14s %14s %14s %10s\n", "threads", "x nodes", "OS threads",
+              "median us/step", "min us/step", "max us/step", "ratio");
   for (std::size_t i = 0; i < threads.size(); ++i) {
     const double med = median(perStep[i]);
-    std::printf("%8u %8d %14.2f %14.2f %14.2f %10.2f\n", threads[i], s.numNodes(), 1e6 * med,
+    std::printf("%8u %8d %11u %14.2f %14.2f %14.2f %10.2f\n", threads[i], s.numNodes(),
+                antler::Clock::workers(threads[i]), 1e6 * med,
                 1e6 * *std::min_element(perStep[i].begin(), perStep[i].end()),
                 1e6 * *std::max_element(perStep[i].begin(), perStep[i].end()), med / base);
   }

@@ -14,7 +14,15 @@ function(antler_add_mpi_test)
       add_test(NAME ${name}
                COMMAND ${MPIEXEC_EXECUTABLE} ${ANTLER_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np}
                        $<TARGET_FILE:${T_TARGET}> ${T_ARGS})
-      set_tests_properties(${name} PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=${nt}" TIMEOUT ${T_TIMEOUT}
+      # With one thread per rank by default, the cases that ask for more threads run them as the
+      # clock sees fit (on fewer OS threads than threads when the ranks have fewer cores:
+      # Clock::workers); with more, every thread gets an OS thread of its own, however few the
+      # cores, so that the threads really run at once.
+      set(env "OMP_NUM_THREADS=${nt}")
+      if(nt GREATER 1)
+        list(APPEND env "ANTLER_CORES_PER_RANK=1024")
+      endif()
+      set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" TIMEOUT ${T_TIMEOUT}
                                               PROCESSORS ${np})
     endforeach()
   endforeach()

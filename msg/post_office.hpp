@@ -54,9 +54,17 @@ class PostOffice {
     if (Outbox* o = current_) return *o;
     if (bulkPort_) [[unlikely]]
       sendInBulk();
-    const unsigned t = static_cast<unsigned>(omp_get_thread_num());
+    const unsigned t = thread();
     return deferredOut_[t < deferredOut_.size() ? t : 0];
   }
+  /// The clock's thread (its slice of every Element, its queues) that the calling OS thread is
+  /// running: set by the clock, which may run several in turn on one OS thread (Clock::run);
+  /// outside a run, the OpenMP thread number.
+  static unsigned thread() {
+    return thread_ >= 0 ? static_cast<unsigned>(thread_) : static_cast<unsigned>(omp_get_thread_num());
+  }
+  /// Called by the clock before it runs thread t's part of a phase (-1 when the run ends).
+  static void setThread(int t) { thread_ = t; }
   /// The process queue of thread t (the clock marks segment ends in it).
   Outbox& processOutbox(unsigned t) { return process_[t]; }
   /// Called by each thread around its process phase: makes its process queue the current one
@@ -106,6 +114,7 @@ class PostOffice {
   // initial-exec: a send from user code reads it with one instruction; antler is loaded at start
   // or by Python's import, and 8 bytes fit the static TLS surplus glibc keeps for such modules.
   inline static thread_local Outbox* current_ [[gnu::tls_model("initial-exec")]] = nullptr;
+  inline static thread_local int thread_ [[gnu::tls_model("initial-exec")]] = -1;
   inline static thread_local const char* bulkPort_ [[gnu::tls_model("initial-exec")]] = nullptr;
   [[noreturn]] static void sendInBulk();
   std::vector<Outbox> process_, deferredIn_, deferredOut_;

@@ -129,7 +129,7 @@ void ReduceQueue::prepare(unsigned T) {
 }
 
 void ReduceQueue::request(std::uint32_t msgId) {
-  const auto t = static_cast<std::size_t>(omp_get_thread_num());
+  const auto t = static_cast<std::size_t>(PostOffice::thread());
   if (requests_.size() <= t) {
     // Only reached outside a run (requests_ is sized before each run's parallel region).
 #pragma omp critical(antler_reduce_requests)

@@ -104,6 +104,10 @@ void Clock::checkNumThreads(unsigned n) {
                      std::to_string(kMaxThreads) + ")");
 }
 
+unsigned Clock::workers(unsigned T) {
+  return std::max(1u, std::min(T, comm::cores_per_rank()));
+}
+
 void Clock::setNumThreads(unsigned n) {
   checkNumThreads(n);
   if (running_) throw StateError("setNumThreads: the clock is running");
@@ -171,9 +175,9 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   const NodeLayout layout = node_layout();
   const bool multiNode = layout.numNodes > 1;
   if (multiNode && yieldDecidedFor_ != T) {
-    // The master's MPI waits give the core away when this run's threads outnumber the cores
+    // The master's MPI waits give the core away when this run's OS threads outnumber the cores
     // (every rank must agree: a blocking collective does not match a nonblocking one).
-    const bool y = comm::algo::any(po.comm(), comm::threads_exceed_cores(T));
+    const bool y = comm::algo::any(po.comm(), comm::threads_exceed_cores(workers(T)));
     po.comm().setYielding(y);
     rq.comm().setYielding(y);
     yieldDecidedFor_ = T;
@@ -215,10 +219,16 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   stopRequested_.store(false);
   omp_set_dynamic(0);
 
-  detail::SpinBarrier barrier(T);
-  // The body every thread runs. Thread 0 is the master: the thread that called MPI_Init (the
-  // region's primary thread), so MPI stays on one thread (MPI_THREAD_FUNNELED).
-  auto body = [&](unsigned t) {
+  // T threads cut the model into T slices (and keep T queues); W OS threads run them. W = T
+  // unless this rank has fewer cores than that: then each OS thread runs the slices t = w, w + W,
+  // ... in turn, in every phase, and the barriers are among the W. The slices, queues and so the
+  // results are those of T threads; what changes is that T threads on fewer cores no longer make
+  // every barrier a context switch.
+  const unsigned W = workers(T);
+  detail::SpinBarrier barrier(W);
+  // The body every OS thread runs. OS thread 0 is the master: the thread that called MPI_Init
+  // (the region's primary thread), so MPI stays on one thread (MPI_THREAD_FUNNELED).
+  auto body = [&](unsigned w) {
     bool done = false;
     for (std::uint64_t s = 0; s < nsteps && !done; ++s) {
       const std::uint64_t step = step0 + s;
@@ -231,41 +241,46 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         p.dt = dt_[k];
         p.currTime = reinit ? 0.0 : static_cast<double>(step + 1) * base;
         p.tick = k;
-        p.threadIndex = t;
         p.numThreads = T;
         p.node = layout.node;
         p.numNodes = layout.numNodes;
-        Outbox& ob = po.processOutbox(t);
-        std::size_t marked = 0;
-        PostOffice::setCurrent(&ob);
-        if (!errors[t]) {
-          try {
-            for (const Sched& sc : sched[k]) {
-              auto [lo, hi] = thread_slice(sc.e, t, T);
-              if (lo < hi) {
-                if (reinit)
-                  sc.proc->reinit(sc.e, lo, hi, p);
-                else
-                  sc.proc->process(sc.e, lo, hi, p);
+        for (unsigned t = w; t < T; t += W) {
+          p.threadIndex = t;
+          PostOffice::setThread(static_cast<int>(t));
+          Outbox& ob = po.processOutbox(t);
+          std::size_t marked = 0;
+          PostOffice::setCurrent(&ob);
+          if (!errors[t]) {
+            try {
+              for (const Sched& sc : sched[k]) {
+                auto [lo, hi] = thread_slice(sc.e, t, T);
+                if (lo < hi) {
+                  if (reinit)
+                    sc.proc->reinit(sc.e, lo, hi, p);
+                  else
+                    sc.proc->process(sc.e, lo, hi, p);
+                }
+                ob.mark();
+                ++marked;
               }
-              ob.mark();
-              ++marked;
+            } catch (...) {
+              errors[t] = std::current_exception();
+              nodeFlags.fetch_or(kFlagError);
             }
-          } catch (...) {
-            errors[t] = std::current_exception();
-            nodeFlags.fetch_or(kFlagError);
           }
+          PostOffice::setCurrent(nullptr);
+          for (; marked < sched[k].size(); ++marked) ob.mark();
         }
-        PostOffice::setCurrent(nullptr);
-        for (; marked < sched[k].size(); ++marked) ob.mark();
 
         // Read before Barrier 1: the master may change the prediction right after it.
         const bool predicted = rq.predicted(k);
-        barrier.wait(t);  // ---- Barrier 1: exchange ----
+        barrier.wait(w);  // ---- Barrier 1: exchange ----
         // Fold the reductions this tick is predicted to request, so that their partials can ride
         // in the exchange (reduce/reduce_queue.hpp). Every thread read the same prediction.
         if (predicted) {
-          if (!errors[t]) {
+          for (unsigned t = w; t < T; t += W) {
+            PostOffice::setThread(static_cast<int>(t));
+            if (errors[t]) continue;
             try {
               rq.predictPrimary(k, t, T);
             } catch (...) {
@@ -273,9 +288,10 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
               nodeFlags.fetch_or(kFlagError);
             }
           }
-          barrier.wait(t);
+          barrier.wait(w);
         }
-        if (t == 0) {
+        if (w == 0) {
+          PostOffice::setThread(0);
           std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
           try {
             // Agreed: every node gets the same flags (and the same verdict on the same bytes).
@@ -297,14 +313,16 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
           if (published & kFlagStop) stopAll = true;
         }
-        barrier.wait(t);
+        barrier.wait(w);
         if (published & kFlagError) {
           done = true;
           break;
         }
 
         // ---- Deliver: reduction partials first, then messages ----
-        if (!errors[t]) {
+        for (unsigned t = w; t < T; t += W) {
+          PostOffice::setThread(static_cast<int>(t));
+          if (errors[t]) continue;
           try {
             rq.primary(t, T);
             po.deliver(t);
@@ -314,8 +332,9 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           }
         }
 
-        barrier.wait(t);  // ---- Barrier 2: clear queues, reduce ----
-        if (t == 0) {
+        barrier.wait(w);  // ---- Barrier 2: clear queues, reduce ----
+        if (w == 0) {
+          PostOffice::setThread(0);
           po.finishDelivery();
           std::uint32_t f = nodeFlags.load();
           try {
@@ -329,10 +348,10 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
           // node's alone and ends the run at the next exchange (see the top of this file).
           if (!multiNode) published = f;
         }
-        barrier.wait(t);  // ---- Barrier 3 ----
+        barrier.wait(w);  // ---- Barrier 3 ----
         if (published & kFlagError) done = true;
       }
-      if (t == 0) {
+      if (w == 0) {
         if (!reinit) {
           step_ = step + 1;
           currentTime_ = static_cast<double>(step_) * base;
@@ -340,20 +359,21 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
       }
       if (stopAll) done = true;  // every thread read stopAll after the same barrier
     }
+    PostOffice::setThread(-1);
   };
-  if (T == 1) {
+  if (W == 1) {
     body(0);  // no team, no barriers
   } else {
-#pragma omp parallel num_threads(T)
+#pragma omp parallel num_threads(W)
     {
-      // With dynamic adjustment off OpenMP gives exactly T threads; if it ever did not, the
+      // With dynamic adjustment off OpenMP gives exactly W threads; if it ever did not, the
       // barriers could never complete, so refuse instead of hanging.
-      if (static_cast<unsigned>(omp_get_num_threads()) == T) {
+      if (static_cast<unsigned>(omp_get_num_threads()) == W) {
         body(static_cast<unsigned>(omp_get_thread_num()));
       } else if (omp_get_thread_num() == 0) {
         errors[0] = std::make_exception_ptr(
             StateError("start: OpenMP gave " + std::to_string(omp_get_num_threads()) +
-                       " threads, " + std::to_string(T) + " were asked for"));
+                       " threads, " + std::to_string(W) + " were asked for"));
       }
     }
   }

@@ -43,11 +43,17 @@ class Clock {
   /// Smallest dt in use (0 if no tick is used).
   double baseDt() const;
 
-  /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
-  /// the cores shared among the ranks on this machine, see Runtime).
   /// The comms were replaced (Runtime): agree on their waits again at the next run.
   void commsChanged() { yieldDecidedFor_ = 0; }
+  /// Threads per node used by the next run (default: OpenMP's max threads: OMP_NUM_THREADS, or
+  /// the cores shared among the ranks on this machine, see Runtime). A run cuts every Element
+  /// into that many slices, whatever the cores: results do not depend on the cores.
   void setNumThreads(unsigned n);
+  /// The OS threads a run of T threads uses on this node: T, or the cores this rank may count as
+  /// its own (comm::cores_per_rank; ANTLER_CORES_PER_RANK=n sets it) if fewer. Each OS thread
+  /// then runs several threads' slices in turn: T threads on fewer cores would make every one of
+  /// a step's barriers a context switch.
+  static unsigned workers(unsigned T);
   /// Most threads per node (a run makes one queue and one slice per thread).
   static constexpr unsigned kMaxThreads = 1024;
   /// Throws the error setNumThreads(n) would throw, without changing anything.

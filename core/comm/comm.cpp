@@ -106,19 +106,42 @@ std::uint64_t Comm::nextSequence() {
   return backend().sequence++;
 }
 
-bool threads_exceed_cores(unsigned threadsPerRank) {
-  if (const char* f = std::getenv("ANTLER_COMM_YIELD"); f && *f) return std::string_view(f) != "0";
-  long ranks = 1;
+namespace {
+struct CoreCount {
+  long ranks = 1;     // ranks on this machine
+  long affinity = 0;  // cores this process may run on
+  long online = 0;    // cores of the machine
+};
+CoreCount core_count() {
+  CoreCount c;
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* v = std::getenv(name); v && *v) {
-      ranks = std::max(1L, std::strtol(v, nullptr, 10));
+      c.ranks = std::max(1L, std::strtol(v, nullptr, 10));
       break;
     }
-  long cores = 0;
+  c.online = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
-  if (cores <= 0) cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  return ranks * static_cast<long>(threadsPerRank) > cores;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) c.affinity = CPU_COUNT(&set);
+  if (c.affinity <= 0) c.affinity = c.online;
+  return c;
+}
+}  // namespace
+
+unsigned cores_per_rank() {
+  if (const char* f = std::getenv("ANTLER_CORES_PER_RANK"); f && *f) {
+    const long n = std::strtol(f, nullptr, 10);
+    if (n >= 1) return static_cast<unsigned>(std::min(n, 1L << 20));
+  }
+  const CoreCount c = core_count();
+  if (c.affinity < c.online) return static_cast<unsigned>(c.affinity);  // bound: its own cores
+  return static_cast<unsigned>(std::max(1L, c.online / c.ranks));
+}
+
+bool threads_exceed_cores(unsigned threadsPerRank) {
+  if (const char* f = std::getenv("ANTLER_COMM_YIELD"); f && *f) return std::string_view(f) != "0";
+  const CoreCount c = core_count();
+  if (c.affinity < c.online) return static_cast<long>(threadsPerRank) > c.affinity;
+  return c.ranks * static_cast<long>(threadsPerRank) > c.online;
 }
 
 }  // namespace antler::comm

@@ -116,10 +116,16 @@ class Comm {
   std::shared_ptr<detail::Backend> backend_;
 };
 
-/// Whether `threadsPerRank` threads in each of this node's ranks would outnumber the cores this
-/// process may run on (its affinity mask). Ranks per node from the launcher's environment
-/// (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS; 1 without one). ANTLER_COMM_YIELD=0|1 forces
-/// the answer. A local guess: callers agree on it across ranks before acting on it.
+/// The cores this rank may count as its own: its affinity mask when the launcher bound it to
+/// fewer cores than the machine has, else the machine's cores shared out among the ranks on it
+/// (ranks per node from the launcher's environment, OMPI_COMM_WORLD_LOCAL_SIZE or
+/// MPI_LOCALNRANKS; 1 without one), at least 1. ANTLER_CORES_PER_RANK=n forces the answer.
+unsigned cores_per_rank();
+
+/// Whether `threadsPerRank` threads in each of this node's ranks would outnumber the cores they
+/// may run on (a bound rank's own cores; else the machine's, for all its ranks together).
+/// ANTLER_COMM_YIELD=0|1 forces the answer. A local guess: callers agree on it across ranks
+/// before acting on it.
 bool threads_exceed_cores(unsigned threadsPerRank);
 
 }  // namespace antler::comm
