@@ -15,16 +15,22 @@
 /// the first step whose end, plus the slack, is not before t: delays round up to whole steps.
 ///
 /// Pending events wait in a ring of delay slots that the whole Element shares (the ring a
-/// hand-written simulator keeps): row k holds, for every neuron of the node, the sum of the
-/// weights due in the step k steps ahead (and how many there are). Scheduling an event adds its
+/// hand-written simulator keeps): with R rows, row s mod R holds, for every neuron of the node,
+/// the sum of the weights due in step s (and how many there are). Scheduling an event adds its
 /// weight to one entry, the only memory it touches; a step walks one row, in neuron order, next
-/// to the neurons. The ring has as many rows as the largest synaptic delay of the node's neurons
-/// in steps, plus one (sized at reinit). An event further ahead (a delay set after reinit, a
-/// spike sent straight to addSpike) or sent before the neuron knows its dt (before any reinit)
-/// waits in a list of its neuron's until its step is within the ring, and the ring grows to fit
-/// such delays before the next run (at most kMaxSlots rows, and kMaxRingEntries entries).
-/// Because an event waits aside only while every event due in the same step would too, the side
-/// list changes where events wait, never the order they are added in.
+/// to the neurons. R is the largest synaptic delay of the node's neurons in steps, plus one
+/// (sized at reinit). An event further ahead (a delay set after reinit, a spike sent straight to
+/// addSpike), or sent before the Element has a ring (before any reinit or run), waits in a list
+/// of its neuron's until its step is within the ring, and the ring grows to fit such delays
+/// before the next run (at most kMaxSlots rows and kMaxRingEntries entries beyond what the
+/// synapses need). The list changes where an event waits, never the order in which a step's
+/// events are added: an event for step s leaves it, in arrival order, in the process of step
+/// s - R at the latest, before any event for s can go straight to the ring.
+///
+/// The ring is the Element's (an ElementState, core/element.hpp), set up by the clock on one
+/// thread before each run (prepare: sized at reinit, re-timed when dt changed since the last run,
+/// grown when events asked for more rows), so an IntFire Element runs on one tick. A copy of an
+/// IntFire Element (Shell::copy) starts with no events in its ring; reinit empties it anyway.
 ///
 /// Order: a step's weights are summed in the order they arrive, then the sum is added to Vm. Sends
 /// are delivered in the serial order (by source Element, then source global index: see
