@@ -633,7 +633,9 @@ def myNode():
 
 
 def setNumThreads(n):
-    """Threads per node for the next runs."""
+    """Threads per node for the next runs: every Element is cut into n slices, which run on at most
+    as many OS threads as this rank has cores (ANTLER_CORES_PER_RANK=k sets that). Results do not
+    depend on n."""
     _a.set_num_threads(n)
 
 
