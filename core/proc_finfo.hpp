@@ -3,7 +3,6 @@
 #include "core/element.hpp"
 #include "core/eref.hpp"
 #include "core/finfo.hpp"
-#include "core/prefetch.hpp"
 #include "core/proc_info.hpp"
 
 namespace antler {
@@ -16,8 +15,7 @@ namespace antler {
 ///   `static void processBlock(const DataElement* e, Index lo, T* objs, Index n, ProcPtr p)`: the
 ///       process of objects lo .. lo + n - 1 (objs[0] is lo) in one call, in index order, when a
 ///       class does something once per slice rather than per object (it must do what n calls
-///       of Process would);
-///   `void prefetchProcess() const`: a hint (it must only read) called a few objects ahead.
+///       of Process would).
 template <class T, auto Process, auto Reinit>
 class ProcFinfoT final : public ProcFinfoBase {
  public:
@@ -28,16 +26,6 @@ class ProcFinfoT final : public ProcFinfoBase {
     T* base = reinterpret_cast<T*>(de->localData(lo));
     if constexpr (requires { &T::processBlock; }) {
       T::processBlock(de, lo, base, hi - lo, &p);
-    } else if constexpr (requires(const T& t) { t.prefetchProcess(); }) {
-      // The class names what its process reads outside the object, fetched kAhead objects
-      // ahead; the objects themselves stream in order.
-      constexpr Index kAhead = 32;
-      const Index n = hi - lo;
-      for (Index i = 0; i < n; ++i) {
-        if (i + 2 * kAhead < n) prefetch(&base[i + 2 * kAhead]);
-        if (i + kAhead < n) base[i + kAhead].prefetchProcess();
-        (base[i].*Process)(Eref(e, lo + i), &p);
-      }
     } else {
       for (Index i = lo; i < hi; ++i) (base[i - lo].*Process)(Eref(e, i), &p);
     }

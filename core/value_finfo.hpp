@@ -27,14 +27,17 @@ class TypedValueFinfo : public ValueFinfoBase {
 };
 
 namespace detail {
-/// Calls a getter that takes (const T&) or (const Eref&, const T&).
+/// Calls a getter that takes (const T&) or (const Eref&, const T&) on obj, the object (d, f) of e.
 template <class Get, class T>
-decltype(auto) call_get(const Get& g, const Element* e, Index d, Index f) {
-  const T& obj = *reinterpret_cast<const T*>(e->data(d, f));
+decltype(auto) call_get_on(const Get& g, const Element* e, Index d, Index f, const T& obj) {
   if constexpr (std::is_invocable_v<const Get&, const Eref&, const T&>)
     return g(Eref(e, d, f), obj);
   else
     return g(obj);
+}
+template <class Get, class T>
+decltype(auto) call_get(const Get& g, const Element* e, Index d, Index f) {
+  return call_get_on<Get, T>(g, e, d, f, *reinterpret_cast<const T*>(e->data(d, f)));
 }
 template <class Set, class T, class F>
 void call_set(const Set& s, const Element* e, Index d, Index f, const F& v) {
@@ -64,12 +67,7 @@ class ValueFinfoT final : public TypedValueFinfo<F> {
   void readBlock(const Element* e, Index lo, Index n, F* out) const override {
     if (e->isField()) return TypedValueFinfo<F>::readBlock(e, lo, n, out);
     const T* base = reinterpret_cast<const T*>(static_cast<const DataElement*>(e)->localData(lo));
-    for (Index i = 0; i < n; ++i) {
-      if constexpr (std::is_invocable_v<const Get&, const Eref&, const T&>)
-        out[i] = get_(Eref(e, lo + i, 0), base[i]);
-      else
-        out[i] = get_(base[i]);
-    }
+    for (Index i = 0; i < n; ++i) out[i] = detail::call_get_on<Get, T>(get_, e, lo + i, 0, base[i]);
   }
   void get(const Element* e, Index d, Index f, Writer& w) const override {
     w.put<F>(read(e, d, f));

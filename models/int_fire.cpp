@@ -34,6 +34,10 @@ class IntFire::Ring final : public ElementState {
     while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
     }
   }
+  void setDt(double d) {
+    dt = d;
+    invDt = 1.0 / d;
+  }
   void setLast(std::uint64_t s) {
     last.store(s, std::memory_order_relaxed);
     head.store(static_cast<std::uint32_t>((s + 1) % slots), std::memory_order_relaxed);
@@ -241,8 +245,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   };
   if (reinit) {
     // The neurons' reinit drops their side lists.
-    r->dt = p.dt;
-    r->invDt = 1.0 / p.dt;
+    r->setDt(p.dt);
     r->wanted.store(0);
     r->reset(rowsFor(p.dt, 0));
     r->setLast(0);
@@ -273,8 +276,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   if (retime) {
     const long long s = std::llround(p.currTime / p.dt);
     now = s > 0 ? static_cast<std::uint64_t>(s) : 0;
-    r->dt = p.dt;
-    r->invDt = 1.0 / p.dt;
+    r->setDt(p.dt);
   }
   r->reset(rowsFor(p.dt, std::max<std::uint64_t>(asked, retime ? 0 : slots)));
   r->setLast(now);

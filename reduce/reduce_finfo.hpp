@@ -35,6 +35,18 @@ concept wants_objid = requires(R r, const F& v, const ObjId& o) {
   r.primaryReduce(v, o);
 };
 
+/// Folds m values, those of data indices first .. first + m - 1 of e, into r.
+template <class R, class F>
+void fold_block(R& r, const F* v, Index m, const Element* e, Index first) {
+  if constexpr (wants_objid<R, F>) {
+    for (Index k = 0; k < m; ++k) r.primaryReduce(v[k], ObjId(e->id(), first + k));
+  } else if constexpr (has_block<R, F>) {
+    r.primaryReduceBlock(v, m);
+  } else {
+    for (Index k = 0; k < m; ++k) r.primaryReduce(v[k]);
+  }
+}
+
 /// Folds the targets with data index in [lo, hi) of e's field vf (C++ type Src) into r.
 /// The hot loop: for a plain data member of a DataElement it is a strided load per object, with
 /// no lookup, allocation or virtual call; for a getter of a DataElement one virtual call per block
@@ -42,30 +54,22 @@ concept wants_objid = requires(R r, const F& v, const ObjId& o) {
 template <class R, class F, class Src>
 void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Index hi) {
   if (lo >= hi) return;
+  constexpr Index B = 512;
   std::ptrdiff_t off = 0;
   if (!e->isField() && vf->memberOffset(e->data(lo, 0), &off)) {
+    // A plain data member: a strided load per object, a block at a time.
     auto* de = static_cast<const DataElement*>(e);
     const char* p = de->localData(lo) + off;
     const std::size_t stride = de->objectSize();
-    const std::size_t n = hi - lo;
-    auto load = [&](std::size_t i) {
-      Src v;
-      std::memcpy(&v, p + i * stride, sizeof v);
-      return static_cast<F>(v);
-    };
-    if constexpr (wants_objid<R, F>) {
-      for (std::size_t i = 0; i < n; ++i)
-        r.primaryReduce(load(i), ObjId(e->id(), lo + static_cast<Index>(i)));
-    } else if constexpr (has_block<R, F>) {
-      constexpr std::size_t B = 512;
-      F buf[B];
-      for (std::size_t i = 0; i < n; i += B) {
-        const std::size_t m = std::min(B, n - i);
-        for (std::size_t k = 0; k < m; ++k) buf[k] = load(i + k);
-        r.primaryReduceBlock(buf, m);
+    F buf[B];
+    for (Index i = lo; i < hi; i += B) {
+      const Index m = std::min(B, hi - i);
+      for (Index k = 0; k < m; ++k) {
+        Src v;
+        std::memcpy(&v, p + static_cast<std::size_t>(i - lo + k) * stride, sizeof v);
+        buf[k] = static_cast<F>(v);
       }
-    } else {
-      for (std::size_t i = 0; i < n; ++i) r.primaryReduce(load(i));
+      fold_block(r, buf, m, e, i);
     }
     return;
   }
@@ -73,20 +77,13 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
   if constexpr (std::is_arithmetic_v<Src>) {
     if (!e->isField()) {
       // A getter (e.g. IntFire's spiked): values read a block at a time, one virtual call each.
-      constexpr Index B = 512;
       Src src[B];
       F buf[B];
       for (Index i = lo; i < hi; i += B) {
         const Index m = std::min(B, hi - i);
         tv->readBlock(e, i, m, src);
         for (Index k = 0; k < m; ++k) buf[k] = static_cast<F>(src[k]);
-        if constexpr (wants_objid<R, F>) {
-          for (Index k = 0; k < m; ++k) r.primaryReduce(buf[k], ObjId(e->id(), i + k));
-        } else if constexpr (has_block<R, F>) {
-          r.primaryReduceBlock(buf, m);
-        } else {
-          for (Index k = 0; k < m; ++k) r.primaryReduce(buf[k]);
-        }
+        fold_block(r, buf, m, e, i);
       }
       return;
     }

@@ -112,6 +112,9 @@ T cast_value(py::handle h, const cv::Ctx& c) {
       // converted on its own, for the error the element-wise path gives.
       if (py::isinstance<py::array>(h)) {
         auto a = py::reinterpret_borrow<py::array>(h);
+        if (a.ndim() != 1)
+          throw TypeError(c.where + ": expected a 1-D sequence, got a " +
+                          std::to_string(a.ndim()) + "-D array");
         const char kind = a.dtype().kind();
         auto bulk = [&]<class W>(W*) {
           auto w = py::array_t<W, py::array::c_style | py::array::forcecast>::ensure(a);
@@ -131,15 +134,10 @@ T cast_value(py::handle h, const cv::Ctx& c) {
           }
           return true;
         };
-        if (a.ndim() != 1)
-          throw TypeError(c.where + ": expected a 1-D sequence, got a " +
-                          std::to_string(a.ndim()) + "-D array");
-        {
-          if (kind == 'i' && bulk(static_cast<long long*>(nullptr))) return out;
-          if (kind == 'u' && bulk(static_cast<unsigned long long*>(nullptr))) return out;
-          if constexpr (std::is_floating_point_v<E>)
-            if (kind == 'f' && bulk(static_cast<double*>(nullptr))) return out;
-        }
+        if (kind == 'i' && bulk(static_cast<long long*>(nullptr))) return out;
+        if (kind == 'u' && bulk(static_cast<unsigned long long*>(nullptr))) return out;
+        if constexpr (std::is_floating_point_v<E>)
+          if (kind == 'f' && bulk(static_cast<double*>(nullptr))) return out;
       }
     }
     std::size_t k = 0;
