@@ -64,12 +64,22 @@ const char* to_string(FinfoKind k) {
   return "?";
 }
 
+std::string SharedMsgFinfo::type() const {
+  std::string t = "shared(";
+  for (std::size_t i = 0; i < srcs_.size(); ++i) t += (i ? ", " : "") + srcs_[i];
+  t += srcs_.empty() || dests_.empty() ? "" : "; ";
+  for (std::size_t i = 0; i < dests_.size(); ++i) t += (i ? ", " : "") + dests_[i];
+  return t + ")";
+}
+
 Cinfo::Cinfo(std::string name, std::string doc, const Cinfo* base, std::unique_ptr<Dinfo> dinfo)
     : name_(std::move(name)), doc_(std::move(doc)), base_(base), dinfo_(std::move(dinfo)) {
   if (base_) {
     for (const Finfo* f : base_->finfos_) index(f);
     srcs_ = base_->srcs_;
     proc_ = base_->proc_;
+    init_ = base_->init_;
+    defaultTick_ = base_->defaultTick_;
     fieldElements_ = base_->fieldElements_;
   }
 }
@@ -83,7 +93,8 @@ void Cinfo::index(const Finfo* f) {
 void Cinfo::add(std::unique_ptr<Finfo> f) {
   index(f.get());
   if (f->kind() == FinfoKind::shared)
-    if (auto* p = dynamic_cast<const ProcFinfoBase*>(f.get())) proc_ = p;
+    if (auto* p = dynamic_cast<const ProcFinfoBase*>(f.get()))
+      (f->name() == "init" ? init_ : proc_) = p;
   if (f->kind() == FinfoKind::fieldElement)
     fieldElements_.push_back(static_cast<const FieldElementFinfoBase*>(f.get()));
   own_.push_back(std::move(f));

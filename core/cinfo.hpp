@@ -79,6 +79,12 @@ class Cinfo {
   const std::vector<const SrcFinfoBase*>& srcFinfos() const { return srcs_; }
   /// The proc functions, or nullptr if the class cannot be scheduled.
   const ProcFinfoBase* proc() const { return proc_; }
+  /// The init functions (a second phase, run on the tick before proc's: Compartment), or nullptr.
+  const ProcFinfoBase* init() const { return init_; }
+  /// The tick a new Element of this class is scheduled on (MOOSE's default tick; inherited from
+  /// the base class unless set), or -1: not scheduled until useClock.
+  int defaultTick() const { return defaultTick_; }
+  void setDefaultTick(int t) { defaultTick_ = t; }
   /// Array fields that become child FieldElements.
   const std::vector<const FieldElementFinfoBase*>& fieldElementFinfos() const {
     return fieldElements_;
@@ -127,6 +133,8 @@ class Cinfo {
   std::map<std::string, const Finfo*, std::less<>> byName_;
   std::vector<const SrcFinfoBase*> srcs_;
   const ProcFinfoBase* proc_ = nullptr;
+  const ProcFinfoBase* init_ = nullptr;
+  int defaultTick_ = -1;
   std::vector<const FieldElementFinfoBase*> fieldElements_;
 };
 

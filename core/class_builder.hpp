@@ -136,6 +136,27 @@ class ClassBuilder {
     c_->add(std::make_unique<ProcFinfoT<T, Process, Reinit>>("proc", std::move(doc)));
     return *this;
   }
+  /// The `init` shared field (MOOSE's init phase): the same signatures, called by the clock on
+  /// the tick before proc's (Compartment sends its axial values there). No prepare/processBlock.
+  template <auto Process, auto Reinit>
+  ClassBuilder& init(std::string doc = "init phase: called by the clock on the tick before proc") {
+    c_->add(std::make_unique<ProcFinfoT<T, Process, Reinit, false>>("init", std::move(doc)));
+    return *this;
+  }
+  /// A shared message field: connecting it to another shared field connects these source and
+  /// destination fields of the class with the other's, in order (see SharedMsgFinfo).
+  ClassBuilder& shared(std::string name, std::vector<std::string> srcs,
+                       std::vector<std::string> dests, std::string doc = "") {
+    c_->add(std::make_unique<SharedMsgFinfo>(std::move(name), std::move(doc), std::move(srcs),
+                                             std::move(dests)));
+    return *this;
+  }
+  /// The tick a new Element of this class goes on (MOOSE's default tick; init, if the class has
+  /// it, on the tick before). Unset: the base class's; none: not scheduled until useClock.
+  ClassBuilder& defaultTick(int tick) {
+    c_->setDefaultTick(tick);
+    return *this;
+  }
   /// An array field (std::vector<F> member) seen as a child FieldElement named `name`; F needs a
   /// Cinfo (F::initCinfo()). If numName is given, a value field with that name reads and sets the
   /// array's size on each object (e.g. numSynapses). An EdgeArray<F> member (core/edge_array.hpp)
@@ -154,9 +175,8 @@ class ClassBuilder {
   template <class F>
   ClassBuilder& fieldElement(std::string name, EdgeArray<F>& (T::*fn)(), std::string doc = "",
                              std::string numName = "") {
-    return addFieldElement<F>(std::move(name),
-                              detail::ArrayAccess<T, EdgeArray<F>>{nullptr, fn}, std::move(doc),
-                              std::move(numName));
+    return addFieldElement<F>(std::move(name), detail::ArrayAccess<T, EdgeArray<F>>{nullptr, fn},
+                              std::move(doc), std::move(numName));
   }
   /// Adds a Finfo made elsewhere (the extension point other layers use, e.g. ReduceFinfo).
   ClassBuilder& add(std::unique_ptr<Finfo> f) {
@@ -178,10 +198,12 @@ class ClassBuilder {
                               std::move(doc), std::move(numName));
   }
   template <class F, class Array>
-  ClassBuilder& addFieldElement(std::string name, detail::ArrayAccess<T, Array> m,
-                                std::string doc, std::string numName) {
-    c_->add(std::make_unique<FieldElementFinfoT<T, F, Array>>(name, std::move(doc),
-                                                              F::initCinfo(), m));
+  ClassBuilder& addFieldElement(std::string name, detail::ArrayAccess<T, Array> m, std::string doc,
+                                std::string numName) {
+    auto fe =
+        std::make_unique<FieldElementFinfoT<T, F, Array>>(name, std::move(doc), F::initCinfo(), m);
+    fe->setNumName(numName);
+    c_->add(std::move(fe));
     if (!numName.empty()) {
       const std::string op = "set " + c_->name() + "." + numName;
       addValue<unsigned>(

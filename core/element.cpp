@@ -134,7 +134,8 @@ void ElementTable::erase(Id id) {
 void ElementTable::clear() {
   Element* root = get(Id::root());
   const std::vector<Id> kids = root->children();
-  for (Id c : kids) erase(c);
+  for (Id c : kids)
+    if (!get(c)->isSystem()) erase(c);
 }
 
 std::vector<Element*> ElementTable::all() const {

@@ -46,6 +46,10 @@ class Element {
 
   /// True for a FieldElement (a plain flag: read once per message on the delivery path).
   bool isField() const { return isField_; }
+  /// True for an element antler itself keeps (/clock): clearModel leaves it, and delete, move
+  /// and copy refuse it.
+  bool isSystem() const { return isSystem_; }
+  void setSystem() { isSystem_ = true; }
   /// True if every node holds every entry.
   virtual bool isGlobal() const = 0;
   /// Number of data entries over all nodes (for a FieldElement, its parent's).
@@ -100,6 +104,7 @@ class Element {
   std::vector<Id> children_;
   Index numData_ = 0, localBegin_ = 0, localEnd_ = 0;
   bool isField_ = false;
+  bool isSystem_ = false;
   std::vector<std::vector<Conn>> conns_;
   std::vector<std::uint32_t> msgIds_;
 };

@@ -174,6 +174,25 @@ class ProcFinfoBase : public Finfo {
   virtual void prepare(const Element* /*e*/, const ProcInfo& /*p*/, bool /*reinit*/) const {}
 };
 
+/// A shared message field (MOOSE's SharedFinfo): named source and destination fields of the
+/// class that one connect pairs with those of another shared field, in order: the first's
+/// sources with the second's destinations, and the second's sources with the first's
+/// destinations (Compartment's raxial and axial, for instance).
+class SharedMsgFinfo : public Finfo {
+ public:
+  SharedMsgFinfo(std::string name, std::string doc, std::vector<std::string> srcs,
+                 std::vector<std::string> dests)
+      : Finfo(std::move(name), std::move(doc), FinfoKind::shared),
+        srcs_(std::move(srcs)),
+        dests_(std::move(dests)) {}
+  std::string type() const override;
+  const std::vector<std::string>& srcs() const { return srcs_; }
+  const std::vector<std::string>& dests() const { return dests_; }
+
+ private:
+  std::vector<std::string> srcs_, dests_;
+};
+
 /// An array field of each object, seen as a child FieldElement (e.g. IntFire's synapse).
 class FieldElementFinfoBase : public Finfo {
  public:
@@ -181,6 +200,9 @@ class FieldElementFinfoBase : public Finfo {
       : Finfo(std::move(name), std::move(doc), FinfoKind::fieldElement), fieldCinfo_(fieldCinfo) {}
   /// Class of the entries.
   const Cinfo* fieldCinfo() const { return fieldCinfo_; }
+  /// The parent's value field holding the entry count ("numSynapses" for "synapse"), or "".
+  const std::string& numName() const { return numName_; }
+  void setNumName(std::string n) { numName_ = std::move(n); }
   std::string type() const override;
   /// Entries held by the parent object.
   virtual Index getNum(const char* parent) const = 0;
@@ -199,8 +221,10 @@ class FieldElementFinfoBase : public Finfo {
   /// Those of entries f[0..n) that are still slots slot[0..n) of s take their values back.
   virtual void unlend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
                       std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
+
  private:
   const Cinfo* fieldCinfo_;
+  std::string numName_;
 };
 
 }  // namespace antler

@@ -16,7 +16,7 @@ namespace antler {
 ///       process of objects lo .. lo + n - 1 (objs[0] is lo) in one call, in index order, when a
 ///       class does something once per slice rather than per object (it must do what n calls
 ///       of Process would).
-template <class T, auto Process, auto Reinit>
+template <class T, auto Process, auto Reinit, bool kHooks = true>
 class ProcFinfoT final : public ProcFinfoBase {
  public:
   using ProcFinfoBase::ProcFinfoBase;
@@ -24,7 +24,7 @@ class ProcFinfoT final : public ProcFinfoBase {
     // The hot loop of the process phase: a contiguous slice, no lookups, one direct call each.
     auto* de = static_cast<const DataElement*>(e);
     T* base = reinterpret_cast<T*>(de->localData(lo));
-    if constexpr (requires { &T::processBlock; }) {
+    if constexpr (kHooks && requires { &T::processBlock; }) {
       T::processBlock(de, lo, base, hi - lo, &p);
     } else {
       for (Index i = lo; i < hi; ++i) (base[i - lo].*Process)(Eref(e, i), &p);
@@ -35,7 +35,7 @@ class ProcFinfoT final : public ProcFinfoBase {
     for (Index i = lo; i < hi; ++i) (base[i - lo].*Reinit)(Eref(e, i), &p);
   }
   void prepare(const Element* e, const ProcInfo& p, bool reinit) const override {
-    if constexpr (requires { &T::prepare; })
+    if constexpr (kHooks && requires { &T::prepare; })
       T::prepare(static_cast<const DataElement*>(e), p, reinit);
   }
 };

@@ -65,7 +65,9 @@ void IntFire::freeCold(Cold* c) {
   SmallBlockPool::instance().deallocate(c, sizeof(Cold));
 }
 
-IntFire::IntFire(const IntFire& o) { *this = o; }
+IntFire::IntFire(const IntFire& o) {
+  *this = o;
+}
 
 IntFire& IntFire::operator=(const IntFire& o) {
   // The events in the Element's ring stay there; the object's own (its side list) come along.
@@ -132,12 +134,26 @@ void IntFire::addEvent(const DataElement* e, Index d, double time, double weight
   reinterpret_cast<IntFire*>(e->localData(d))->putAside(r, time, weight, 1);
 }
 
+void IntFire::activation(const Eref& e, double v) {
+  // Into the entry of the next step the neuron will process (the ring's head row): the one
+  // its events for that step are summed in. Without a ring yet, aside until the first step.
+  const auto* de = static_cast<const DataElement*>(e.element());
+  Ring* r = ring_of(de);
+  if (r && r->dt > 0) {
+    Slot& s = r->row(r->head.load(std::memory_order_relaxed))[e.dataIndex() - r->begin];
+    s.sum += v;
+    s.count += 1;
+    return;
+  }
+  putAside(r, 0.0, v, 1);
+}
+
 void IntFire::prefetchEvent(const DataElement* e, Index d, double time) {
   Ring* r = ring_of(e);
   if (!r || !(r->dt > 0)) return;
   // The step by one multiplication (due_step's exact search can be one off; a hint needs no more).
-  const double ahead = std::ceil(time * r->invDt) -
-                       static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
+  const double ahead =
+      std::ceil(time * r->invDt) - static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
   if (!(ahead >= 0 && ahead < static_cast<double>(r->slots))) return;
   std::size_t k = r->head.load(std::memory_order_relaxed) + static_cast<std::size_t>(ahead);
   if (k >= r->slots) k -= r->slots;
@@ -179,8 +195,8 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
       x.placeAside(*r, col, step, next);
     // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
-    if (x.Vm_ > x.thresh_ &&
-        p->currTime - x.cold()->lastSpike + slack >= x.cold()->refractoryPeriod) [[unlikely]] {
+    if (x.Vm_ > x.thresh_ && p->currTime - x.cold()->lastSpike - slack > x.cold()->refractoryPeriod)
+        [[unlikely]] {
       x.fire(Eref(e, lo + i), p);
     } else {
       x.Vm_ *= x.decay_;  // == 1.0 - p->dt / tau
@@ -266,8 +282,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
     if (r->dt > 0)
       for (std::uint32_t j = 0; j < slots; ++j) {
         const Slot& s = r->row((last + 1 + j) % slots)[c];
-        if (s.count)
-          far.push_back({static_cast<double>(last + 1 + j) * r->dt, s.sum, s.count});
+        if (s.count) far.push_back({static_cast<double>(last + 1 + j) * r->dt, s.sum, s.count});
       }
     if (!far.empty()) x.setFlag(kHasFar, true);
     if (retime) x.decay_ = 1.0 - p.dt / x.cold()->tau;
@@ -301,21 +316,27 @@ const Cinfo* IntFire::initCinfo() {
           .value("tau", &IntFire::tau, &IntFire::setTau, "membrane time constant (> 0)")
           .value("refractoryPeriod", &IntFire::refractoryPeriod, &IntFire::setRefractoryPeriod,
                  "minimum time between two spikes")
-          .value("vReset", &IntFire::vReset, &IntFire::setVReset, "Vm after a spike (default 0)")
+          .value("vReset", &IntFire::vReset, &IntFire::setVReset,
+                 "Vm after a spike (default -1e-7, MOOSE's reset)")
           .value("initVm", &IntFire::initVm, &IntFire::setInitVm, "Vm set by reinit (default 0)")
           .readOnly("lastSpike", &IntFire::lastSpike,
                     "time of the last spike (-inf before the first)")
           // A lambda, not a member pointer, so that a Reduce message's block read (SpikeStats
           // sums it every step) inlines it.
-          .readOnlyFn<double>("spiked", [](const IntFire& x) { return x.spiked(); },
-                              "1 if the neuron fired in the last step, else 0")
-          .readOnlyFn<unsigned>("numPending",
-                      [](const Eref& e, const IntFire& x) { return x.numPending(e); },
-                      "synaptic events not yet added to Vm")
+          .readOnlyFn<double>(
+              "spiked", [](const IntFire& x) { return x.spiked(); },
+              "1 if the neuron fired in the last step, else 0")
+          .readOnlyFn<unsigned>(
+              "numPending", [](const Eref& e, const IntFire& x) { return x.numPending(e); },
+              "synaptic events not yet added to Vm")
           .fieldElement("synapse", &IntFire::synapses, "the synapses (entries: Synapse)",
                         "numSynapses")
+          .dest<&IntFire::activation>(
+              "activation",
+              "added to Vm in the next step (from a SimpleSynHandler's activationOut)")
           .src(IntFire::spikeOut)
           .proc<&IntFire::process, &IntFire::reinit>()
+          .defaultTick(2)  // MOOSE's default tick for IntFire
           .build();
   return c;
 }

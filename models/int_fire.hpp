@@ -3,12 +3,19 @@
 ///
 /// Each step, with currTime the time at the end of the step:
 ///   1. the synaptic events due in this step (see below) add their weights to Vm;
-///   2. if Vm > thresh and currTime - lastSpike >= refractoryPeriod (within the slack of
-///      models/step_time.hpp): the neuron sends spikeOut(currTime), resets Vm to vReset (0 by
-///      default; MOOSE resets too), sets lastSpike = currTime and spiked = 1;
-///      otherwise Vm decays, Vm *= 1 - dt / tau, and spiked = 0.
-/// reinit sets Vm = initVm (0 by default), drops every pending event, lastSpike = -infinity and
-/// spiked = 0.
+///   2. if Vm > thresh and currTime - lastSpike > refractoryPeriod (strictly, by more than the
+///      slack of models/step_time.hpp, as MOOSE's strict test): the neuron sends
+///      spikeOut(currTime), resets Vm to vReset (-1e-7 by default, MOOSE's reset value), sets
+///      lastSpike = currTime and spiked = 1; otherwise Vm decays, Vm *= 1 - dt / tau, and
+///      spiked = 0.
+/// Defaults are MOOSE's: thresh 0, tau 1, refractoryPeriod 0.1 s. reinit sets Vm = initVm (0 by
+/// default), drops every pending event, lastSpike = -infinity and spiked = 0 (MOOSE keeps the
+/// last spike time across reinit, so a neuron that fired late in one run may start the next one
+/// refractory; antler starts every run alike: README, "where antler differs").
+///
+/// MOOSE's layouts both work: synapses on the IntFire (`synapse`, below; MOOSE before 2014) and
+/// a SimpleSynHandler whose activationOut drives `activation` (MOOSE 3/4): an activation v is
+/// added to Vm in the next process, summed with the events due then in arrival order.
 ///
 /// Events arrive through the `synapse` field element (Synapse::addSpike schedules the synapse's
 /// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
@@ -74,6 +81,10 @@ class alignas(32) IntFire {
   static void processBlock(const DataElement* e, Index lo, IntFire* objs, Index n, ProcPtr p);
   /// Schedules `weight` on neuron d (local) of e at `time` (what Synapse::addSpike calls).
   static void addEvent(const DataElement* e, Index d, double time, double weight);
+  /// MOOSE's `activation` input (from a SimpleSynHandler's activationOut): v is added to Vm in
+  /// the neuron's next process, with the events due then (in arrival order), as MOOSE's IntFire
+  /// adds its summed activation (Vm += activation: a handler's weight w arrives as w / dt).
+  void activation(const Eref& e, double v);
   /// Fetches the ring entry an event at `time` for neuron d would go to (a hint: changes nothing).
   static void prefetchEvent(const DataElement* e, Index d, double time);
   /// Number of synaptic events not yet added to Vm (counted over the ring: a getter, not kept).
@@ -109,18 +120,18 @@ class alignas(32) IntFire {
   /// row is `head`); false if not.
   static bool placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
                       double weight, unsigned count);
-  void place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time,
-             double weight, unsigned count);
+  void place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time, double weight,
+             unsigned count);
   void putAside(const Ring* r, double time, double weight, unsigned count);
   void placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head);
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
 
   struct alignas(64) Cold {
     double lastSpike = -std::numeric_limits<double>::infinity();
-    double refractoryPeriod = 0.0;
-    double vReset = 0.0;
+    double refractoryPeriod = 0.1;  // MOOSE's defaults
+    double vReset = -1.0e-7;
     double initVm = 0.0;
-    double tau = 1.0;  // MOOSE's default
+    double tau = 1.0;             // MOOSE's default
     EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
     Far far;
   };

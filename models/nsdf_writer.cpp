@@ -28,18 +28,30 @@ class GatherJob final : public detail::MsgReduceJob<GatherValues, double> {
   void digest() override {
     if (char* p = requester())
       reinterpret_cast<NSDFWriter*>(p)->store(Eref(msg_.src(), msg_.requester()), msg_.id(),
-                                               result_);
+                                              result_);
   }
 };
 
 /// Units of MOOSE's usual fields (NSDF asks for a unit; antler's fields do not declare one).
 std::string unit_of(const std::string& field) {
-  static const std::map<std::string, std::string> units{
-      {"Vm", "V"},        {"initVm", "V"},    {"Em", "V"},      {"thresh", "V"},
-      {"threshold", "V"}, {"vReset", "V"},    {"Im", "A"},      {"inject", "A"},
-      {"Cm", "F"},        {"Rm", "Ohm"},      {"Ra", "Ohm"},    {"tau", "s"},
-      {"refractoryPeriod", "s"}, {"refractT", "s"}, {"rate", "Hz"}, {"lastEvent", "s"},
-      {"spikeOut", "s"},  {"eventOut", "s"}};
+  static const std::map<std::string, std::string> units{{"Vm", "V"},
+                                                        {"initVm", "V"},
+                                                        {"Em", "V"},
+                                                        {"thresh", "V"},
+                                                        {"threshold", "V"},
+                                                        {"vReset", "V"},
+                                                        {"Im", "A"},
+                                                        {"inject", "A"},
+                                                        {"Cm", "F"},
+                                                        {"Rm", "Ohm"},
+                                                        {"Ra", "Ohm"},
+                                                        {"tau", "s"},
+                                                        {"refractoryPeriod", "s"},
+                                                        {"refractT", "s"},
+                                                        {"rate", "Hz"},
+                                                        {"lastEvent", "s"},
+                                                        {"spikeOut", "s"},
+                                                        {"eventOut", "s"}};
   auto it = units.find(field);
   return it == units.end() ? std::string() : it->second;
 }
@@ -76,9 +88,11 @@ std::unique_ptr<ReduceBase> NSDFRequestFinfo::makeJob(const ReduceMsg& msg) cons
                     msg.dest()->cinfo()->name() + "." + g->name() + " is " +
                     type_name(g->valueType()));
   if (!msg.isSingle() && msg.dest()->isField())
-    throw MsgError("connect: NSDFWriter.requestOut with a Reduce message records every entry of a "
-                   "data Element; " + msg.dest()->path() +
-                   " is a field element: connect Single messages to the entries to record");
+    throw MsgError(
+        "connect: NSDFWriter.requestOut with a Reduce message records every entry of a "
+        "data Element; " +
+        msg.dest()->path() +
+        " is a field element: connect Single messages to the entries to record");
   return std::make_unique<GatherJob>(msg, loop, one);
 }
 
@@ -98,7 +112,7 @@ constexpr std::size_t kChunkCols = 64;      // the widest chunk, in steps
 }  // namespace
 
 struct NSDFWriter::State {
-  struct Variable {       // one dataset /data/uniform/<pop>/<field>
+  struct Variable {  // one dataset /data/uniform/<pop>/<field>
     std::string pop, field;
     std::vector<std::string> sources;  // object paths, one per row
     Id element;
@@ -248,7 +262,8 @@ hid_t write_strings(hid_t fid, const std::string& path, const std::vector<std::s
   H5Pclose(lcpl);
   std::vector<const char*> p;
   for (auto& x : v) p.push_back(x.c_str());
-  const herr_t rc = ds < 0 ? -1 : (n ? H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()) : 0);
+  const herr_t rc =
+      ds < 0 ? -1 : (n ? H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()) : 0);
   H5Sclose(s);
   H5Tclose(t);
   if (rc < 0 && ds >= 0) H5Dclose(ds);
@@ -293,7 +308,9 @@ NSDFWriter::~NSDFWriter() {
   }
 }
 
-bool NSDFWriter::isOpen() const { return st_ && st_->fid >= 0; }
+bool NSDFWriter::isOpen() const {
+  return st_ && st_->fid >= 0;
+}
 
 void NSDFWriter::setFilename(const std::string& f) {
   if (f.empty()) throw ValueError("NSDFWriter.filename: must not be empty");
@@ -415,7 +432,8 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
                        s->path());
       const std::string field = m->srcFinfo()->name();
       auto pit = evPopOf.find(s->id().value);
-      if (pit == evPopOf.end()) pit = evPopOf.emplace(s->id().value, unique_name(evPops, s->name())).first;
+      if (pit == evPopOf.end())
+        pit = evPopOf.emplace(s->id().value, unique_name(evPops, s->name())).first;
       for (Index d = 0; d < s->numData(); ++d) {
         for (const Target& t : m->targets(d, 0)) {
           if (t.data != e.dataIndex() || t.field >= eventInputs_.size()) continue;
@@ -468,9 +486,9 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     attr_string(st->fid, "dialect", "ONED", f);
     attr_string(st->fid, "software", "antler", f);
     attr_string(st->fid, "title", "recorded by " + me->path(), f);
-    for (const char* g : {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static",
-                          "/map/uniform", "/map/event", "/map/nonuniform", "/map/static",
-                          "/map/time", "/model/modeltree"})
+    for (const char* g :
+         {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static", "/map/uniform",
+          "/map/event", "/map/nonuniform", "/map/static", "/map/time", "/model/modeltree"})
       H5Gclose(make_group(st->fid, g, f));
     std::map<std::string, hid_t> mapDs;
     for (auto& [j, name] : pops)
@@ -508,8 +526,9 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
       ev.ds = extendible(st->fid, path, 1, dims, chunk, f);
       attr_string(ev.ds, "source", ev.path, f);
       if (evGroups.find({ev.pop, ev.field}) == evGroups.end()) {
-        hid_t g = checked(H5Oopen(st->fid, ("/data/event/" + ev.pop + "/" + ev.field).c_str(),
-                                  H5P_DEFAULT), f, "open an event group");
+        hid_t g = checked(
+            H5Oopen(st->fid, ("/data/event/" + ev.pop + "/" + ev.field).c_str(), H5P_DEFAULT), f,
+            "open an event group");
         attr_string(g, "field", ev.field, f);
         attr_string(g, "unit", "s", f);
         H5Oclose(g);
@@ -576,8 +595,9 @@ void NSDFWriter::process(const Eref& e, ProcPtr) {
 void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) {
   if (!st_) return;
   State& s = *st_;
-  auto it = std::lower_bound(s.channels.begin(), s.channels.end(), msgId,
-                             [](const State::Channel& c, std::uint32_t id) { return c.msgId < id; });
+  auto it =
+      std::lower_bound(s.channels.begin(), s.channels.end(), msgId,
+                       [](const State::Channel& c, std::uint32_t id) { return c.msgId < id; });
   if (it == s.channels.end() || it->msgId != msgId) return;  // a message added after reinit
   if (g.values.size() != it->rows) {
     s.error = "message " + std::to_string(msgId) + " gathered " + std::to_string(g.values.size()) +
@@ -620,6 +640,7 @@ const Cinfo* NSDFWriter::initCinfo() {
           .fieldElement("eventInput", &NSDFWriter::eventInputs_,
                         "event sources (entries: EventInput), one per source", "numEventInput")
           .proc<&NSDFWriter::process, &NSDFWriter::reinit>()
+          .defaultTick(30)  // MOOSE's default tick for NSDFWriter
           .build();
   return c;
 }

@@ -27,8 +27,7 @@ void RandSpike::process(const Eref& e, ProcPtr p) {
   processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
 }
 
-void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, Index n,
-                             ProcPtr p) {
+void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, Index n, ProcPtr p) {
   const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
   const std::uint64_t seed = global_seed();
   const double slack = detail::step_slack(p->dt);
@@ -65,6 +64,7 @@ const Cinfo* RandSpike::initCinfo() {
           .readOnly("lastEvent", &RandSpike::lastEvent_, "time of the last spike")
           .src(RandSpike::spikeOut)
           .proc<&RandSpike::process, &RandSpike::reinit>()
+          .defaultTick(1)  // MOOSE's default tick for RandSpike
           .build();
   return c;
 }

@@ -35,6 +35,7 @@ const Cinfo* SpikeGen::initCinfo() {
           .dest<&SpikeGen::handleVm>("Vm", "sets the input voltage")
           .src(SpikeGen::spikeOut)
           .proc<&SpikeGen::process, &SpikeGen::reinit>()
+          .defaultTick(5)  // MOOSE's default tick for SpikeGen
           .build();
   return c;
 }

@@ -24,6 +24,7 @@ const Cinfo* SpikeStats::initCinfo() {
           .readOnly("rate", &SpikeStats::rate_, "count / (num * dt) in Hz (NaN if num is 0)")
           .reduce(SpikeStats::reduce)
           .proc<&SpikeStats::process, &SpikeStats::reinit>()
+          .defaultTick(7)  // MOOSE's default tick for SpikeStats
           .build();
   return c;
 }

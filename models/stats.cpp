@@ -22,6 +22,7 @@ const Cinfo* Stats::initCinfo() {
           .readOnly("max", &Stats::max_, "largest value (NaN if num is 0)")
           .reduce(Stats::reduce)
           .proc<&Stats::process, &Stats::reinit>()
+          .defaultTick(17)  // MOOSE's default tick for Stats
           .build();
   return c;
 }

@@ -54,6 +54,7 @@ const Cinfo* StimulusTable::initCinfo() {
           .readOnly("outputValue", &StimulusTable::output_, "output of the last step")
           .src(StimulusTable::outputOut)
           .proc<&StimulusTable::process, &StimulusTable::reinit>()
+          .defaultTick(0)  // MOOSE's default tick for StimulusTable
           .build();
   return c;
 }

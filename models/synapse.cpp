@@ -1,25 +1,33 @@
 #include "models/synapse.hpp"
 
 #include "models/int_fire.hpp"
+#include "models/simple_syn_handler.hpp"
 
 namespace antler {
 
 namespace {
-// IntFire's class, looked up once: addSpike and its prefetch compare against it per event.
+// The classes that hold synapses, looked up once: addSpike and its prefetch compare per event.
 const Cinfo* const kIntFire = IntFire::initCinfo();
+const Cinfo* const kHandler = SimpleSynHandler::initCinfo();
 }  // namespace
 
 void Synapse::addSpike(const Eref& e, double time) {
-  // A Synapse is an entry of an IntFire's array field: e is (FieldElement, parent index, entry),
-  // and the event goes to the parent object, which the delivering thread owns with its entries.
+  // A Synapse is an entry of an IntFire's or a SimpleSynHandler's array field: e is
+  // (FieldElement, parent index, entry), and the event goes to the parent object, which the
+  // delivering thread owns with its entries.
   const Element* el = e.element();
   const DataElement* parent =
       el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
-  if (!parent || parent->cinfo() != kIntFire)
-    throw ValueError(
-        "Synapse.addSpike: " + el->path() +
-        " is not the synapse field of an IntFire (connect spikes to <intfire>/synapse)");
-  IntFire::addEvent(parent, e.dataIndex(), time + delay_, weight_);
+  if (parent && parent->cinfo() == kIntFire) [[likely]] {
+    IntFire::addEvent(parent, e.dataIndex(), time + delay_, weight_);
+  } else if (parent && (parent->cinfo() == kHandler || parent->cinfo()->isA("SimpleSynHandler"))) {
+    reinterpret_cast<SimpleSynHandler*>(parent->localData(e.dataIndex()))
+        ->addEvent(time + delay_, weight_);
+  } else {
+    throw ValueError("Synapse.addSpike: " + el->path() +
+                     " is not the synapse field of an IntFire or a SimpleSynHandler (connect "
+                     "spikes to <intfire>/synapse or <handler>/synapse)");
+  }
 }
 
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
@@ -30,7 +38,9 @@ void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, do
 
 const Cinfo* Synapse::initCinfo() {
   static const Cinfo* c =
-      ClassBuilder<Synapse>("Synapse", "one synapse of an IntFire (an entry of its synapse field)")
+      ClassBuilder<Synapse>("Synapse",
+                            "one synapse of an IntFire or a SimpleSynHandler (an entry of its "
+                            "synapse field)")
           .value("weight", &Synapse::weight_, "added to the parent's Vm per spike")
           .value("delay", &Synapse::delay_, "time from spike to effect")
           .dest<&Synapse::addSpike>("addSpike", "a spike at this time arrives")

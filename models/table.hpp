@@ -9,6 +9,7 @@
 /// target holds the initial value followed by one value per step: N + 1 values after N steps.
 /// Sends delivered at reinit (e.g. a Compartment's VmOut) land after the clear when the sender is
 /// on the same tick as the Table or an earlier one is not (schedule both on one tick).
+#include <string>
 #include <vector>
 
 #include "core/class_builder.hpp"
@@ -25,11 +26,25 @@ class Table {
   inline static ReduceFinfo<Table, double, ReduceLast<double>> requestOut{
       "requestOut", &Table::digest, "pulls a value each step: Single message to any 'get' field"};
   /// Asks for this step's value.
-  void process(const Eref& e, ProcPtr) { requestOut.send(e); }
+  void process(const Eref& e, ProcPtr p) {
+    lastTime_ = p->currTime;
+    requestOut.send(e);
+  }
   /// Clears the vector, then asks for the initial value.
   void reinit(const Eref& e, ProcPtr);
   /// Appends a value sent to the Table.
   void input(double v) { vec_.push_back(v); }
+  /// MOOSE's spike recording: when v rises above threshold (and had fallen below it since the
+  /// last time), appends the time of the Table's last step (its last process or reinit), not v.
+  /// Connected from a spikeOut (v is a spike time > 0), only the first spike counts, as in MOOSE:
+  /// record spike times with `input` instead.
+  void spike(double v);
+  /// Writes the values to a file, one per line (18 significant digits, as MOOSE), then an empty
+  /// line; an existing file is replaced.
+  void plainPlot(const std::string& fname);
+  /// Replaces the recorded values.
+  void setVector(std::vector<double> v) { vec_ = std::move(v); }
+  const std::vector<double>& vector() const { return vec_; }
   /// Empties the vector.
   void clearVec() { vec_.clear(); }
   /// Number of values recorded.
@@ -39,6 +54,9 @@ class Table {
 
  private:
   std::vector<double> vec_;
+  double threshold_ = 0.0;
+  double lastTime_ = 0.0;
+  bool fired_ = false;
 };
 
 }  // namespace antler

@@ -28,10 +28,10 @@ void TimeTable::setVec(const std::vector<double>& v) {
       throw ValueError("TimeTable.vector: entry " + std::to_string(i) +
                        " is NaN (event times must be numbers, sorted in non-decreasing order)");
     if (i > 0 && v[i] < v[i - 1])
-      throw ValueError("TimeTable.vector: times must be sorted in non-decreasing order, but entry " +
-                       std::to_string(i) + " (" + std::to_string(v[i]) + ") < entry " +
-                       std::to_string(i - 1) + " (" + std::to_string(v[i - 1]) +
-                       "); sort them first (e.g. numpy.sort)");
+      throw ValueError(
+          "TimeTable.vector: times must be sorted in non-decreasing order, but entry " +
+          std::to_string(i) + " (" + std::to_string(v[i]) + ") < entry " + std::to_string(i - 1) +
+          " (" + std::to_string(v[i - 1]) + "); sort them first (e.g. numpy.sort)");
   }
   vec_ = v;
   next_ = 0;
@@ -46,6 +46,7 @@ const Cinfo* TimeTable::initCinfo() {
           .readOnly("state", &TimeTable::state_, "1 if the last step sent an event, else 0")
           .src(TimeTable::eventOut)
           .proc<&TimeTable::process, &TimeTable::reinit>()
+          .defaultTick(8)  // MOOSE's default tick for TimeTable
           .build();
   return c;
 }

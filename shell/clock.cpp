@@ -1,7 +1,9 @@
 // The scheduler loop.
 //
 // A run is one OpenMP parallel region. Every thread walks the same sequence of rounds: for each
-// step of the base dt, one round per tick that is due at that step, in tick order. A round is:
+// stride (the smallest step of the ticks in use, in base dts; see clock.hpp), one round per tick
+// that is due at its end (its step divides the end's base step), in tick order; an Element's
+// init phase and its process phase are separate entries of their ticks. A round is:
 //
 //   Process   Each thread calls process on its contiguous slice of every Element of the tick, in
 //             the tick's order, marking a segment end in its process queue after each Element.
@@ -41,9 +43,9 @@
 #include <cmath>
 #include <exception>
 
+#include "core/comm/algorithms.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
-#include "core/comm/algorithms.hpp"
 #include "core/proc_info.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_queue.hpp"
@@ -56,46 +58,125 @@ Clock& Clock::instance() {
   return c;
 }
 
+const std::array<double, Clock::kNumTicks>& Clock::defaultDts() {
+  // MOOSE 4.1's table (scheduling/Clock.cpp, buildDefaultTick): 0-7 electrical (50 us), 8 the
+  // tables that record them, 10-17 chemistry, 18-20 chemical tables and streamers, 30 file
+  // writers, 31 MOOSE's post master.
+  static const std::array<double, kNumTicks> d = [] {
+    std::array<double, kNumTicks> a{};
+    for (unsigned k = 0; k < 8; ++k) a[k] = 50e-6;
+    a[8] = 1e-4;
+    a[10] = 0.01;
+    for (unsigned k = 11; k < 18; ++k) a[k] = 0.1;
+    a[18] = 1;
+    a[19] = 1;
+    a[20] = 10;
+    a[30] = 1;
+    a[31] = 0.01;
+    return a;
+  }();
+  return d;
+}
+
 Clock::Clock() {
   numThreads_ = static_cast<unsigned>(std::max(1, omp_get_max_threads()));
+  clear();
+}
+
+void Clock::checkTick(unsigned tick, const char* op) const {
+  if (tick >= kNumTicks)
+    throw IndexError(std::string(op) + ": tick " + std::to_string(tick) +
+                     " out of range (ticks 0.." + std::to_string(kNumTicks - 1) + ")");
+}
+
+void Clock::checkIdle(const char* op) const {
+  if (running_) throw StateError(std::string(op) + ": the clock is running");
 }
 
 void Clock::setTickDt(unsigned tick, double dt) {
-  if (tick >= kNumTicks)
-    throw IndexError("setClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
-                     std::to_string(kNumTicks - 1) + ")");
-  if (!(dt > 0) || !std::isfinite(dt))
+  checkTick(tick, "setClock");
+  if (!(dt >= kMinimumDt) || !std::isfinite(dt))
     throw ValueError("setClock: dt of tick " + std::to_string(tick) +
-                     " must be a positive finite number of seconds, got " + format_double(dt));
-  if (running_) throw StateError("setClock: the clock is running");
-  dt_[tick] = dt;
+                     " must be a finite number of seconds >= " + format_double(kMinimumDt) +
+                     " (MOOSE's smallest dt), got " + format_double(dt));
+  checkIdle("setClock");
+  // MOOSE's rule (Clock::setTickDt): a dt below the base dt becomes the base, and the ticks in
+  // use keep their dts, rounded to whole steps of it.
+  if (std::all_of(steps_.begin(), steps_.end(), [](std::uint64_t x) { return x == 0; })) {
+    dt_ = dt;  // no tick in use: the new dt is the base
+  } else if (dt < dt_) {
+    for (auto& s : steps_)
+      if (s) s = static_cast<std::uint64_t>(std::llround(static_cast<double>(s) * dt_ / dt));
+    dt_ = dt;
+  }
+  steps_[tick] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(dt / dt_)));
 }
 
-void Clock::addElement(unsigned tick, Id e) {
-  if (tick >= kNumTicks)
-    throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
-                     std::to_string(kNumTicks - 1) + ")");
-  for (Id x : elements_[tick])
-    if (x == e) return;
-  elements_[tick].push_back(e);
+void Clock::setTickStep(unsigned tick, std::uint64_t steps) {
+  checkTick(tick, "tickStep");
+  checkIdle("tickStep");
+  if (steps > kMaxSteps)
+    throw ValueError("tickStep: " + std::to_string(steps) + " base steps for tick " +
+                     std::to_string(tick) + " (at most 2^53)");
+  steps_[tick] = steps;
+}
+
+void Clock::setDt(double dt) {
+  if (!(dt >= kMinimumDt) || !std::isfinite(dt))
+    throw ValueError("clock dt: must be a finite number of seconds >= " +
+                     format_double(kMinimumDt) + ", got " + format_double(dt));
+  checkIdle("clock dt");
+  dt_ = dt;
+}
+
+std::vector<double> Clock::dts() const {
+  std::vector<double> out(kNumTicks);
+  for (unsigned k = 0; k < kNumTicks; ++k) out[k] = tickDt(k);
+  return out;
+}
+
+void Clock::schedule(unsigned tick, Id e, Phase phase) {
+  checkTick(tick, "useClock");
+  unschedule(e, phase);
+  elements_[tick].push_back({e, phase});
+}
+
+void Clock::unschedule(Id e, Phase phase) {
+  for (auto& v : elements_)
+    std::erase_if(v, [&](const Entry& x) { return x.id == e && x.phase == phase; });
+}
+
+int Clock::tickOf(Id e, Phase phase) const {
+  for (unsigned k = 0; k < kNumTicks; ++k)
+    for (const Entry& x : elements_[k])
+      if (x.id == e && x.phase == phase) return static_cast<int>(k);
+  return -1;
 }
 
 void Clock::dropElement(Id e) {
-  for (auto& v : elements_) std::erase(v, e);
+  for (auto& v : elements_) std::erase_if(v, [&](const Entry& x) { return x.id == e; });
 }
 
 void Clock::clear() {
-  dt_.fill(0);
+  dt_ = kDefaultBaseDt;
+  const auto& d = defaultDts();
+  for (unsigned k = 0; k < kNumTicks; ++k)
+    steps_[k] = static_cast<std::uint64_t>(std::llround(d[k] / dt_));
   for (auto& v : elements_) v.clear();
   currentTime_ = 0;
   step_ = 0;
+  nsteps_ = 0;
+}
+
+std::uint64_t Clock::stride() const {
+  std::uint64_t s = 0;
+  for (unsigned k = 0; k < kNumTicks; ++k)
+    if (steps_[k] > 0 && !elements_[k].empty() && (s == 0 || steps_[k] < s)) s = steps_[k];
+  return s;
 }
 
 double Clock::baseDt() const {
-  double b = 0;
-  for (unsigned k = 0; k < kNumTicks; ++k)
-    if (dt_[k] > 0 && !elements_[k].empty() && (b == 0 || dt_[k] < b)) b = dt_[k];
-  return b;
+  return static_cast<double>(stride()) * dt_;
 }
 
 void Clock::checkNumThreads(unsigned n) {
@@ -118,11 +199,13 @@ void Clock::reinit() {
   if (running_) throw StateError("reinit: the clock is running");
   currentTime_ = 0;
   step_ = 0;
+  nsteps_ = 0;
   // Sends still queued from the previous run belong to it: reinit starts afresh without them.
   PostOffice::instance().clear();
   runSteps(1, true);
   currentTime_ = 0;
   step_ = 0;
+  nsteps_ = 0;
 }
 
 void Clock::start(double runtime) {
@@ -130,20 +213,23 @@ void Clock::start(double runtime) {
   if (!(runtime >= 0) || !std::isfinite(runtime))
     throw ValueError("start: runtime must be a non-negative finite number of seconds, got " +
                      format_double(runtime));
-  const double base = baseDt();
-  if (base == 0) {
-    // Nothing scheduled: time still advances, as in MOOSE, but there is nothing to run.
+  const std::uint64_t stride = this->stride();
+  if (stride == 0) {
+    // Nothing scheduled: time still advances, but there is nothing to run.
     currentTime_ += runtime;
     return;
   }
-  // Refused before anything runs: a step count past kMaxSteps would wrap or lose exactness.
-  const double steps = std::round(runtime / base);
-  if (!(steps <= static_cast<double>(kMaxSteps - step_)))
-    throw ValueError("start: runtime " + format_double(runtime) + " s is " + format_double(steps) +
-                     " steps of the base dt " + format_double(base) +
-                     " s; a run may take at most " + std::to_string(kMaxSteps - step_) +
-                     " more steps (2^53 since reinit)");
-  runSteps(static_cast<std::uint64_t>(steps), false);
+  // MOOSE's step count: whole strides, rounded. Refused before anything runs: a step count past
+  // kMaxSteps would wrap or lose exactness.
+  const double base = static_cast<double>(stride) * dt_;
+  const double n = std::round(runtime / base);
+  if (!(n * static_cast<double>(stride) <= static_cast<double>(kMaxSteps - step_)))
+    throw ValueError("start: runtime " + format_double(runtime) + " s is " + format_double(n) +
+                     " steps of " + format_double(base) + " s; a run may take at most " +
+                     std::to_string((kMaxSteps - step_) / stride) +
+                     " more steps (2^53 base steps since reinit)");
+  nsteps_ = step_ + static_cast<std::uint64_t>(n) * stride;  // MOOSE's nsteps: what was asked
+  runSteps(static_cast<std::uint64_t>(n), false);
 }
 
 void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
@@ -152,20 +238,19 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
     const Element* e;
     const ProcFinfoBase* proc;
   };
-  const double base = baseDt();
+  // The ticks in use (a step and at least one Element) and what they call, in run order.
   std::array<std::vector<Sched>, kNumTicks> sched;
-  std::array<std::uint64_t, kNumTicks> stride{};
+  std::array<double, kNumTicks> tickDt{};
   for (unsigned k = 0; k < kNumTicks; ++k) {
-    if (dt_[k] <= 0) continue;
-    for (Id id : elements_[k]) {
-      const Element* e = id.element();
+    if (steps_[k] == 0) continue;
+    tickDt[k] = this->tickDt(k);
+    for (const Entry& x : elements_[k]) {
+      const Element* e = x.id.element();
       if (!e) continue;
-      sched[k].push_back({e, e->cinfo()->proc()});
+      sched[k].push_back({e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
     }
-    stride[k] = base > 0 ? std::max<std::uint64_t>(
-                               1, static_cast<std::uint64_t>(std::llround(dt_[k] / base)))
-                         : 1;
   }
+  const std::uint64_t stride = std::max<std::uint64_t>(1, this->stride());
 
   auto& po = PostOffice::instance();
   auto& rq = ReduceQueue::instance();
@@ -196,12 +281,13 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
     std::vector<const Element*> prepared;
     for (unsigned k = 0; k < kNumTicks; ++k)
       for (const Sched& sc : sched[k]) {
-        if (!sc.proc || std::find(prepared.begin(), prepared.end(), sc.e) != prepared.end())
-          continue;
+        if (!sc.proc || sc.proc != sc.e->cinfo()->proc() ||
+            std::find(prepared.begin(), prepared.end(), sc.e) != prepared.end())
+          continue;  // (the init phase has no prepare)
         prepared.push_back(sc.e);
         ProcInfo p;
-        p.dt = dt_[k];
-        p.currTime = reinit ? 0.0 : static_cast<double>(step0) * base;
+        p.dt = tickDt[k];
+        p.currTime = reinit ? 0.0 : static_cast<double>(step0) * dt_;
         p.tick = k;
         p.numThreads = T;
         p.node = layout.node;
@@ -231,15 +317,16 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   auto body = [&](unsigned w) {
     bool done = false;
     for (std::uint64_t s = 0; s < nsteps && !done; ++s) {
-      const std::uint64_t step = step0 + s;
+      // MOOSE's time: the end of the stride, in base steps, times the base dt.
+      const std::uint64_t endStep = step0 + (s + 1) * stride;
       for (unsigned k = 0; k < kNumTicks && !done; ++k) {
         if (sched[k].empty()) continue;
-        if (!reinit && (step + 1) % stride[k] != 0) continue;
+        if (!reinit && endStep % steps_[k] != 0) continue;
 
         // ---- Process ----
         ProcInfo p;
-        p.dt = dt_[k];
-        p.currTime = reinit ? 0.0 : static_cast<double>(step + 1) * base;
+        p.dt = tickDt[k];
+        p.currTime = reinit ? 0.0 : static_cast<double>(endStep) * dt_;
         p.tick = k;
         p.numThreads = T;
         p.node = layout.node;
@@ -353,8 +440,8 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
       }
       if (w == 0) {
         if (!reinit) {
-          step_ = step + 1;
-          currentTime_ = static_cast<double>(step_) * base;
+          step_ = endStep;
+          currentTime_ = static_cast<double>(step_) * dt_;
         }
       }
       if (stopAll) done = true;  // every thread read stopAll after the same barrier

@@ -11,37 +11,87 @@
 namespace antler {
 
 /// The scheduler. One per process; every node runs the same steps in lockstep.
+///
+/// Time, as in MOOSE 3/4: the clock has a base step `dt` (50 us until a smaller tick dt is set)
+/// and each of its 32 ticks runs every `tickStep` base steps (0: never), so a tick's dt is
+/// tickStep x dt. Ticks start with MOOSE's default dts (defaultDts(): 50 us for ticks 0-7,
+/// 100 us for tick 8, ...). setTickDt(i, v) follows MOOSE's rule: a v smaller than the base dt
+/// becomes the base dt (every tick's step rescaled to keep its dt, rounded to whole steps);
+/// otherwise tick i's step is round(v / dt). A run advances in strides of the smallest step of
+/// the ticks in use; at the end of each stride (base step `endStep`) the time is dt x endStep
+/// and every tick in use whose step divides endStep runs, in tick order.
+///
+/// Objects are on ticks in two phases: `process` (the class's proc field) and `init` (its init
+/// field, for classes that have one, such as Compartment: run on the tick before process). An
+/// Element is on at most one tick per phase: schedule() moves it, as MOOSE's useClock does. A new
+/// Element goes on its class's default tick (Cinfo::defaultTick; init on the tick before), so a
+/// MOOSE script that never calls useClock runs what MOOSE would run.
 class Clock {
  public:
   static constexpr unsigned kNumTicks = 32;
+  /// The base dt a clock starts with (MOOSE's).
+  static constexpr double kDefaultBaseDt = 50e-6;
+  /// No dt may be smaller (MOOSE's minimumDt).
+  static constexpr double kMinimumDt = 1e-7;
+  /// MOOSE's default dt of each tick (0: unused), from which the ticks' steps start.
+  static const std::array<double, kNumTicks>& defaultDts();
   static Clock& instance();
 
-  /// Sets tick's dt (> 0). Ticks with dt 0 are unused.
+  /// Which proc field of a scheduled Element the clock calls.
+  enum class Phase : std::uint8_t { process, init };
+  struct Entry {
+    Id id;
+    Phase phase;
+  };
+
+  /// Sets tick's dt (MOOSE's rule, see the class comment). v must be finite and >= kMinimumDt.
   void setTickDt(unsigned tick, double dt);
-  double tickDt(unsigned tick) const { return dt_[tick]; }
-  /// Adds e to the tick (in call order; no duplicates).
-  void addElement(unsigned tick, Id e);
+  /// Tick's dt: its step times the base dt (0 if the tick is off).
+  double tickDt(unsigned tick) const { return static_cast<double>(steps_[tick]) * dt_; }
+  /// Sets tick's step in base dts (0 turns it off).
+  void setTickStep(unsigned tick, std::uint64_t steps);
+  std::uint64_t tickStep(unsigned tick) const { return steps_[tick]; }
+  /// The base dt, and setting it (every tick keeps its step, so every tick dt scales).
+  double dt() const { return dt_; }
+  void setDt(double dt);
+  /// Every tick's dt (0 for ticks that are off).
+  std::vector<double> dts() const;
+
+  /// Puts e on tick in `phase`, taking it off the tick it was on in that phase (MOOSE's
+  /// useClock); e goes after the Elements already on the tick.
+  void schedule(unsigned tick, Id e, Phase phase = Phase::process);
+  /// Adds e to the tick in `phase` (kept for C++ code: same as schedule).
+  void addElement(unsigned tick, Id e, Phase phase = Phase::process) { schedule(tick, e, phase); }
+  /// Takes e off its tick in `phase`.
+  void unschedule(Id e, Phase phase);
+  /// The tick e is on in `phase`, or -1.
+  int tickOf(Id e, Phase phase = Phase::process) const;
   /// Removes e from every tick (when it is deleted).
   void dropElement(Id e);
-  /// Elements scheduled on a tick.
-  const std::vector<Id>& elements(unsigned tick) const { return elements_[tick]; }
-  /// Unschedules everything and resets dts to 0 and time to 0.
+  /// Elements scheduled on a tick, in the order they run.
+  const std::vector<Entry>& elements(unsigned tick) const { return elements_[tick]; }
+  /// Unschedules everything, restores the default dts and resets time to 0.
   void clear();
 
   /// Drops sends still queued from the previous run, calls reinit on every scheduled Element
   /// (tick order), delivers what reinit sent, and resets time to 0.
   void reinit();
-  /// Runs round(runtime / base dt) steps, where base dt is the smallest dt in use.
+  /// Runs round(runtime / (stride x dt)) strides (MOOSE's step count).
   void start(double runtime);
   /// Asks a running clock to stop at the end of the current step (callable from process).
   void requestStop() { stopRequested_.store(true, std::memory_order_relaxed); }
   bool running() const { return running_; }
-  /// Model time reached so far.
+  /// Model time reached so far (dt x currentStep).
   double currentTime() const { return currentTime_; }
-  /// Steps of the base dt taken since reinit.
+  /// Base steps taken since reinit.
   std::uint64_t currentStep() const { return step_; }
-  /// Smallest dt in use (0 if no tick is used).
+  /// The step of a run: the smallest step of the ticks in use (1 if none).
+  std::uint64_t stride() const;
+  /// The time of one stride, the smallest dt in use (0 if no tick is used).
   double baseDt() const;
+  /// Base steps since reinit once the last run ends, and their time (MOOSE's nsteps, runTime).
+  std::uint64_t nsteps() const { return nsteps_; }
+  double runTime() const { return static_cast<double>(nsteps_) * dt_; }
 
   /// The comms were replaced (Runtime): agree on their waits again at the next run.
   void commsChanged() { yieldDecidedFor_ = 0; }
@@ -64,14 +114,18 @@ class Clock {
 
  private:
   Clock();
-  /// One process / deliver / reduce round over the elements of `ticks` (the due ticks of a step),
-  /// or a reinit round when reinit is true. Runs inside the parallel region on every thread.
+  /// nsteps strides of the run (or one reinit round): for each, one process / deliver / reduce
+  /// round per due tick. Runs inside the parallel region on every thread.
   void runSteps(std::uint64_t nsteps, bool reinit);
+  void checkTick(unsigned tick, const char* op) const;
+  void checkIdle(const char* op) const;
 
-  std::array<double, kNumTicks> dt_{};
-  std::array<std::vector<Id>, kNumTicks> elements_{};
+  double dt_ = kDefaultBaseDt;
+  std::array<std::uint64_t, kNumTicks> steps_{};
+  std::array<std::vector<Entry>, kNumTicks> elements_{};
   double currentTime_ = 0;
   std::uint64_t step_ = 0;
+  std::uint64_t nsteps_ = 0;
   unsigned numThreads_ = 1;
   unsigned yieldDecidedFor_ = 0;  // the thread count the comms' yielding was agreed for
   bool running_ = false;

@@ -60,6 +60,9 @@ bool inside(const Element* e, const Element* root) {
 /// The checks move makes, identically on every node (metadata every node holds).
 void check_move(const Element* se, const Element* pe) {
   if (se->id() == Id::root()) throw ValueError("move: cannot move the root element '/'");
+  if (se->isSystem())
+    throw ValueError("move: " + se->path() + " is antler's own " + se->cinfo()->name() +
+                     " element; it cannot be moved");
   if (se->isField())
     throw ValueError("move: " + se->path() + " is a field element, part of its parent " +
                      se->parent().path() + "; move the parent instead");
@@ -170,7 +173,8 @@ std::string unreplicable(const Msg* m) {
   if (m->kind() == MsgKind::reduce && !static_cast<const ReduceMsg*>(m)->isSingle())
     return "the " + what + " reads every entry of its target, which cannot be split per copy";
   if ((m->kind() == MsgKind::oneToAll || m->kind() == MsgKind::diagonal) && m->dest()->isField())
-    return "the " + what + " targets a field element, and its per-copy form (Sparse) would "
+    return "the " + what +
+           " targets a field element, and its per-copy form (Sparse) would "
            "resize the field arrays";
   return "";
 }
@@ -201,6 +205,9 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
   const Element* se = require(src, "copy", "source");
   const Element* pe = require(newParent, "copy", "destination parent");
   if (se->id() == Id::root()) throw ValueError("copy: cannot copy the root element '/'");
+  if (se->isSystem())
+    throw ValueError("copy: " + se->path() + " is antler's own " + se->cinfo()->name() +
+                     " element; it cannot be copied");
   if (se->isField())
     throw ValueError("copy: " + se->path() + " is a field element, part of its parent " +
                      se->parent().path() + "; copy the parent instead");
@@ -217,8 +224,7 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
                      "'..')");
   if (const Element* old = pe->child(name))
     throw PathError("copy: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
-  if (n == 0)
-    throw ValueError("copy: n = 0 copies of " + se->path() + " (n must be at least 1)");
+  if (n == 0) throw ValueError("copy: n = 0 copies of " + se->path() + " (n must be at least 1)");
 
   // The subtree, parents before children.
   std::vector<Element*> elems;

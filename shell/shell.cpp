@@ -21,6 +21,7 @@
 #include "reduce/reduce_queue.hpp"
 #include "reduce/sync_data_handler.hpp"
 #include "shell/clock.hpp"
+#include "shell/clock_element.hpp"
 
 namespace antler {
 
@@ -107,6 +108,17 @@ void for_each_local(const Element* e, Fn&& fn) {
 
 // ---- handlers: each runs on every node ----
 
+/// A new Element goes on its class's default tick (MOOSE's default scheduling): process on the
+/// tick, init (for classes that have it) on the tick before. useClock moves it.
+void schedule_default(const DataElement* de) {
+  const Cinfo* c = de->cinfo();
+  const int t = c->defaultTick();
+  if (t < 0 || t >= static_cast<int>(Clock::kNumTicks)) return;
+  if (c->init() && t > 0)
+    Clock::instance().schedule(static_cast<unsigned>(t - 1), de->id(), Clock::Phase::init);
+  if (c->proc()) Clock::instance().schedule(static_cast<unsigned>(t), de->id());
+}
+
 void do_create(Reader& r, Writer& w) {
   const auto cls = r.get<std::string>();
   const auto path = r.get<std::string>();
@@ -116,6 +128,9 @@ void do_create(Reader& r, Writer& w) {
   auto [pe, name] = resolve_new_path(path, n, "create");  // n >= 1, a name, an unambiguous parent
   if (pe->isField())
     throw PathError("create: cannot create '" + name + "' under the field element " + pe->path());
+  if (pe->isSystem())
+    throw PathError("create: cannot create '" + name + "' under antler's own element " +
+                    pe->path());
   if (Element* old = pe->child(name))
     throw PathError("create: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
   if (n == 0xFFFFFFFFu)
@@ -134,6 +149,7 @@ void do_create(Reader& r, Writer& w) {
       t.insert(std::make_unique<DataElement>(t.nextId(), name, c, pe->id(), n, global)));
   for (const FieldElementFinfoBase* ff : c->fieldElementFinfos())
     t.insert(std::make_unique<FieldElement>(t.nextId(), ff->name(), ff->fieldCinfo(), de, ff));
+  schedule_default(de);
   w.put<ObjId>(ObjId(de->id()));
 }
 
@@ -141,6 +157,9 @@ void do_destroy(Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   Element* e = require_element(o, "delete");
   if (o.id == Id::root()) throw ValueError("delete: cannot delete the root element '/'");
+  if (e->isSystem())
+    throw ValueError("delete: " + e->path() + " is antler's own " + e->cinfo()->name() +
+                     " element; it cannot be deleted");
   if (e->isField())
     throw ValueError("delete: " + e->path() + " is a field element, part of its parent " +
                      e->parent().path() + "; delete the parent instead");
@@ -155,6 +174,66 @@ void do_destroy(Reader& r, Writer&) {
   }
   MsgTable::instance().eraseTouching(e);
   ElementTable::instance().erase(o.id);
+}
+
+/// A shared message (MOOSE's raxial to axial): the source's sources to the destination's
+/// destinations and back, in order, all checked before any is made. Returns the first message.
+Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
+                    const SharedMsgFinfo* ss, const ObjId& dest, const std::string& df) {
+  const Cinfo* dc = dest.element()->cinfo();
+  const auto* ds = dynamic_cast<const SharedMsgFinfo*>(dc->findFinfo(df));
+  const Cinfo* sc = src.element()->cinfo();
+  if (!ds) {
+    std::vector<std::string> shared;
+    for (const Finfo* f : dc->finfos())
+      if (dynamic_cast<const SharedMsgFinfo*>(f)) shared.push_back(f->name());
+    throw FieldError("addMsg: '" + ss->name() + "' of " + sc->name() +
+                     " is a shared message field; connect it to a shared field of " + dc->name() +
+                     ", not '" + df + "' (shared fields: " +
+                     (shared.empty() ? std::string("none") : join_names(shared)) + ")");
+  }
+  if (kind != MsgKind::single && kind != MsgKind::oneToOne)
+    throw MsgError("addMsg: the shared fields " + sc->name() + "." + ss->name() + " and " +
+                   dc->name() + "." + ds->name() +
+                   " connect both ways, with a Single or a OneToOne message, not " + kindName);
+  if (ss->srcs().size() != ds->dests().size() || ds->srcs().size() != ss->dests().size())
+    throw MsgError("addMsg: the shared fields " + sc->name() + "." + ss->name() + " (" +
+                   ss->type() + ") and " + dc->name() + "." + ds->name() + " (" + ds->type() +
+                   ") do not match");
+  auto types = [](const Cinfo* c, const std::string& name) {
+    const Finfo* f = c->findFinfo(name);
+    if (auto* s = dynamic_cast<const SrcFinfoBase*>(f)) return &s->argTypes();
+    if (auto* d = dynamic_cast<const DestFinfoBase*>(f)) return &d->argTypes();
+    throw InternalError("shared field member '" + name + "' of " + c->name() + " is not a field");
+  };
+  auto same = [](const std::vector<const std::type_info*>* a,
+                 const std::vector<const std::type_info*>* b) {
+    if (a->size() != b->size()) return false;
+    for (std::size_t i = 0; i < a->size(); ++i)
+      if (*(*a)[i] != *(*b)[i]) return false;
+    return true;
+  };
+  for (std::size_t i = 0; i < ss->srcs().size(); ++i)
+    if (!same(types(sc, ss->srcs()[i]), types(dc, ds->dests()[i])))
+      throw MsgError("addMsg: " + sc->name() + "." + ss->srcs()[i] + " does not match " +
+                     dc->name() + "." + ds->dests()[i] + " in the shared fields " + ss->name() +
+                     " and " + ds->name());
+  for (std::size_t i = 0; i < ds->srcs().size(); ++i)
+    if (!same(types(dc, ds->srcs()[i]), types(sc, ss->dests()[i])))
+      throw MsgError("addMsg: " + dc->name() + "." + ds->srcs()[i] + " does not match " +
+                     sc->name() + "." + ss->dests()[i] + " in the shared fields " + ds->name() +
+                     " and " + ss->name());
+  Msg* first = nullptr;
+  for (std::size_t i = 0; i < ss->srcs().size(); ++i) {
+    Msg* m = connect(kindName, src, ss->srcs()[i], dest, ds->dests()[i]);
+    if (!first) first = m;
+  }
+  for (std::size_t i = 0; i < ds->srcs().size(); ++i) {
+    Msg* m = connect(kindName, dest, ds->srcs()[i], src, ss->dests()[i]);
+    if (!first) first = m;
+  }
+  if (!first) throw MsgError("addMsg: the shared field " + ss->name() + " has no members");
+  return first;
 }
 
 void do_add_msg(Reader& r, Writer& w) {
@@ -175,6 +254,8 @@ void do_add_msg(Reader& r, Writer& w) {
                      "' connects with a Reduce message (every entry) or a " +
                      "Single message (one object), not " + kind);
     m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
+  } else if (const auto* ss = dynamic_cast<const SharedMsgFinfo*>(srcFinfo)) {
+    m = connect_shared(kind, k, src, ss, dest, df);
   } else {
     m = connect(kind, src, sf, dest, df);
   }
@@ -488,25 +569,73 @@ void do_set_clock(Reader& r, Writer&) {
   Clock::instance().setTickDt(tick, dt);
 }
 
+/// The pieces of a comma-separated path list ("/a,/b/##"), spaces around them dropped.
+std::vector<std::string> split_paths(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', at);
+    std::string piece =
+        list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const auto first = piece.find_first_not_of(" \t");
+    const auto last = piece.find_last_not_of(" \t");
+    out.push_back(first == std::string::npos ? std::string()
+                                             : piece.substr(first, last - first + 1));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// MOOSE's names for the scheduled functions: anything starting with proc/Proc is the process
+/// phase, init/Init the init phase (MOOSE's Shell::innerUseClock accepts the same).
+Clock::Phase parse_phase(const std::string& field, const char* op) {
+  const std::string head = field.substr(0, 4);
+  if (head == "proc" || head == "Proc") return Clock::Phase::process;
+  if (head == "init" || head == "Init") return Clock::Phase::init;
+  throw FieldError(std::string(op) + ": unknown scheduling field '" + field +
+                   "' (valid: process (or proc), init)");
+}
+
 void do_use_clock(Reader& r, Writer&) {
   const auto tick = r.get<unsigned>();
   const auto path = r.get<std::string>();
   const auto field = r.get<std::string>();
-  if (tick >= Clock::kNumTicks)
+  const bool off = tick == Shell::kNoTick;
+  if (!off && tick >= Clock::kNumTicks)
     throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
                      std::to_string(Clock::kNumTicks - 1) + ")");
-  if (field != "process" && field != "proc")
-    throw FieldError("useClock: unknown scheduling field '" + field + "' (valid: process, proc)");
-  const auto found = wildcard_find(path);
-  if (found.empty()) throw PathError("useClock: no element matches '" + path + "'");
-  for (const ObjId& o : found) {
-    const Element* e = o.element();
-    if (e->isField() || !e->cinfo()->proc())
-      throw FieldError(
-          "useClock: " + e->path() + " (a " + e->cinfo()->name() +
-          ") has no process function; only classes with a 'proc' field can be scheduled");
+  const Clock::Phase phase = parse_phase(field, "useClock");
+  const char* fname = phase == Clock::Phase::init ? "init" : "proc";
+  // Every piece of the list; a wildcard or a list may match elements that have no such phase
+  // (a Neutral, a Table's parent): MOOSE skips them, and so does antler. A piece that names one
+  // element without wildcards must name one that has it.
+  const auto pieces = split_paths(path);
+  std::vector<Id> chosen;
+  for (const std::string& piece : pieces) {
+    if (piece.empty()) throw PathError("useClock: empty path in the list " + quoted(path));
+    const auto found = wildcard_find(piece);
+    const bool pattern = piece.find('#') != std::string::npos || pieces.size() > 1;
+    if (found.empty()) throw PathError("useClock: no element matches '" + piece + "'");
+    for (const ObjId& o : found) {
+      const Element* e = o.element();
+      const bool ok =
+          !e->isField() && (phase == Clock::Phase::init ? e->cinfo()->init() : e->cinfo()->proc());
+      if (!ok) {
+        if (pattern) continue;
+        throw FieldError("useClock: " + e->path() + " (a " + e->cinfo()->name() + ") has no '" +
+                         fname + "' field; only classes with one can be scheduled" +
+                         (phase == Clock::Phase::init ? " in the init phase" : ""));
+      }
+      if (std::find(chosen.begin(), chosen.end(), o.id) == chosen.end()) chosen.push_back(o.id);
+    }
   }
-  for (const ObjId& o : found) Clock::instance().addElement(tick, o.id);
+  for (Id id : chosen) {
+    if (off)
+      Clock::instance().unschedule(id, phase);
+    else
+      Clock::instance().schedule(tick, id, phase);
+  }
 }
 
 void do_reinit(Reader&, Writer&) {
@@ -736,6 +865,9 @@ const char* op_name(const ByteBuffer& cmd) {
 
 Shell& Shell::instance() {
   static Shell s;
+  // /clock exists as soon as there is a Shell, made at the same point on every node.
+  static const ObjId clockElement = make_clock_element();
+  (void)clockElement;
   return s;
 }
 
@@ -1165,11 +1297,13 @@ void Shell::setClock(unsigned tick, double dt) {
 }
 
 void Shell::useClock(unsigned tick, std::string_view path, std::string_view field) {
+  // Each piece of a comma-separated list starts at the current element on its own.
+  std::string abs;
+  const auto pieces = split_paths(std::string(path));
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    abs += (i ? "," : "") + (pieces[i].empty() ? pieces[i] : absolute(pieces[i]));
   ByteBuffer c = command(Op::useClock);
-  Writer(c)
-      .put<unsigned>(tick)
-      .put<std::string>(absolute(path))
-      .put<std::string>(std::string(field));
+  Writer(c).put<unsigned>(tick).put<std::string>(abs).put<std::string>(std::string(field));
   dispatch(c);
 }
 

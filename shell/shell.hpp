@@ -83,7 +83,8 @@ class Shell {
   /// Deletes every Element but the root, every message, and resets the clock.
   void clearModel();
 
-  // ---- the current element (MOOSE's cwe): every path that does not start with '/' starts here ----
+  // ---- the current element (MOOSE's cwe): every path that does not start with '/' starts here
+  // ----
 
   /// Makes the element at path the current element (relative paths resolve against the old one).
   /// PathError if there is none; a field element or an entry (index) is accepted.
@@ -164,8 +165,13 @@ class Shell {
   // ---- clock ----
 
   void setClock(unsigned tick, double dt);
-  /// Schedules every element matching pathOrWildcard on tick; field is "process" (or "proc").
+  /// Puts every element matching pathOrWildcard (a comma-separated list of paths and patterns)
+  /// on tick, in the phase `field` names ("process"/"proc", or "init"), taking each off the
+  /// tick it was on in that phase (MOOSE's useClock); tick kNoTick takes them off. Elements a
+  /// pattern matches that have no such phase are skipped; a plain path must name one that has it.
   void useClock(unsigned tick, std::string_view pathOrWildcard, std::string_view field = "process");
+  /// useClock's tick that unschedules.
+  static constexpr unsigned kNoTick = ~0u;
   void reinit();
   void start(double runtime);
   /// Stops a running clock at the end of the current step (from process code); no-op otherwise.

@@ -20,6 +20,7 @@ import builtins as _builtins
 import functools as _functools
 import os as _os
 import sys as _sys
+import random as _random
 import time as _time
 
 from . import _antler as _a
@@ -38,8 +39,8 @@ __all__ = [
     "le", "wildcardFind", "getFieldNames", "connect", "setClock", "useClock", "reinit", "start",
     "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
     "loadLibrary", "currentTime", "Msg", "init", "finalize", "doc", "showfield", "showmsg",
-    "getFieldDict", "ce", "pwd", "copy", "move",
-]
+    "getFieldDict", "ce", "pwd", "copy", "move", "rand", "version", "version_info",
+]  # and every class (added as they are made)
 
 # ---------------------------------------------------------------------------------------------
 # Errors: each derives from antler.Error and from the matching built-in exception.
@@ -161,6 +162,99 @@ def _wrap(t):
     return obj
 
 
+def _field_name(name, where):
+    """A field name as given to getField/setField: a str that names no Python internal."""
+    if not isinstance(name, str):
+        raise TypeError("%s: the field name must be a string, got %r (%s)"
+                        % (where, name, type(name).__name__))
+    if name.startswith("_"):
+        raise FieldError("%s: '%s' is not a field" % (where, name))
+
+
+def _clock_oid():
+    return _a.resolve("/clock")
+
+
+def _set_tick(oid, t):
+    """Moves an element's process to tick t, or takes it off the clock (t = -1)."""
+    path = _a.element_info(oid)[1]
+    t = _a.to_int(t, "set tick of %s" % path, -1, 31, True)
+    if t < 0:
+        _a.unschedule(path, "process")
+    else:
+        _a.use_clock(t, path, "process")
+
+
+class _IsA(object):
+    """obj.isA('X') and obj.isA['X']."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls):
+        self._cls = cls
+
+    def __call__(self, className):
+        if isinstance(className, type) and issubclass(className, melement):
+            className = className._class_name
+        if not isinstance(className, str):
+            raise TypeError("isA: expected a class name, got %s" % type(className).__name__)
+        _a.class_bases(className)  # a ClassError naming the registered classes if unknown
+        return className in _a.class_bases(self._cls)
+
+    __getitem__ = __call__
+
+
+class _Neighbors(object):
+    """obj.neighbors['field']: the elements at the other end of the messages using that field."""
+
+    __slots__ = ("_oid",)
+
+    def __init__(self, oid):
+        self._oid = oid
+
+    def __getitem__(self, field):
+        if not isinstance(field, str):
+            raise TypeError("neighbors: expected a field name, got %s" % type(field).__name__)
+        cls = _a.element_info(self._oid)[0]
+        if field not in _fields(cls):
+            raise FieldError("neighbors: '%s' is not a field of %s (%s)"
+                             % (field, cls, _field_list(cls)))
+        out, inc = _a.msgs_of(self._oid)
+        found = []
+        for mid in out:
+            _k, _s, sf, dest, _df, _n = _a.msg_info(mid)
+            if sf == field:
+                found.append(vec(_wrap(dest)))
+        for mid in inc:
+            _k, src, _sf, _d, df, _n = _a.msg_info(mid)
+            if df == field:
+                found.append(vec(_wrap(src)))
+        return found
+
+
+class _LookupField(object):
+    """A lookup field of one object: ``pg.level[1]``, ``pg.level[1] = 2.0``, ``clock.tickDt[0]``."""
+
+    __slots__ = ("_oid", "_name")
+
+    def __init__(self, oid, name):
+        self._oid = oid
+        self._name = name
+
+    def __getitem__(self, key):
+        return _a.lookup_get(self._oid, self._name, key)
+
+    def __setitem__(self, key, value):
+        _a.lookup_set(self._oid, self._name, key, value)
+
+    def __call__(self, key):
+        return self[key]
+
+    def __repr__(self):
+        return "<lookup field %s.%s of %s>" % (_a.element_info(self._oid)[0], self._name,
+                                               _a.object_path(self._oid))
+
+
 class melement(object):
     """One object: an entry of an Element (or of a field element such as a synapse).
 
@@ -213,9 +307,83 @@ class melement(object):
         return self._oid[2]
 
     @property
+    def dindex(self):
+        """The data index (MOOSE's older name for dataIndex)."""
+        return self._oid[1]
+
+    def getDataIndex(self):
+        return self._oid[1]
+
+    def getFieldIndex(self):
+        return self._oid[2]
+
+    @property
+    def id(self):
+        """The whole element this object belongs to, as a vec (MOOSE's Id)."""
+        return vec((self._oid[0], 0, 0))
+
+    @property
+    def idValue(self):
+        """The element's id number (the same on every node)."""
+        return self._oid[0]
+
+    @property
+    def type(self):
+        return self.className
+
+    def getType(self):
+        return self.className
+
+    @property
     def vec(self):
         """The vec of the element this object belongs to."""
         return vec(self)
+
+    @property
+    def isA(self):
+        """``obj.isA('Compartment')`` or ``obj.isA['Compartment']``: True if the object's class
+        is that class or derives from it."""
+        return _IsA(self.className)
+
+    @property
+    def neighbors(self):
+        """``obj.neighbors['spikeOut']``: the elements (as vecs) at the other end of every message
+        that uses that field of this object's element, in message order."""
+        return _Neighbors(self._oid)
+
+    @property
+    def msgIn(self):
+        """The messages into this element."""
+        return [Msg(m) for m in _a.msgs_of(self._oid)[1]]
+
+    @property
+    def msgOut(self):
+        """The messages out of this element."""
+        return [Msg(m) for m in _a.msgs_of(self._oid)[0]]
+
+    def connect(self, srcField, dest, destField, msgType="Single"):
+        """Same as antler.connect(self, srcField, dest, destField, msgType)."""
+        return connect(self, srcField, dest, destField, msgType)
+
+    @property
+    def tick(self):
+        """The clock tick the element's process runs on (-1: none). Setting it moves the element
+        (as useClock(t, path, 'process')); -1 takes it off the clock."""
+        if "tick" in _fields(self.className):
+            return _a.get(self._oid, "tick")
+        return _a.tick_of(self._oid, False)
+
+    @tick.setter
+    def tick(self, t):
+        _set_tick(self._oid, t)
+
+    @property
+    def dt(self):
+        """The dt of the element's tick (0 if it is on none), unless the class has a dt field."""
+        if "dt" in _fields(self.className):
+            return _a.get(self._oid, "dt")
+        t = _a.tick_of(self._oid, False)
+        return 0.0 if t < 0 else _a.lookup_get(_clock_oid(), "tickDt", t)
 
     @property
     def parent(self):
@@ -236,10 +404,19 @@ class melement(object):
 
     # -- fields --
     def getField(self, name):
-        return getattr(self, name)
+        """The value of a field by name (as obj.<name>)."""
+        _field_name(name, "getField")
+        cls = self.className
+        kind = _fields(cls).get(name, (None,))[0]
+        if kind not in ("value", "readonly value", "lookup value", "field element"):
+            raise FieldError("getField: '%s' is not a value field of %s (%s)"
+                             % (name, cls, _field_list(cls)))
+        return self.__getattr__(name)
 
     def setField(self, name, value):
-        setattr(self, name, value)
+        """Sets a field by name (as obj.<name> = value)."""
+        _field_name(name, "setField")
+        self.__setattr__(name, value)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -253,6 +430,8 @@ class melement(object):
             return _functools.partial(_a.call, oid, name)
         if kind == "field element":
             return vec(_a.object_path(oid) + "/" + name)
+        if kind == "lookup value":
+            return _LookupField(oid, name)
         if kind is None:
             raise FieldError("'%s' is not a field of %s (%s)" % (name, cls, _field_list(cls)))
         raise FieldError("'%s' of %s is a %s field: use it with antler.connect" % (name, cls, kind))
@@ -260,6 +439,9 @@ class melement(object):
     def __setattr__(self, name, value):
         if name == "_oid":
             raise _builtins.AttributeError("_oid is read-only")
+        if name == "tick" and "tick" not in _fields(self.className):
+            _set_tick(self._oid, value)
+            return
         _a.set(self._oid, name, value)
 
     def __dir__(self):
@@ -273,7 +455,10 @@ class vec(object):
 
     __slots__ = ("_oid", "_whole")
 
-    def __init__(self, what, n=None, g=0, dtype=None):
+    def __init__(self, path, n=None, g=0, dtype=None):
+        what = path
+        if isinstance(what, Msg):
+            raise TypeError("vec(path): a Msg is not an element (use antler.element(msg))")
         if isinstance(what, vec):
             oid, whole = what._oid, what._whole
         elif isinstance(what, melement):
@@ -333,11 +518,77 @@ class vec(object):
     def id(self):
         return self._oid[0]
 
+    @property
+    def idValue(self):
+        """The element's id number (the same on every node)."""
+        return self._oid[0]
+
+    value = idValue
+
+    @property
+    def shape(self):
+        """(number of entries,), as numpy's."""
+        return (len(self),)
+
+    @property
+    def vec(self):
+        """The vec itself (MOOSE scripts write x.vec on vecs too)."""
+        return self
+
+    @property
+    def objid(self):
+        """The first entry (for a field element of one parent: that parent's first entry)."""
+        return _wrap(self._oid)
+
+    @property
+    def type(self):
+        return "moose.vec"
+
+    @property
+    def dtype(self):
+        """The class name of the entries."""
+        return self.className
+
+    @property
+    def parent(self):
+        return _wrap((_a.element_info(self._oid)[4], self._oid[1] if not self._whole else 0, 0))
+
+    @property
+    def children(self):
+        return [vec(_wrap(c)) for c in _a.children(self._oid)]
+
+    def _num_name(self):
+        """The parent's count field of a field element of one parent ('numSynapses'), or None."""
+        info = _a.element_info(self._oid)
+        if not info[3] or self._whole:
+            return None
+        pcls = _a.element_info((info[4], 0, 0))[0]
+        return _a.field_element_num(pcls, info[6]) or None
+
+    @property
+    def num(self):
+        """Entries: of a field element of one parent (``neuron.synapse.num``, settable), or of
+        the element."""
+        return len(self)
+
+    @property
+    def tick(self):
+        """The clock tick the element's process runs on (-1: none); settable (see melement)."""
+        return _a.tick_of(self._oid, False)
+
+    def connect(self, srcField, dest, destField, msgType="Single"):
+        """Same as antler.connect(self, srcField, dest, destField, msgType)."""
+        return connect(self, srcField, dest, destField, msgType)
+
     def __len__(self):
         info = _a.element_info(self._oid)
         if not info[3]:
             return info[2]
         if not self._whole:
+            nn = self._num_name()
+            parent = (info[4], self._oid[1], 0)
+            if nn:
+                return _a.get(parent, nn)
             return _a.get(self._oid, "numField")
         return len(_a.get_vec(self._oid, "name", True))
 
@@ -384,6 +635,17 @@ class vec(object):
                          % (name, cls, kind))
 
     def __setattr__(self, name, value):
+        if name == "tick":
+            _set_tick(self._oid, value)
+            return
+        if name == "num":
+            nn = self._num_name()
+            if nn is None:
+                raise FieldError("set num: %s is not the field element of one object; set the "
+                                 "count on one parent (neuron.synapse.num = n)" % self.path)
+            info = _a.element_info(self._oid)
+            _a.set((info[4], self._oid[1], 0), nn, value)
+            return
         _a.set_vec(self._oid, name, value, self._whole)
 
 
@@ -431,6 +693,8 @@ def _make_classes():
                 _CLASSES[c] = type(c, (base,), {"__slots__": (), "_class_name": c, "__doc__": doc,
                                                 "__module__": __name__})
                 globals()[c] = _CLASSES[c]
+                if c not in __all__:
+                    __all__.append(c)
                 made.append(c)
             base = _CLASSES[c]
     return made
@@ -443,7 +707,10 @@ _make_classes()
 
 
 def element(path):
-    """The object at path (e.g. '/net/cells[3]' or '/net/cells[3]/synapse[2]')."""
+    """The object at path (e.g. '/net/cells[3]' or '/net/cells[3]/synapse[2]'); given what
+    connect returned, that message."""
+    if isinstance(path, Msg):
+        return path
     return _wrap(_triple(path))
 
 
@@ -489,6 +756,12 @@ def getFieldNames(className, finfoType=None):
         className = className._class_name
     if isinstance(className, (melement, vec)):
         className = className.className
+    if not isinstance(className, str):
+        raise TypeError("getFieldNames: expected a class name, a class, an element or a vec, got "
+                        "%r (%s)" % (className, type(className).__name__))
+    if finfoType is not None and not isinstance(finfoType, str):
+        raise TypeError("getFieldNames: finfoType must be a string (valid: %s), got %r (%s)"
+                        % (", ".join(sorted(_FINFO_TYPES)), finfoType, type(finfoType).__name__))
     kinds = None
     if finfoType is not None and finfoType != "*":
         if finfoType not in _FINFO_TYPES:
@@ -577,7 +850,8 @@ def start(runtime, notify=False):
     is a terminal and the run is long."""
     runtime = _a.to_real(runtime, "start: runtime", True)
     base = _a.base_dt()
-    steps = int(round(runtime / base)) if base > 0 else 0
+    ratio = runtime / base if base > 0 else 0.0
+    steps = int(round(ratio)) if ratio < 2.0**53 else 2**53 + 1  # (inf: a dt of 5e-324)
     tty = notify or (hasattr(_sys.stderr, "isatty") and _sys.stderr.isatty())
     if not tty or steps < 1000 or steps > 2**53:  # (the core refuses runs past 2^53 steps)
         _a.start(runtime)
@@ -618,8 +892,37 @@ def syncDataHandler(fieldElement):
 
 
 def seed(n=0):
-    """Seeds the random classes (RandSpike, setRandomConnectivity defaults) on every node."""
+    """Seeds the random classes (RandSpike, setRandomConnectivity defaults) on every node, and
+    antler.rand."""
     _a.seed(n)
+    _rng.seed(int(n))
+
+
+_rng = _random.Random(0)
+
+
+def rand(a=0.0, b=1.0):
+    """A uniform random number in [a, b) from the stream antler.seed seeds (MOOSE's moose.rand;
+    a Mersenne twister as MOOSE's, but not MOOSE's numbers for a given seed)."""
+    lo = _a.to_real(a, "rand: a", True)
+    hi = _a.to_real(b, "rand: b", True)
+    return lo + (hi - lo) * _rng.random()
+
+
+__version__ = "4.1.0"  # the MOOSE API level antler follows (see version())
+antler_version = _a.version
+
+
+def version():
+    """The MOOSE API level antler follows ('4.1.0': scripts that compare versions see MOOSE 4.1);
+    antler's own version is antler.antler_version."""
+    return __version__
+
+
+def version_info():
+    """{'major', 'minor', 'micro', 'antler'}: the MOOSE API level and antler's own version."""
+    major, minor, micro = __version__.split(".")
+    return {"major": major, "minor": minor, "micro": micro, "antler": antler_version}
 
 
 def numNodes():

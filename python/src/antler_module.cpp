@@ -113,8 +113,8 @@ T cast_value(py::handle h, const cv::Ctx& c) {
       if (py::isinstance<py::array>(h)) {
         auto a = py::reinterpret_borrow<py::array>(h);
         if (a.ndim() != 1)
-          throw TypeError(c.where + ": expected a 1-D sequence, got a " +
-                          std::to_string(a.ndim()) + "-D array");
+          throw TypeError(c.where + ": expected a 1-D sequence, got a " + std::to_string(a.ndim()) +
+                          "-D array");
         const char kind = a.dtype().kind();
         auto bulk = [&]<class W>(W*) {
           auto w = py::array_t<W, py::array::c_style | py::array::forcecast>::ensure(a);
@@ -332,6 +332,45 @@ void set_vec(const Triple& t, const std::string& field, py::handle value, bool w
   Shell::instance().setVecPacked(o, field, vf->valueType(), b, n, whole);
 }
 
+const LookupValueFinfoBase* lookup_finfo(const Element* e, const std::string& field,
+                                         const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::lookupValue)
+    throw FieldError(
+        std::string(op) + ": '" + field + "' is not a lookup field of " + e->cinfo()->name() +
+        " (lookup fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")");
+  return static_cast<const LookupValueFinfoBase*>(f);
+}
+
+/// obj.field[key] for a lookup field (PulseGen's level[i], the clock's tickDt[i]).
+py::object lookup_get(const Triple& t, const std::string& field, py::handle key) {
+  const ObjId o = oid(t);
+  const Element* e = element_of(o);
+  const auto* lf = lookup_finfo(e, field, "get");
+  const std::string where = e->cinfo()->name() + "." + field;
+  ByteBuffer k;
+  Writer kw(k);
+  conv_for(lf->keyType(), where).to(key, kw, {"get " + where + "[key]", true});
+  const ByteBuffer b =
+      Shell::instance().lookupGetPacked(o, field, lf->keyType(), k, lf->valueType());
+  Reader r(b);
+  return conv_for(lf->valueType(), where).from(r);
+}
+
+/// obj.field[key] = value for a lookup field.
+void lookup_set(const Triple& t, const std::string& field, py::handle key, py::handle value) {
+  const ObjId o = oid(t);
+  const Element* e = element_of(o);
+  const auto* lf = lookup_finfo(e, field, "set");
+  const std::string where = e->cinfo()->name() + "." + field;
+  if (!lf->hasSetter()) throw FieldError("set: lookup field " + where + " is read-only");
+  ByteBuffer k, v;
+  Writer kw(k), vw(v);
+  conv_for(lf->keyType(), where).to(key, kw, {"set " + where + "[key]", true});
+  conv_for(lf->valueType(), where).to(value, vw, {"set " + where + "[key]"});
+  Shell::instance().lookupSetPacked(o, field, lf->keyType(), k, lf->valueType(), v);
+}
+
 void call_dest(const Triple& t, const std::string& dest, py::args args) {
   const ObjId o = oid(t);
   const Element* e = element_of(o);
@@ -406,8 +445,9 @@ py::tuple snapshot() {
   const Clock& clk = Clock::instance();
   for (unsigned k = 0; k < Clock::kNumTicks; ++k) {
     py::list paths;
-    for (Id id : clk.elements(k))
-      if (const Element* e = id.element()) paths.append(e->path());
+    for (const Clock::Entry& x : clk.elements(k))
+      if (const Element* e = x.id.element())
+        paths.append(x.phase == Clock::Phase::init ? e->path() + ":init" : e->path());
     ticks.append(py::make_tuple(clk.tickDt(k), paths));
   }
   return py::make_tuple(elements, msgs, ticks, clk.currentTime(), clk.currentStep(),
@@ -442,6 +482,7 @@ bool start_on(comm::Comm c) {
 
 PYBIND11_MODULE(_antler, m) {
   m.doc() = "C++ core of the antler package (use `import antler`)";
+  m.attr("version") = ANTLER_VERSION;
 
   // Importing initialises nothing: antler.init() (or the package's import, for scripts that do
   // not use mpi4py) starts antler on a communicator.
@@ -547,6 +588,14 @@ PYBIND11_MODULE(_antler, m) {
   m.def("get_vec", &get_vec);
   m.def("set_vec", &set_vec);
   m.def("call", &call_dest);
+  m.def("lookup_get", &lookup_get);
+  m.def("field_element_num", [=](H c, H f) {
+    const Cinfo* ci = Cinfo::require(str(c, "class"), "class");
+    const Finfo* fi = ci->findFinfo(str(f, "field"));
+    if (!fi || fi->kind() != FinfoKind::fieldElement) return std::string();
+    return static_cast<const FieldElementFinfoBase*>(fi)->numName();
+  });
+  m.def("lookup_set", &lookup_set);
 
   m.def("add_msg", [=](H kind, H s, H sf, H d, H df) {
     return Shell::instance().addMsg(str(kind, "connect: msgType"), obj(s, "connect: src"),
@@ -590,6 +639,14 @@ PYBIND11_MODULE(_antler, m) {
     Shell::instance().useClock(
         static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
         str(path, "useClock: path"), str(field, "useClock: field"));
+  });
+  m.def("tick_of", [=](H t, bool init) {
+    const ObjId o = to_objid(t, {"tick"});
+    element_of(o);
+    return Clock::instance().tickOf(o.id, init ? Clock::Phase::init : Clock::Phase::process);
+  });
+  m.def("unschedule", [=](H path, H field) {
+    Shell::instance().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
   });
   m.def("reinit", [] { Shell::instance().reinit(); });
   m.def("start", [=](H t) { Shell::instance().start(cv::to_real(t, {"start: runtime"}, false)); });

@@ -206,6 +206,7 @@ TEST_CASE("paths: '##' finds each element once, in tree order, in linear time") 
     visit(i + 1);
     preorder.push_back(chain[i] + "/leaf");
   };
+  preorder.push_back("/clock");  // antler's own, the root's first child
   visit(0);
   auto paths = [&](const std::string& pat) {
     std::vector<std::string> out;

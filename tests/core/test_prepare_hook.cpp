@@ -8,8 +8,8 @@
 #include <omp.h>
 
 #include <atomic>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/class_builder.hpp"
@@ -66,13 +66,12 @@ class TestBlock {
   }
   void reinit(const Eref&, ProcPtr) { steps_ = 0; }
   static const Cinfo* initCinfo() {
-    static const Cinfo* c =
-        ClassBuilder<TestBlock>("TestBlock", "prepare and processBlock")
-            .readOnly("steps", &TestBlock::steps_)
-            .readOnly("time", &TestBlock::time_)
-            .readOnly("block", &TestBlock::block_)
-            .proc<&TestBlock::process, &TestBlock::reinit>()
-            .build();
+    static const Cinfo* c = ClassBuilder<TestBlock>("TestBlock", "prepare and processBlock")
+                                .readOnly("steps", &TestBlock::steps_)
+                                .readOnly("time", &TestBlock::time_)
+                                .readOnly("block", &TestBlock::block_)
+                                .proc<&TestBlock::process, &TestBlock::reinit>()
+                                .build();
     return c;
   }
 
@@ -88,8 +87,9 @@ const BlockState* state_of(ObjId o) {
 
 }  // namespace
 
-TEST_CASE("prepare runs once per Element and run, on one thread, before process; processBlock "
-          "gets whole slices") {
+TEST_CASE(
+    "prepare runs once per Element and run, on one thread, before process; processBlock "
+    "gets whole slices") {
   for (unsigned threads : {1u, 2u, 3u}) {
     CAPTURE(threads);
     Model m;
@@ -98,9 +98,7 @@ TEST_CASE("prepare runs once per Element and run, on one thread, before process;
     const double dt = 0.25;
     const ObjId a = m.s.create("TestBlock", "/a", n);
     m.s.setClock(0, dt);
-    m.s.setClock(1, dt);
     m.s.useClock(0, "/a");
-    m.s.useClock(1, "/a");  // on two ticks: still prepared once per run
     const int before = statesAlive;
     m.s.reinit();
     const BlockState* s = state_of(a);
@@ -121,7 +119,7 @@ TEST_CASE("prepare runs once per Element and run, on one thread, before process;
     REQUIRE(s->calls.size() == 3);
     CHECK(s->calls[2].currTime == 5 * dt);
 
-    // Each thread with entries made one call per step and tick, starting at its slice.
+    // Each thread with entries made one call per step, starting at its slice.
     const DataElement* de = static_cast<const DataElement*>(a.id.element());
     long withEntries = 0;
     std::vector<double> wantBlock(n);
@@ -130,10 +128,10 @@ TEST_CASE("prepare runs once per Element and run, on one thread, before process;
       if (lo < hi) ++withEntries;
       for (Index i = lo; i < hi; ++i) wantBlock[i] = lo;
     }
-    CHECK(s->blocks == 3 * 2 * withEntries);
+    CHECK(s->blocks == 3 * withEntries);
     for (Index i = de->localBegin(); i < de->localEnd(); ++i) {
       CAPTURE(i);
-      CHECK(Field<double>::get(ObjId(a.id, i), "steps") == 8 * 2);
+      CHECK(Field<double>::get(ObjId(a.id, i), "steps") == 8);
       CHECK(Field<double>::get(ObjId(a.id, i), "time") == 8 * dt);
       CHECK(Field<unsigned>::get(ObjId(a.id, i), "block") == wantBlock[i]);
     }

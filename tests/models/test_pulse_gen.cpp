@@ -56,6 +56,7 @@ TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into 
     m.s.addMsg("Single", ObjId(pulled.id, i), "requestOut", o, "getOutputValue");
   }
   m.s.addMsg("OneToOne", pg, "output", pushed, "input");
+  antler::test::set_base_dt(dt);
   m.s.setClock(0, dt);
   for (const char* path : {"/pg", "/pulled", "/pushed"}) m.s.useClock(0, path);
   const long steps = 60;
@@ -75,11 +76,14 @@ TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into 
   }
 }
 
-TEST_CASE("PulseGen supports only trigMode 0 and outputs baseLevel when the period is 0") {
+TEST_CASE("PulseGen takes trigMode 0-2 only and keeps its output when the period is 0") {
   Model m;
   const ObjId pg = m.s.create("PulseGen", "/pg");
-  CHECK_THROWS_AS(Field<unsigned>::set(pg, "trigMode", 1u), ValueError);
+  CHECK_THROWS_AS(Field<unsigned>::set(pg, "trigMode", 3u), ValueError);
   CHECK(Field<unsigned>::get(pg, "trigMode") == 0u);
+  Field<unsigned>::set(pg, "trigMode", 2u);
+  CHECK(Field<unsigned>::get(pg, "trigMode") == 2u);
+  Field<unsigned>::set(pg, "trigMode", 0u);
   Field<double>::set(pg, "baseLevel", 4.0);
   Field<double>::set(pg, "firstLevel", 9.0);
   m.s.setClock(0, 0.5);

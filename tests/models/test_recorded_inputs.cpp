@@ -20,10 +20,7 @@ TEST_CASE("TimeTable sends each time in the step it falls in, in order, with its
   // Per entry: times as step counts k (time k * dt, written as a product the way a user would)
   // plus some times strictly inside steps (k + 0.5) * dt, duplicates, and times at or before 0.
   const std::vector<std::vector<double>> steps{
-      {-1.0, 0.0, 1.0, 1.0, 3.0, 3.5, 7.25, 10.0},
-      {2.0, 2.0, 2.0},
-      {},
-      {0.5, 4.0, 4.0, 9.999}};
+      {-1.0, 0.0, 1.0, 1.0, 3.0, 3.5, 7.25, 10.0}, {2.0, 2.0, 2.0}, {}, {0.5, 4.0, 4.0, 9.999}};
   const Index n = static_cast<Index>(steps.size());
   const ObjId tt = m.s.create("TimeTable", "/tt", n);
   const ObjId got = m.s.create("Table", "/got", n);      // the times sent (pushed)
@@ -67,7 +64,8 @@ TEST_CASE("TimeTable refuses a vector that is not sorted or holds NaN, and keeps
   const ObjId tt = m.s.create("TimeTable", "/tt", 3);
   const std::vector<double> good{0.1, 0.2, 0.2, 0.5};
   Field<std::vector<double>>::set(ObjId(tt.id, 1), "vector", good);
-  for (const std::vector<double>& bad : {std::vector<double>{0.3, 0.1}, std::vector<double>{0.1, NAN}}) {
+  for (const std::vector<double>& bad :
+       {std::vector<double>{0.3, 0.1}, std::vector<double>{0.1, NAN}}) {
     try {
       Field<std::vector<double>>::set(ObjId(tt.id, 1), "vector", bad);
       FAIL("an unsorted or NaN vector was accepted");
@@ -102,11 +100,11 @@ TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping")
     bool loop;
   };
   const std::vector<Case> cases{
-      {1.0, 0.0, 4.0, 0.0, false},        // one entry per step, then the last held
-      {0.25, 0.0, 4.0, 0.0, false},       // one entry per 4 steps, interpolated between
-      {0.25, 1.0, 3.0, 2.5, true},        // a window of the position, looping past 2.5
-      {0.0, 2 * dt, 12 * dt, 0.0, false}, // by time: entries at 2, 4.5, 7, 9.5, 12 steps
-      {0.0, 0.0, 8 * dt, 10 * dt, true},  // by time, looping every 10 steps
+      {1.0, 0.0, 4.0, 0.0, false},         // one entry per step, then the last held
+      {0.25, 0.0, 4.0, 0.0, false},        // one entry per 4 steps, interpolated between
+      {0.25, 1.0, 3.0, 2.5, true},         // a window of the position, looping past 2.5
+      {0.0, 2 * dt, 12 * dt, 0.0, false},  // by time: entries at 2, 4.5, 7, 9.5, 12 steps
+      {0.0, 0.0, 8 * dt, 10 * dt, true},   // by time, looping every 10 steps
   };
   const Index n = static_cast<Index>(cases.size());
   const ObjId st = m.s.create("StimulusTable", "/st", n);
@@ -121,6 +119,7 @@ TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping")
     Field<bool>::set(o, "doLoop", cases[i].loop);
     m.s.addMsg("Single", ObjId(tab.id, i), "requestOut", o, "getOutputValue");
   }
+  antler::test::set_base_dt(dt);
   m.s.setClock(0, dt);
   m.s.useClock(0, "/st");
   m.s.useClock(0, "/tab");

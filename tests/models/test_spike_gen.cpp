@@ -56,6 +56,7 @@ TEST_CASE("SpikeGen fires on the rising edge or on the level, and respects refra
   Field<double>::setAll(sg.id, "threshold", thresh);
   m.s.addMsg("OneToAll", pg, "output", sg, "Vm");
   m.s.addMsg("OneToOne", sg, "spikeOut", tab, "input");
+  antler::test::set_base_dt(dt);
   m.s.setClock(0, dt);
   for (const char* path : {"/pg", "/sg", "/spikes"}) m.s.useClock(0, path);
 

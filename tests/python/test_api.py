@@ -162,7 +162,7 @@ def test_error_types(model, user_classes):
     with pytest.raises(ValueError) as e:  # unknown path
         antler.element("/nope")
     assert isinstance(e.value, antler.Error) and isinstance(e.value, antler.PathError)
-    assert "children of /: a, b" in str(e.value)
+    assert "children of /: clock, a, b" in str(e.value)
     with pytest.raises(AttributeError) as e:  # unknown field
         a.xx
     assert isinstance(e.value, antler.Error) and "fields: " in str(e.value)
@@ -196,7 +196,7 @@ def test_error_types(model, user_classes):
         antler.setClock(99, 1.0)
     # Nothing changed.
     np.testing.assert_array_equal(antler.vec(a).x, [0.0, 0.0, 0.0])
-    assert [c.path for c in antler.element("/").children] == ["/a", "/b"]
+    assert [c.path for c in antler.element("/").children] == ["/clock", "/a", "/b"]  # /clock: antler's own, as in MOOSE
 
 
 def test_errors_raised_during_a_run_reach_the_script(model, user_classes):

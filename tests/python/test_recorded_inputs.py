@@ -65,6 +65,7 @@ def test_stimulustable_steps_and_loops(model):
     tabs = [antler.Table("/tab%d" % i) for i in range(2)]
     for i in range(2):
         antler.connect(tabs[i], "requestOut", sv[i], "getOutputValue")
+    antler.element("/clock").baseDt = dt  # steps of exactly 1/1024 s (else rounded to 50 us)
     antler.setClock(0, dt)
     antler.useClock(0, "/##")
     nsteps = 25

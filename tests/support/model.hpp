@@ -1,5 +1,8 @@
 #pragma once
 // A fixture: each test starts and ends with an empty model and default threads.
+#include <cmath>
+
+#include "shell/clock.hpp"
 #include "shell/field.hpp"
 #include "shell/shell.hpp"
 
@@ -22,6 +25,21 @@ struct Model {
 inline void regular_spikes(ObjId src, long every, double dt) {
   Field<double>::setAll(src.id, "rate", 2.0 / dt);
   Field<double>::setAll(src.id, "refractT", static_cast<double>(every) * dt);
+}
+
+/// Makes dt the clock's base dt (MOOSE's /clock.baseDt; each tick keeps its step count), so that
+/// a tick set to dt afterwards runs in steps of exactly dt: a dt that is not a whole number of
+/// the default base (50 us), such as 1/1024, would otherwise be rounded to one (MOOSE's rule).
+inline void set_base_dt(double dt) {
+  Field<double>::set(Shell::instance().find("/clock"), "baseDt", dt);
+}
+
+/// The time the clock gives the end of step n of a tick of dt (MOOSE's: base dt x base steps,
+/// with the tick's dt a whole number of base steps; see shell/clock.hpp). For dt = 1e-3 it is
+/// not always n * 1e-3 in its last bit.
+inline double step_time(long n, double dt) {
+  const double base = Clock::kDefaultBaseDt <= dt ? Clock::kDefaultBaseDt : dt;
+  return base * static_cast<double>(std::llround(dt / base) * n);
 }
 
 }  // namespace antler::test

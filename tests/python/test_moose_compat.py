@@ -1,0 +1,489 @@
+"""MOOSE 3/4 behaviour that real MOOSE scripts rely on: default scheduling by class, the /clock
+element and MOOSE's tick rules, useClock's lists, phases and wildcards, PulseGen's pulse arrays and
+trigger modes, the SimpleSynHandler -> activation synapse layout, Table's spike recording, lookup
+fields, ElementField .num, and the small API (id, dindex, shape, isA, neighbors, element(msg), ...).
+
+Every expected value is computed here from MOOSE's rules as written in its source (cited), by a
+serial loop or a formula, never read back from antler; the same file runs at 1 and 2 nodes."""
+import math
+
+import numpy as np
+import pytest
+
+import antler
+
+BASE = 50e-6  # MOOSE's base dt (scheduling/Clock.cpp: defaultDt_[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# The clock: MOOSE's default ticks and dts, its integer steps, /clock
+
+
+def test_default_dts_and_ticks_are_moose_s(model):
+    clock = antler.element("/clock")
+    assert clock.className == "Clock"
+    assert clock.baseDt == BASE and clock.dt == 0.0  # (dt: Neutral's, of its own tick: none)
+    expected = [50e-6] * 8 + [1e-4, 0.0, 0.01] + [0.1] * 7 + [1.0, 1.0, 10.0] + [0.0] * 9 + [1.0, 0.01]
+    assert list(clock.dts) == pytest.approx(expected, rel=1e-15)
+    for t, dt in enumerate(expected):
+        assert clock.tickDt[t] == pytest.approx(dt, rel=1e-15)
+    ticks = {"PulseGen": 0, "StimulusTable": 0, "SimpleSynHandler": 1, "RandSpike": 1, "IntFire": 2,
+             "Compartment": 3, "SpikeGen": 5, "SpikeStats": 7, "Table": 8, "TimeTable": 8,
+             "Stats": 17, "NSDFWriter": 30, "Neutral": -1}
+    for cls, t in ticks.items():
+        assert clock.defaultTick[cls] == t
+        obj = getattr(antler, cls)("/x_" + cls)
+        assert obj.tick == t, cls
+    comp = antler.element("/x_Compartment")
+    assert antler._a.tick_of(comp._oid, True) == 2  # init on the tick before process (MOOSE)
+
+
+def _pulse_reference(t, level, width, delay, base=0.0):
+    """MOOSE's free-running PulseGen output at time t (device/PulseGen.cpp, process)."""
+    period = width[0] + delay[0]
+    for i in range(1, len(width)):
+        if not (width[i] > 0 or delay[i] > 0):
+            break
+        incr = delay[i] + width[i] - width[i - 1]
+        if incr > 0:
+            period += incr
+    phase = math.fmod(t, period)
+    for i in range(len(width)):
+        if phase < delay[i]:
+            return base
+        if phase < delay[i] + width[i]:
+            return level[i]
+        phase -= delay[i]
+    return None  # keeps the previous output
+
+
+def test_a_script_without_useClock_records_what_moose_records(model):
+    # No setClock, no useClock: PulseGen on tick 0 (50 us), Table on tick 8 (100 us).
+    pg = antler.PulseGen("/pg")
+    pg.count = 3
+    for i, (lv, w, d) in enumerate([(1.0, 2e-4, 1e-4), (2.0, 1e-4, 4e-4), (-1.0, 3e-4, 3e-4)]):
+        pg.level[i], pg.width[i], pg.delay[i] = lv, w, d
+    tab = antler.Table("/tab")
+    antler.connect(tab, "requestOut", pg, "getOutputValue")
+    antler.reinit()
+    antler.start(3e-3)
+    v = np.asarray(tab.vector)
+    # Table.reinit pulls once (t = 0), then once per 100 us step: 1 + 30 values.
+    assert len(v) == 31
+    lv, w, d = [1.0, 2.0, -1.0], [2e-4, 1e-4, 3e-4], [1e-4, 4e-4, 3e-4]
+    out = 0.0
+    expected = [0.0]
+    for k in range(1, 61):  # the PulseGen's 50 us steps; the Table reads every second one
+        r = _pulse_reference(k * BASE, lv, w, d)
+        out = out if r is None else r
+        if k % 2 == 0:
+            expected.append(out)
+    assert v.tolist() == expected
+    assert antler.currentTime() == pytest.approx(3e-3, rel=1e-15)
+    assert antler.element("/clock").currentStep == 60
+
+
+def test_useClock_moves_an_element_off_its_default_tick(model):
+    pg = antler.PulseGen("/pg")
+    pg.firstLevel, pg.firstWidth, pg.firstDelay = 1.0, 1e-3, 1e-3
+    tab = antler.Table("/tab")
+    antler.connect(tab, "requestOut", pg, "getOutputValue")
+    antler.setClock(5, 1e-3)
+    antler.useClock(5, "/tab", "process")
+    assert tab.tick == 5
+    antler.reinit()
+    antler.start(10e-3)
+    assert len(tab.vector) == 11  # processed once per 1 ms, not also on tick 8
+    tab.tick = -1  # off the clock: a further run adds nothing
+    antler.start(2e-3)
+    assert len(tab.vector) == 11
+    tab.tick = 8
+    antler.start(1e-3)
+    assert len(tab.vector) == 21
+
+
+def test_setClock_follows_moose_s_base_dt_rule(model):
+    clock = antler.element("/clock")
+    antler.setClock(0, 1e-3)  # a multiple of the base: 20 steps of 50 us
+    assert clock.baseDt == BASE and clock.tickStep[0] == 20
+    antler.setClock(1, 1e-5)  # smaller than the base: it becomes the base, the others rescale
+    assert clock.baseDt == 1e-5
+    assert clock.tickStep[0] == 100 and clock.tickStep[1] == 1 and clock.tickStep[8] == 10
+    assert clock.tickDt[0] == pytest.approx(1e-3, rel=1e-12)
+    with pytest.raises(antler.ValueError):
+        antler.setClock(0, 1e-8)  # below MOOSE's minimum dt
+    with pytest.raises(antler.IndexError):
+        clock.tickDt[32]
+    with pytest.raises(antler.ValueError):
+        antler.setClock(0, 5e-324)
+
+
+def test_start_counts_whole_strides(model):
+    # MOOSE: start(T) runs round(T / (stride * dt)) strides; stride = the smallest step in use.
+    antler.setClock(0, 1e-3)
+    antler.setClock(8, 3e-3)
+    a = antler.Table("/a")
+    b = antler.Table("/b")
+    antler.useClock(0, "/a", "process")  # /b stays on tick 8 (3 ms)
+    antler.reinit()
+    antler.start(0.0104)  # 10 strides of 1 ms
+    assert antler.element("/clock").stride == 20
+    assert antler.currentTime() == pytest.approx(0.010, rel=1e-15)
+    assert len(a.vector) == 0 and len(b.vector) == 0  # (nothing to pull: sizes from reinit only)
+    assert antler.element("/clock").currentStep == 200
+
+
+def test_useClock_lists_wildcards_and_init(model):
+    antler.Neutral("/m")
+    antler.Table("/m/t1")
+    antler.Table("/m/t2")
+    antler.Neutral("/m/sub")
+    antler.PulseGen("/m/sub/p")
+    antler.Compartment("/c")
+    antler.useClock(9, "/m/t1, /m/t2", "process")
+    assert antler.element("/m/t1").tick == 9 and antler.element("/m/t2").tick == 9
+    antler.useClock(10, "/m/##", "process")  # /m/sub (a Neutral) has no process: skipped
+    assert antler.element("/m/sub/p").tick == 10 and antler.element("/m/t1").tick == 10
+    with pytest.raises(antler.FieldError):
+        antler.useClock(10, "/m/sub", "process")  # named alone: refused, as before
+    antler.useClock(4, "/c", "init")
+    assert antler._a.tick_of(antler.element("/c")._oid, True) == 4
+    assert antler.element("/c").tick == 3
+    with pytest.raises(antler.FieldError):
+        antler.useClock(4, "/m/t1", "init")  # a Table has no init phase
+    with pytest.raises(antler.FieldError):
+        antler.useClock(4, "/m/t1", "bogus")
+    with pytest.raises(antler.PathError):
+        antler.useClock(4, "/m/t1,,/m/t2", "process")
+
+
+def test_the_clock_element_is_antler_s(model):
+    with pytest.raises(antler.ValueError):
+        antler.delete("/clock")
+    with pytest.raises(antler.ValueError):
+        antler.move("/clock", "/")
+    with pytest.raises(antler.ValueError):
+        antler.copy("/clock", "/", "c2")
+    with pytest.raises(antler.PathError):
+        antler.Neutral("/clock/x")
+    antler._clearModel()
+    assert antler.exists("/clock")
+
+
+# ---------------------------------------------------------------------------------------------
+# PulseGen
+
+
+def _pulse_run(pg_setup, steps, inputs=None, mode=0):
+    """Runs a PulseGen with a Table on its tick; returns the table's values after reinit."""
+    pg = antler.PulseGen("/pg")
+    pg_setup(pg)
+    pg.trigMode = mode
+    tab = antler.Table("/tab")
+    antler.connect(pg, "output", tab, "input")
+    antler.setClock(0, 1e-3)
+    antler.useClock(0, "/pg,/tab", "process")
+    antler.reinit()
+    for k in range(steps):
+        if inputs is not None:
+            pg.input(inputs[k])
+        antler.start(1e-3)
+    return pg, np.asarray(tab.vector)
+
+
+def _pulse_triggered(mode, inputs, level, width, delay, base):
+    """MOOSE's trigMode 1 and 2 (device/PulseGen.cpp), one value per step sent (None: no send)."""
+    period = width[0] + delay[0]
+    for i in range(1, len(width)):
+        if not (width[i] > 0 or delay[i] > 0):
+            break
+        incr = delay[i] + width[i] - width[i - 1]
+        if incr > 0:
+            period += incr
+    trig, prev, out, sent = -1.0, 0, base, [base]  # reinit sends baseLevel
+    for k, x in enumerate(inputs, start=1):
+        t = BASE * (20 * k)  # MOOSE's time: base dt x base steps
+        inp = int(x)
+        if mode == 1:
+            if inp == 0:
+                phase = period if trig < 0 else t - trig
+            else:
+                if prev == 0:
+                    trig = t
+                phase = t - trig
+        else:
+            if inp == 0:
+                phase = period
+            else:
+                if prev == 0:
+                    trig = t
+                phase = math.fmod(t - trig, period)
+        prev = inp
+        if phase >= period:
+            out = base
+            continue
+        for i in range(len(width)):
+            if phase < delay[i]:
+                out = base
+                break
+            if phase < delay[i] + width[i]:
+                out = level[i]
+                break
+            phase -= delay[i]
+        sent.append(out)
+    return sent
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+def test_pulsegen_trigger_and_gate_modes(model, mode):
+    level, width, delay, base = [2.0, 5.0], [3e-3, 2e-3], [1e-3, 4.5e-3], -1.0
+
+    def setup(pg):
+        pg.baseLevel = base
+        for i in range(2):
+            pg.level[i], pg.width[i], pg.delay[i] = level[i], width[i], delay[i]
+
+    inputs = [0] * 3 + [1] * 4 + [0.5] * 2 + [0] * 3 + [1] * 14 + [0] * 6
+    _pg, got = _pulse_run(setup, len(inputs), inputs, mode)
+    want = _pulse_triggered(mode, inputs, level, width, delay, base)
+    assert got.tolist() == pytest.approx(want, abs=0, rel=0)
+
+
+def test_pulsegen_count_first_second_and_bad_input(model):
+    pg = antler.PulseGen("/pg")
+    assert pg.count == 2
+    pg.firstLevel, pg.secondDelay = 3.0, 2e-3
+    assert pg.level[0] == 3.0 and pg.delay[1] == 2e-3
+    pg.count = 4
+    assert pg.level[0] == 3.0 and pg.level[3] == 0.0
+    pg.count = 1
+    assert pg.secondLevel == 0.0  # MOOSE reads 0 past the count
+    before = antler._snapshot()
+    with pytest.raises(antler.IndexError):
+        pg.level[1] = 2.0
+    with pytest.raises(antler.IndexError):
+        pg.secondLevel = 2.0
+    with pytest.raises(antler.ValueError):
+        pg.count = 0
+    with pytest.raises(antler.ValueError):
+        pg.trigMode = 3
+    with pytest.raises(antler.ValueError):
+        pg.width[0] = -1.0
+    with pytest.raises(antler.TypeError):
+        pg.level["a"]
+    with pytest.raises(antler.FieldError):
+        pg.nolookup
+    assert antler._snapshot() == before
+    assert pg.count == 1 and pg.trigMode == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# SimpleSynHandler -> IntFire.activation (MOOSE's layout since 2014)
+
+
+def _intfire_reference(events, steps, dt, tau, thresh, refractory):
+    """MOOSE's SimpleSynHandler (tick 1) feeding IntFire (tick 2), one dt: in step k (t = k dt)
+    the handler sums the weights of the events with time <= t, divided by dt; IntFire adds that
+    to Vm, then fires (Vm > thresh, t - lastSpike > refractoryPeriod: Vm = -1e-7) or decays."""
+    vm, last, spikes, trace = 0.0, -math.inf, [], []
+    pending = sorted(events)
+    for k in range(1, steps + 1):
+        t = k * dt
+        act = 0.0
+        while pending and pending[0][0] <= t + 1e-6 * dt:
+            act += pending.pop(0)[1] / dt
+        vm += act
+        if vm > thresh and t - last > refractory:
+            spikes.append(t)
+            vm, last = -1e-7, t
+        else:
+            vm *= 1 - dt / tau
+        trace.append(vm)
+    return trace, spikes
+
+
+def test_simple_syn_handler_drives_intfire_as_in_moose(model):
+    dt, tau, thresh = 1e-4, 0.02, 15000.0
+    times = [1e-3, 1.5e-3, 1.55e-3, 4e-3, 4.2e-3]
+    weights, delays = [0.5, 0.75], [5e-4, 1.2e-3]
+    tt = antler.TimeTable("/tt")
+    tt.vector = times
+    syn = antler.SimpleSynHandler("/syn")
+    syn.synapse.num = 2
+    for i in range(2):
+        syn.synapse[i].weight, syn.synapse[i].delay = weights[i], delays[i]
+    nrn = antler.IntFire("/nrn")
+    nrn.tau, nrn.thresh = tau, thresh
+    for i in range(2):
+        antler.connect(tt, "eventOut", syn.synapse[i], "addSpike")
+    antler.connect(syn, "activationOut", nrn, "activation")
+    vm = antler.Table("/vm")
+    antler.connect(vm, "requestOut", nrn, "getVm")
+    for t in (0, 1, 2, 8):
+        antler.setClock(t, dt)
+    antler.reinit()
+    antler.start(80 * dt)
+    # The TimeTable (tick 8) sends each time in the step that reaches it, after the handler has
+    # run; every delay here is longer than a step, so each event is due later.
+    events = [(t + d, w) for t in times for w, d in zip(weights, delays)]
+    trace, spikes = _intfire_reference(events, 80, dt, tau, thresh, 0.1)
+    got = np.asarray(vm.vector)
+    assert len(got) == 81
+    assert got[1:] == pytest.approx(trace, rel=1e-12, abs=1e-12)
+    assert spikes, "the reference should fire once (weights / dt add 5000 and 7500 to Vm)"
+    assert nrn.lastSpike == pytest.approx(spikes[-1], rel=1e-12)
+    assert syn.numSynapses == 2 and syn.numPending == 0
+
+
+def test_simple_syn_handler_keeps_the_old_layout_working(model):
+    # IntFire's own synapses (MOOSE before 2014) and a handler feeding activation, side by side.
+    n = antler.vec(antler.IntFire("/n", 2))
+    n.thresh = 1e9
+    n.tau = 1.0
+    n[0].numSynapses = 1
+    antler.element("/n[0]/synapse[0]").weight = 0.25
+    h = antler.SimpleSynHandler("/h")
+    h.numSynapses = 1
+    h.synapse[0].weight = 0.25
+    antler.connect(h, "activationOut", n[1], "activation")
+    antler.setClock(0, 1e-3)
+    antler.useClock(0, "/h", "process")  # one dt for all: the handler runs before the neurons
+    antler.setClock(2, 1e-3)
+    antler.reinit()
+    antler.element("/n[0]/synapse[0]").addSpike(0.0)
+    h.synapse[0].addSpike(0.0)
+    antler.start(1e-3)
+    assert n[0].Vm == pytest.approx(0.25 * (1 - 1e-3))  # weight added, then one decay
+    assert n[1].Vm == pytest.approx(0.25 / 1e-3 * (1 - 1e-3))  # MOOSE: weight / dt
+
+
+# ---------------------------------------------------------------------------------------------
+# Table
+
+
+def test_table_spike_records_the_table_s_time_of_the_crossing(model):
+    tab = antler.Table("/t")
+    tab.threshold = 0.5
+    antler.setClock(8, 1e-3)
+    antler.reinit()
+    antler.start(3e-3)  # the table's last step is at 3 ms
+    tab.spike(0.2)  # below: nothing
+    tab.spike(0.7)  # crossing: the table's time
+    tab.spike(0.9)  # still above: nothing
+    antler.start(2e-3)
+    tab.spike(0.1)  # re-armed
+    tab.spike(1.0)
+    assert np.asarray(tab.vector) == pytest.approx([3e-3, 5e-3], rel=1e-12)
+    tab.vector = [1.0, 2.0]
+    assert tab.vector.tolist() == [1.0, 2.0]
+
+
+def test_table_plainPlot_writes_moose_s_format(model, tmp_path):
+    tab = antler.Table("/t")
+    tab.vector = [1.5, -2.0, 1e-20]
+    f = tmp_path / "plot.txt"
+    tab.plainPlot(str(f))
+    assert f.read_text() == "%.18e\n%.18e\n%.18e\n\n" % (1.5, -2.0, 1e-20)
+
+
+# ---------------------------------------------------------------------------------------------
+# ElementField .num/.vec, lookups, and the small API
+
+
+def test_element_field_num_and_vec(model):
+    n = antler.vec(antler.IntFire("/n", 3))
+    assert len(antler.vec("/n[1]/synapse")) == 0  # none yet: 0, not IndexError (MOOSE: 0)
+    assert list(antler.vec("/n[1]/synapse")) == []
+    n[1].synapse.num = 4
+    assert n[1].numSynapses == 4 and n[1].synapse.num == 4 and len(n[1].synapse) == 4
+    assert n[1].synapse.vec is not None and len(n[1].synapse.vec) == 4
+    assert n[0].synapse.num == 0
+    w = antler.NSDFWriter("/w")
+    w.eventInput.num = 2
+    assert w.numEventInput == 2
+    with pytest.raises(antler.ValueError):
+        n[1].synapse.num = -1
+
+
+def test_small_api(model):
+    n = antler.vec(antler.IntFire("/n", 4))
+    e = n[2]
+    assert e.dindex == 2 and e.getDataIndex() == 2 and e.getFieldIndex() == 0
+    assert e.idValue == n.idValue == n.id
+    assert e.id == antler.vec("/n") and e.type == "IntFire"
+    assert n.shape == (4,) and n.vec == n and n.dtype == "IntFire"
+    assert e.isA("IntFire") and e.isA["Neutral"] and not e.isA("Table")
+    with pytest.raises(antler.ClassError):
+        e.isA("NoSuchClass")
+    src = antler.vec(antler.RandSpike("/src", 4))
+    m = src.connect("spikeOut", n, "activation", "OneToOne")
+    assert antler.element(m) is m and m.type == "OneToOne"
+    assert [v.path for v in n[0].neighbors["activation"]] == ["/src"]
+    assert [v.path for v in src[0].neighbors["spikeOut"]] == ["/n"]
+    assert antler.version() == "4.1.0" and antler.__version__ == "4.1.0"
+    assert isinstance(antler.antler_version, str)
+    antler.seed(3)
+    a = [antler.rand() for _ in range(3)]
+    antler.seed(3)
+    assert [antler.rand() for _ in range(3)] == a and all(0 <= x < 1 for x in a)
+    assert 2.0 <= antler.rand(2.0, 3.0) < 3.0
+    ns = {}
+    exec("from antler import *", ns)
+    assert "IntFire" in ns and "SimpleSynHandler" in ns and "PulseGen" in ns
+
+
+def test_conversion_escapes_are_antler_errors(model):
+    n = antler.IntFire("/n")
+    with pytest.raises(antler.TypeError):
+        antler.getFieldNames("IntFire", [])
+    with pytest.raises(antler.TypeError):
+        antler.getFieldNames(None)
+    with pytest.raises(antler.TypeError):
+        n.getField(5)
+    for bad in ("__dict__", "_oid", "__class__"):
+        with pytest.raises(antler.FieldError):
+            n.getField(bad)
+        with pytest.raises(antler.FieldError):
+            n.setField(bad, 1)
+    with pytest.raises(antler.FieldError):
+        n.getField("setVm")
+    with pytest.raises(antler.TypeError):
+        n.setField(None, 1)
+    antler.setClock(0, 1e-7)
+    antler.useClock(0, "/n", "process")
+    with pytest.raises(antler.ValueError):
+        antler.start(1e12)  # 1e19 steps: refused, not an OverflowError
+
+
+# ---------------------------------------------------------------------------------------------
+# Compartment cables: the init phase, raxial/axial, Im
+
+
+def test_two_compartment_cable_matches_moose_s_equations(model):
+    Cm, Rm, Em, Ra = [1e-11, 2e-11], [1e9, 5e8], [-0.065, -0.07], [1e7, 3e7]
+    inj, dt, steps = 5e-11, 50e-6, 300
+    cs = [antler.Compartment("/c%d" % i) for i in range(2)]
+    for i, c in enumerate(cs):
+        c.Cm, c.Rm, c.Em, c.Ra, c.initVm = Cm[i], Rm[i], Em[i], Ra[i], Em[i]
+    cs[0].inject = inj
+    antler.connect(cs[0], "raxial", cs[1], "axial")  # default ticks: init 2, process 3 (50 us)
+    antler.reinit()
+    antler.start(steps * dt)
+    # MOOSE (biophysics/Compartment.cpp): init sends the Vm of the last step; c1 couples through
+    # c0's Ra (the raxial side's), both ways.
+    v = list(Em)
+    for _ in range(steps):
+        g = 1.0 / Ra[0]
+        A = [inj + Em[0] / Rm[0] + v[1] * g, Em[1] / Rm[1] + v[0] * g]
+        B = [1.0 / Rm[0] + g, 1.0 / Rm[1] + g]
+        im1 = (v[0] - v[1]) * g
+        v = [v[i] * math.exp(-B[i] * dt / Cm[i]) + A[i] / B[i] * (1 - math.exp(-B[i] * dt / Cm[i]))
+             for i in range(2)]
+    assert cs[0].Vm == pytest.approx(v[0], rel=1e-9)
+    assert cs[1].Vm == pytest.approx(v[1], rel=1e-9)
+    assert cs[1].Im == pytest.approx(im1, rel=1e-6)
+    assert cs[1].Vm > Em[1] + 1e-3  # the current reached the second compartment
+    with pytest.raises(antler.MsgError):
+        antler.connect(cs[0], "raxial", cs[1], "axial", "OneToAll")
+    with pytest.raises(antler.FieldError):
+        antler.connect(cs[0], "raxial", cs[1], "injectMsg")
