@@ -85,8 +85,18 @@ Cinfo::Cinfo(std::string name, std::string doc, const Cinfo* base, std::unique_p
 }
 
 void Cinfo::index(const Finfo* f) {
-  if (!byName_.emplace(f->name(), f).second)
-    throw InternalError("class " + name_ + " declares field '" + f->name() + "' twice");
+  auto [it, added] = byName_.emplace(f->name(), f);
+  if (!added) {
+    // A class may replace its base class's proc or init (LIF's process is not Compartment's);
+    // any other name twice is a mistake.
+    const bool inherited = std::none_of(own_.begin(), own_.end(),
+                                        [&](const auto& o) { return o.get() == it->second; });
+    if (!inherited || dynamic_cast<const ProcFinfoBase*>(f) == nullptr)
+      throw InternalError("class " + name_ + " declares field '" + f->name() + "' twice");
+    std::replace(finfos_.begin(), finfos_.end(), it->second, f);
+    it->second = f;
+    return;
+  }
   finfos_.push_back(f);
 }
 

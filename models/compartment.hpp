@@ -72,7 +72,7 @@ class Compartment {
   /// The class info of Compartment (registered at load time).
   static const Cinfo* initCinfo();
 
- private:
+ protected:            // (LIF builds on them)
   double Vm_ = -0.06;  // MOOSE's defaults
   double Cm_ = 1.0;
   double Em_ = -0.06;

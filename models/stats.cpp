@@ -1,5 +1,8 @@
 #include "models/stats.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace antler {
 
 void Stats::digest(const Eref&, const ReduceStats* r) {
@@ -11,16 +14,54 @@ void Stats::digest(const Eref&, const ReduceStats* r) {
   num_ = static_cast<unsigned>(r->count());
 }
 
+void Stats::gathered(const Eref&, const ReduceGather<double>* r) {
+  for (double v : r->values()) input(v);
+}
+
+void Stats::input(double v) {
+  min_ = run_.num ? std::min(min_, v) : v;
+  max_ = run_.num ? std::max(max_, v) : v;
+  run_.input(v);
+  mean_ = run_.mean();
+  sdev_ = run_.sdev();
+  sum_ = run_.sum;
+  num_ = static_cast<unsigned>(run_.num);
+}
+
+void Stats::process(const Eref& e, ProcPtr) {
+  reduce.send(e);
+  requestOut.send(e);
+}
+
+void Stats::reinit(const Eref& e, ProcPtr) {
+  // MOOSE's running statistics start afresh (no value is taken at reinit); antler's population
+  // statistics are taken at reinit too, so that they hold from the start.
+  run_.reinit();
+  mean_ = sdev_ = sum_ = min_ = max_ = 0.0;
+  num_ = 0;
+  reduce.send(e);
+}
+
 const Cinfo* Stats::initCinfo() {
   static const Cinfo* c =
-      ClassBuilder<Stats>("Stats", "statistics of a field over a population")
-          .readOnly("mean", &Stats::mean_, "mean of the last reduction (NaN if num is 0)")
-          .readOnly("sdev", &Stats::sdev_, "population standard deviation (NaN if num is 0)")
+      ClassBuilder<Stats>("Stats",
+                          "statistics of a field: over a population each step (reduce), "
+                          "or over every value sent in (input, requestOut: MOOSE's)")
+          .readOnly("mean", &Stats::mean_, "mean (NaN for an empty reduction)")
+          .readOnly("sdev", &Stats::sdev_, "population standard deviation")
           .readOnly("sum", &Stats::sum_, "sum of the values")
-          .readOnly("num", &Stats::num_, "number of values reduced")
-          .readOnly("min", &Stats::min_, "smallest value (NaN if num is 0)")
-          .readOnly("max", &Stats::max_, "largest value (NaN if num is 0)")
+          .readOnly("num", &Stats::num_, "number of values")
+          .readOnly("min", &Stats::min_, "smallest value")
+          .readOnly("max", &Stats::max_, "largest value")
+          .value("windowLength", &Stats::windowLength, &Stats::setWindowLength,
+                 "how many of the last values the window statistics cover (MOOSE's)")
+          .readOnly("wmean", &Stats::wmean, "mean of the window")
+          .readOnly("wsdev", &Stats::wsdev, "population standard deviation of the window")
+          .readOnly("wsum", &Stats::wsum, "sum of the window")
+          .readOnly("wnum", &Stats::wnum, "values in the window")
+          .dest<&Stats::input>("input", "one value into the running statistics (MOOSE's)")
           .reduce(Stats::reduce)
+          .reduce(Stats::requestOut)
           .proc<&Stats::process, &Stats::reinit>()
           .defaultTick(17)  // MOOSE's default tick for Stats
           .build();

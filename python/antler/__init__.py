@@ -30,7 +30,7 @@ from . import _antler as _a
 # that imports mpi4py.MPI before antler is MPI-aware: it chooses the communicator with
 # antler.init(comm), and until then antler runs serially on each rank.
 _MPI_AWARE = "mpi4py.MPI" in _sys.modules
-if not _MPI_AWARE:
+if not _MPI_AWARE and not _a.running():  # (running: the module is being reloaded)
     _a.init_world()
 
 __all__ = [
@@ -401,6 +401,10 @@ class melement(object):
 
     def __repr__(self):
         return "<%s %s>" % (self.className, self.path)
+
+    def getFieldNames(self, finfoType="*"):
+        """Field names of the object's class (antler.getFieldNames(self, finfoType))."""
+        return getFieldNames(self.className, finfoType)
 
     # -- fields --
     def getField(self, name):

@@ -487,3 +487,129 @@ def test_two_compartment_cable_matches_moose_s_equations(model):
         antler.connect(cs[0], "raxial", cs[1], "axial", "OneToAll")
     with pytest.raises(antler.FieldError):
         antler.connect(cs[0], "raxial", cs[1], "injectMsg")
+
+
+# ---------------------------------------------------------------------------------------------
+# Stats and SpikeStats, MOOSE's way (running statistics, windows)
+
+
+class _Running(object):
+    """MOOSE's Stats arithmetic (builtins/Stats.cpp: input, getMean, getSdev, the window)."""
+
+    def __init__(self, window):
+        self.sum = self.sumsq = 0.0
+        self.num = 0
+        self.samples = [0.0] * window
+
+    def input(self, v):
+        self.sum += v
+        self.sumsq += v * v
+        if self.samples:
+            self.samples[self.num % len(self.samples)] = v
+        self.num += 1
+
+    def check(self, st):
+        assert st.num == self.num
+        assert st.sum == pytest.approx(self.sum, rel=1e-12)
+        assert st.mean == pytest.approx(self.sum / self.num, rel=1e-12)
+        assert st.sdev == pytest.approx(
+            math.sqrt(max(0.0, self.sumsq - self.sum ** 2 / self.num) / self.num), rel=1e-9, abs=1e-12)
+        n = min(len(self.samples), self.num)
+        w = self.samples[:n]
+        assert st.wnum == n and st.windowLength == len(self.samples)
+        assert st.wsum == pytest.approx(sum(w), rel=1e-12, abs=1e-15)
+        assert st.wmean == pytest.approx(sum(w) / n, rel=1e-12, abs=1e-15)
+
+
+def test_stats_runs_moose_s_running_statistics(model):
+    src = antler.vec(antler.PulseGen("/src", 5))
+    src.baseLevel = [0.5, -1.0, 2.0, 4.0, 0.25]  # a PulseGen with no pulses holds baseLevel
+    st = antler.Stats("/st")
+    st.windowLength = 3
+    antler.connect(st, "requestOut", src, "getOutputValue", "Reduce")
+    antler.setClock(17, 1e-4)  # Stats' default tick, at the sources' pace
+    antler.reinit()
+    antler.start(7 * 1e-4)
+    ref = _Running(3)
+    for _ in range(7):
+        for v in [0.5, -1.0, 2.0, 4.0, 0.25]:  # every value, in index order, every step
+            ref.input(v)
+    ref.check(st)
+    assert st.min == -1.0 and st.max == 4.0
+    st.input(10.0)  # values sent to input join the same statistics
+    ref.input(10.0)
+    ref.check(st)
+    antler.reinit()
+    assert st.num == 0 and st.mean == 0.0 and st.wnum == 0
+
+
+def test_spikestats_pools_spikes_into_rates(model):
+    dt = 1e-3
+    times = [0.0005, 0.0012, 0.0015, 0.0031, 0.0032, 0.0033, 0.0070]
+    tt = antler.TimeTable("/tt")
+    tt.vector = times
+    ss = antler.SpikeStats("/ss")
+    ss.windowLength = 4
+    antler.connect(tt, "eventOut", ss, "addSpike")
+    antler.setClock(8, dt)  # the TimeTable
+    antler.setClock(9, dt)
+    antler.useClock(9, "/ss", "process")  # after it, so a step's spikes count in that step
+    antler.reinit()
+    antler.start(10 * dt)
+    ref = _Running(4)
+    for k in range(1, 11):
+        n = sum(1 for t in times if (k - 1) * dt < t <= k * dt + 1e-9 * dt)
+        ref.input(n / dt)
+    ref.check(ss)
+    assert ss.mean == pytest.approx(len(times) / (10 * dt), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# LIF
+
+
+def test_lif_fires_as_moose_s(model):
+    Cm, Rm, Em, inj, thresh, vreset, refr = 1e-10, 1e8, -0.07, 4e-10, -0.05, -0.08, 2e-3
+    dt, steps = 1e-4, 300
+    lif = antler.LIF("/lif")
+    lif.Cm, lif.Rm, lif.Em, lif.initVm, lif.inject = Cm, Rm, Em, Em, inj
+    lif.thresh, lif.vReset, lif.refractoryPeriod = thresh, vreset, refr
+    spikes = antler.Table("/spikes")
+    antler.connect(lif, "spikeOut", spikes, "input")
+    antler.setClock(1, dt)  # init
+    antler.setClock(2, dt)  # process
+    antler.reinit()
+    antler.start(steps * dt)
+    # MOOSE's LIF (intfire/LIF.cpp) with its Compartment step, no synaptic input.
+    v, last, want = Em, -refr, []
+    for k in range(1, steps + 1):
+        t = BASE * (2 * k)
+        if t < last + refr:
+            v = vreset
+            continue
+        if v > thresh:
+            v, last = vreset, t
+            want.append(t)
+            continue
+        B = 1.0 / Rm
+        A = inj + Em / Rm
+        x = math.exp(-B * dt / Cm)
+        v = v * x + A / B * (1 - x)
+    assert len(want) >= 3
+    assert np.asarray(spikes.vector) == pytest.approx(want, rel=1e-12)
+    assert lif.Vm == pytest.approx(v, rel=1e-9)
+    assert lif.lastEventTime == pytest.approx(want[-1], rel=1e-12)
+    assert antler._a.tick_of(lif._oid, True) == 1 and lif.tick == 2
+
+
+def test_moose_utils_and_reload(model):
+    import importlib
+
+    from antler import utils
+    c = antler.Compartment("/c")
+    t = utils.setupTable("vm", c, "Vm")
+    assert t.path == "/c/vm[0]" and t.neighbors["requestOut"][0].path == "/c"
+    assert utils.getfields(c)["Rm"] == c.Rm
+    assert [e.path for e in utils.findAllBut("/##[TYPE=Table]", "nothing")] == ["/c/vm"]
+    mod = importlib.reload(antler)  # a script that reloads moose (MOOSE's tests do)
+    assert mod.exists("/c")
