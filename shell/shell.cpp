@@ -248,12 +248,28 @@ void do_add_msg(Reader& r, Writer& w) {
   const MsgKind k = parse_msg_kind(kind, "addMsg");
   const Finfo* srcFinfo = src.element()->cinfo()->findFinfo(sf);
   if (k == MsgKind::reduce || (srcFinfo && srcFinfo->kind() == FinfoKind::reduce)) {
-    // A reduce field reads every entry of an Element (Reduce) or one object (Single).
-    if (k != MsgKind::reduce && k != MsgKind::single)
+    // A reduce field reads every entry of an Element (Reduce) or one object (Single); OneToOne
+    // (MOOSE's array of Tables reading an array) is a Single message per entry pair, d to d.
+    if (k != MsgKind::reduce && k != MsgKind::single && k != MsgKind::oneToOne)
       throw MsgError("addMsg: the reduce field '" + sf +
-                     "' connects with a Reduce message (every entry) or a " +
-                     "Single message (one object), not " + kind);
-    m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
+                     "' connects with a Reduce message (every entry), a Single message (one " +
+                     "object) or OneToOne (entry i of each to entry i of the other), not " + kind);
+    if (k == MsgKind::oneToOne) {
+      const Element* se = src.element();
+      const Element* de = dest.element();
+      if (se->numData() != de->numData() || de->isField())
+        throw MsgError("addMsg: OneToOne from " + se->path() + "." + sf + " (" +
+                       std::to_string(se->numData()) + " entries) needs an element of as many "
+                       "entries, not " + de->path() + " (" + std::to_string(de->numData()) +
+                       (de->isField() ? ", a field element)" : ")"));
+      for (Index d = 0; d < se->numData(); ++d) {
+        Msg* one = reduce_connect(ObjId(src.id, d), sf, ObjId(dest.id, d), df, true);
+        if (!m) m = one;
+      }
+      if (!m) throw MsgError("addMsg: OneToOne between empty elements");
+    } else {
+      m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
+    }
   } else if (const auto* ss = dynamic_cast<const SharedMsgFinfo*>(srcFinfo)) {
     m = connect_shared(kind, k, src, ss, dest, df);
   } else {

@@ -93,15 +93,15 @@ _a._set_error_classes({0: ValueError, 1: PathError, 2: FieldError, 3: TypeError,
 # Leaving: the workers exit with the driver's code (1 if the script raised).
 
 _state = {"failed": False, "code": 0}
-_previous_hook = _sys.excepthook
+if not getattr(_sys.excepthook, "_antler", False):  # (once: the module may be reloaded)
+    _previous_hook = _sys.excepthook
 
+    def _excepthook(kind, value, tb):
+        _state["failed"] = True
+        _previous_hook(kind, value, tb)
 
-def _excepthook(kind, value, tb):
-    _state["failed"] = True
-    _previous_hook(kind, value, tb)
-
-
-_sys.excepthook = _excepthook
+    _excepthook._antler = True
+    _sys.excepthook = _excepthook
 
 
 def _set_exit_code(code):
@@ -114,7 +114,9 @@ def _finish():
     _a._finalize()
 
 
-_atexit.register(_finish)
+if "_finish_registered" not in globals():  # (once: the module may be reloaded)
+    _atexit.register(_finish)
+    _finish_registered = True
 
 # ---------------------------------------------------------------------------------------------
 # Elements
@@ -902,7 +904,7 @@ def seed(n=0):
     _rng.seed(int(n))
 
 
-_rng = _random.Random(0)
+_rng = globals().get("_rng") or _random.Random(0)  # (a reload keeps the stream going, as MOOSE's)
 
 
 def rand(a=0.0, b=1.0):

@@ -613,3 +613,18 @@ def test_moose_utils_and_reload(model):
     assert [e.path for e in utils.findAllBut("/##[TYPE=Table]", "nothing")] == ["/c/vm"]
     mod = importlib.reload(antler)  # a script that reloads moose (MOOSE's tests do)
     assert mod.exists("/c")
+
+
+def test_an_array_of_tables_reads_an_array_one_to_one(model):
+    n = 5
+    src = antler.vec(antler.PulseGen("/src", n))
+    src.baseLevel = [float(i * i) for i in range(n)]
+    tabs = antler.vec(antler.Table("/tabs", n))
+    antler.connect(tabs, "requestOut", src, "getOutputValue", "OneToOne")
+    antler.reinit()
+    antler.start(3e-4)  # 3 steps of the tables' tick (8: 100 us)
+    for i in range(n):
+        assert tabs[i].vector.tolist() == [float(i * i)] * 4
+    short = antler.vec(antler.PulseGen("/short", n - 1))
+    with pytest.raises(antler.MsgError):
+        antler.connect(tabs, "requestOut", short, "getOutputValue", "OneToOne")
