@@ -314,6 +314,9 @@ bool NSDFWriter::isOpen() const {
 
 void NSDFWriter::setFilename(const std::string& f) {
   if (f.empty()) throw ValueError("NSDFWriter.filename: must not be empty");
+  if (f.find('\0') != std::string::npos)
+    throw ValueError("NSDFWriter.filename: " + antler::quoted(f) +
+                     " contains a NUL character (a file name cannot)");
   filename_ = f;
 }
 

@@ -30,8 +30,8 @@ void TimeTable::setVec(const std::vector<double>& v) {
     if (i > 0 && v[i] < v[i - 1])
       throw ValueError(
           "TimeTable.vector: times must be sorted in non-decreasing order, but entry " +
-          std::to_string(i) + " (" + std::to_string(v[i]) + ") < entry " + std::to_string(i - 1) +
-          " (" + std::to_string(v[i - 1]) + "); sort them first (e.g. numpy.sort)");
+          std::to_string(i) + " (" + format_double(v[i]) + ") < entry " + std::to_string(i - 1) +
+          " (" + format_double(v[i - 1]) + "); sort them first (e.g. numpy.sort)");
   }
   vec_ = v;
   next_ = 0;

@@ -181,6 +181,19 @@ std::string unreplicable(const Msg* m) {
 
 }  // namespace
 
+namespace {
+/// A destination parent must be a whole element: children belong to every entry of an array.
+void check_whole_parent(ObjId p, const char* op) {
+  const Element* e = p.element();
+  if (e && (p.dataIndex != 0 || p.fieldIndex != 0 || e->isField()) && e->numData() > 1)
+    throw ValueError(std::string(op) + ": the destination '" + p.path() + "' names one entry of " +
+                     e->path() + "; a new element is a child of a " +
+                     "whole element (its children are shared by its " +
+                     std::to_string(e->numData()) + " entries): use '" +
+                     (e->isField() ? e->parent().path() : e->path()) + "'");
+}
+}  // namespace
+
 ObjId Shell::copy(std::string_view src, std::string_view newParent, std::string_view name,
                   Index n) {
   return copy(resolve_path(absolute(src), "copy"), resolve_path(absolute(newParent), "copy"), name,
@@ -193,6 +206,7 @@ void Shell::move(std::string_view src, std::string_view newParent) {
 
 void Shell::move(ObjId src, ObjId newParent) {
   checkIdle("move");
+  check_whole_parent(newParent, "move");
   // Checked here too, so that the error reads as one (the same on every node).
   check_move(require(src, "move", "source"), require(newParent, "move", "destination parent"));
   ByteBuffer args;
@@ -202,6 +216,7 @@ void Shell::move(ObjId src, ObjId newParent) {
 
 ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n) {
   checkIdle("copy");
+  check_whole_parent(newParent, "copy");
   const Element* se = require(src, "copy", "source");
   const Element* pe = require(newParent, "copy", "destination parent");
   if (se->id() == Id::root()) throw ValueError("copy: cannot copy the root element '/'");

@@ -259,8 +259,10 @@ void do_add_msg(Reader& r, Writer& w) {
       const Element* de = dest.element();
       if (se->numData() != de->numData() || de->isField())
         throw MsgError("addMsg: OneToOne from " + se->path() + "." + sf + " (" +
-                       std::to_string(se->numData()) + " entries) needs an element of as many "
-                       "entries, not " + de->path() + " (" + std::to_string(de->numData()) +
+                       std::to_string(se->numData()) +
+                       " entries) needs an element of as many "
+                       "entries, not " +
+                       de->path() + " (" + std::to_string(de->numData()) +
                        (de->isField() ? ", a field element)" : ")"));
       for (Index d = 0; d < se->numData(); ++d) {
         Msg* one = reduce_connect(ObjId(src.id, d), sf, ObjId(dest.id, d), df, true);
@@ -1150,7 +1152,16 @@ void Shell::clearModel() {
 }
 
 void Shell::ce(std::string_view path) {
-  cwe_ = resolve_path(absolute(path), "ce");
+  const ObjId o = resolve_path(absolute(path), "ce");
+  // A field entry exists only if its parent holds that many (known on the parent's node).
+  if (o.element()->isField()) {
+    try {
+      getPacked(o, "name", typeid(std::string));
+    } catch (const IndexError& e) {
+      throw IndexError("ce: '" + std::string(path) + "': " + e.what());
+    }
+  }
+  cwe_ = o;
 }
 
 ObjId Shell::cwe() const {

@@ -150,7 +150,7 @@ def _triple(obj, where="element"):
     if isinstance(obj, (melement, vec)):
         return obj._oid
     if isinstance(obj, str):
-        return _a.resolve(obj)
+        return _a.resolve(obj, where)
     if isinstance(obj, tuple) and len(obj) == 3:
         return obj
     raise TypeError("%s: expected an element, a vec or a path, got %s" % (where, type(obj).__name__))
@@ -171,6 +171,15 @@ def _field_name(name, where):
                         % (where, name, type(name).__name__))
     if name.startswith("_"):
         raise FieldError("%s: '%s' is not a field" % (where, name))
+
+
+def _is_scalar(value):
+    """One value (not a sequence of values), as set_vec decides."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if hasattr(value, "ndim"):
+        return value.ndim == 0
+    return not hasattr(value, "__len__")
 
 
 def _clock_oid():
@@ -483,8 +492,10 @@ class vec(object):
                                      % (what, dtype, ", ".join(sorted(_CLASSES))))
                 found = _a.create(cls._class_name, what, 1 if n is None else n, g)
             oid = tuple(found)
-            # A field element named with its parent's index ('/a[3]/synapse') is that parent's array.
-            head = what.rstrip("/").rsplit("/", 1)[0]
+            # A field element named with its parent's index ('/a[3]/synapse') is that parent's
+            # array; so is 'synapse' when the current element is an entry (ce('/a[3]')).
+            full = what if what.startswith("/") else _a.pwd().rstrip("/") + "/" + what
+            head = full.rstrip("/").rsplit("/", 1)[0]
             whole = not (_a.element_info(oid)[3] and head.endswith("]"))
         elif isinstance(what, tuple):
             oid, whole = what, True
@@ -652,6 +663,9 @@ class vec(object):
             info = _a.element_info(self._oid)
             _a.set((info[4], self._oid[1], 0), nn, value)
             return
+        if not self._whole and _a.element_info(self._oid)[3] and _is_scalar(value):
+            # One value for the entries of one parent only (setAll would write every parent's).
+            value = [value] * len(self)
         _a.set_vec(self._oid, name, value, self._whole)
 
 
@@ -758,23 +772,29 @@ _FINFO_TYPES = {"valueFinfo": ("value", "readonly value"), "destFinfo": ("dest",
 def getFieldNames(className, finfoType=None):
     """Field names of a class; finfoType filters by kind ('valueFinfo', 'destFinfo', 'srcFinfo',
     'lookupFinfo', 'sharedFinfo', 'fieldElementFinfo', 'reduceFinfo')."""
+    return _field_names(className, finfoType, "getFieldNames")
+
+
+def _field_names(className, finfoType, where):
     if isinstance(className, type) and issubclass(className, melement):
         className = className._class_name
     if isinstance(className, (melement, vec)):
         className = className.className
     if not isinstance(className, str):
-        raise TypeError("getFieldNames: expected a class name, a class, an element or a vec, got "
-                        "%r (%s)" % (className, type(className).__name__))
+        raise TypeError("%s: expected a class name, a class, an element or a vec, got %r (%s)"
+                        % (where, className, type(className).__name__))
     if finfoType is not None and not isinstance(finfoType, str):
-        raise TypeError("getFieldNames: finfoType must be a string (valid: %s), got %r (%s)"
-                        % (", ".join(sorted(_FINFO_TYPES)), finfoType, type(finfoType).__name__))
+        raise TypeError("%s: finfoType must be a string (valid: %s), got %r (%s)"
+                        % (where, ", ".join(sorted(_FINFO_TYPES)), finfoType,
+                           type(finfoType).__name__))
     kinds = None
     if finfoType is not None and finfoType != "*":
         if finfoType not in _FINFO_TYPES:
-            raise ValueError("getFieldNames: unknown finfoType '%s' (valid: %s)"
-                             % (finfoType, ", ".join(sorted(_FINFO_TYPES))))
+            raise ValueError("%s: unknown finfoType '%s' (valid: %s)"
+                             % (where, finfoType, ", ".join(sorted(_FINFO_TYPES))))
         kinds = _FINFO_TYPES[finfoType]
-    return tuple(n for n, k, _t, _d in _a.field_info(className) if kinds is None or k in kinds)
+    return tuple(n for n, k, _t, _d in _a.field_info(className, where)
+                 if kinds is None or k in kinds)
 
 
 class Msg(object):
@@ -975,7 +995,8 @@ def _class_name_of(what, where):
         return what.className
     if isinstance(what, str):
         if what.startswith("/") or what not in _CLASSES and exists(what):
-            return element(what).className
+            return _a.element_info(_triple(what, where))[0]
+        _a.field_info(what, where)  # a ClassError naming the call if it is no class
         return what
     raise TypeError("%s: expected a class name, a class, an element or a vec, got %s"
                     % (where, type(what).__name__))
@@ -983,7 +1004,8 @@ def _class_name_of(what, where):
 
 def _doc_text(what):
     """The text doc(what) prints."""
-    if isinstance(what, str) and "." in what and not what.startswith("/"):
+    if (isinstance(what, str) and "." in what and "/" not in what
+            and what.strip(".") and not exists(what)):
         cls, field = what.split(".", 1)
         cls = _class_name_of(cls, "doc")
         for n, k, t, d in _a.field_info(cls):
@@ -1002,7 +1024,7 @@ def doc(what):
 def getFieldDict(className, finfoType=None):
     """{field name: C++ type} of a class, optionally of one kind (as getFieldNames)."""
     cls = _class_name_of(className, "getFieldDict")
-    names = set(getFieldNames(cls, finfoType))
+    names = set(_field_names(cls, finfoType, "getFieldDict"))
     return {n: t for n, _k, t, _d in _a.field_info(cls) if n in names}
 
 
@@ -1017,7 +1039,14 @@ def _format_value(v):
 def showfield(obj, field="*", showtype=False):
     """Prints the value fields of one object (all, or the one named), one per line, as MOOSE's
     showfield does; showtype adds each field's C++ type."""
-    el = obj if isinstance(obj, melement) else element(obj) if isinstance(obj, str) else None
+    if not isinstance(showtype, bool) and not (isinstance(showtype, int) and showtype in (0, 1)):
+        raise TypeError("showfield: showtype must be True or False, got %r (%s)"
+                        % (showtype, type(showtype).__name__))
+    if not isinstance(field, str):
+        raise TypeError("showfield: field must be a field name or '*', got %r (%s)"
+                        % (field, type(field).__name__))
+    el = obj if isinstance(obj, melement) else _wrap(_triple(obj, "showfield")) \
+        if isinstance(obj, str) else None
     if el is None:
         if isinstance(obj, vec):
             el = obj[0]

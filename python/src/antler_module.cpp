@@ -404,7 +404,8 @@ py::object find(const std::string& path) {
   return py::cast(triple(o));
 }
 
-std::vector<py::tuple> field_info(const std::string& cls) {
+std::vector<py::tuple> field_info(const std::string& cls, const std::string& where) {
+  Cinfo::require(cls, where);  // names the call in the error
   std::vector<py::tuple> out;
   for (auto& f : Shell::fieldInfo(cls))
     out.push_back(py::make_tuple(f.name, f.kind, f.type, f.doc));
@@ -551,9 +552,12 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("delete", [=](H t) { Shell::instance().destroy(obj(t, "delete")); });
   m.def("find", [=](H p) { return find(str(p, "exists")); });
-  m.def("resolve", [=](H p) {
-    return triple(resolve_path(Shell::instance().absolute(str(p, "element")), "element"));
-  });
+  m.def(
+      "resolve",
+      [=](H p, const std::string& where) {
+        return triple(resolve_path(Shell::instance().absolute(str(p, where.c_str())), where));
+      },
+      py::arg("path"), py::arg("where") = "element");
   m.def("ce", [=](H p) { Shell::instance().ce(str(p, "ce: path")); });
   m.def("pwd", [] { return Shell::instance().pwd(); });
   m.def("cwe", [] { return triple(Shell::instance().cwe()); });
@@ -581,7 +585,12 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("class_names", &Shell::classNames);
   m.def("class_bases", [=](H c) { return class_bases(str(c, "class")); });
-  m.def("field_info", [=](H c) { return field_info(str(c, "getFieldNames: className")); });
+  m.def(
+      "field_info",
+      [=](H c, const std::string& where) {
+        return field_info(str(c, (where + ": className").c_str()), where);
+      },
+      py::arg("cls"), py::arg("where") = "getFieldNames");
   m.def("object_path", [](const Triple& t) { return oid(t).path(); });
   m.def("get", &get_field);
   m.def("set", &set_field);

@@ -103,6 +103,9 @@ double to_real(py::handle h, const Ctx& c, bool finite) {
 }
 
 bool to_bool(py::handle h, const Ctx& c) {
+  if (py::isinstance<py::array>(h) && py::reinterpret_borrow<py::array>(h).ndim() != 0)
+    throw TypeError(c.where + ": expected a bool (True, False, 0 or 1), got an array " +
+                    describe(h));
   if (is_bool(h)) return PyObject_IsTrue(h.ptr()) == 1;
   if (PyIndex_Check(h.ptr()) && !py::isinstance<py::array>(h)) {
     py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));

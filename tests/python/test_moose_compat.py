@@ -628,3 +628,55 @@ def test_an_array_of_tables_reads_an_array_one_to_one(model):
     short = antler.vec(antler.PulseGen("/short", n - 1))
     with pytest.raises(antler.MsgError):
         antler.connect(tabs, "requestOut", short, "getOutputValue", "OneToOne")
+
+
+# ---------------------------------------------------------------------------------------------
+# The toolbox's bad input (each was wrong before: see issue 17)
+
+
+def test_toolbox_bad_input_is_refused_by_name(model, tmp_path):
+    import numpy as _np
+
+    antler.Neutral("/net")
+    n = antler.vec(antler.IntFire("/net/n", 3))
+    for i in range(3):
+        n[i].numSynapses = i + 1
+    antler.ce("/net/n[2]")
+    assert len(antler.vec("synapse")) == 3  # n[2]'s synapses, not every neuron's (6)
+    antler.vec("synapse").weight = 0.5
+    assert antler.vec("/net/n[0]/synapse").weight.tolist() == [1.0]
+    antler.ce("/")
+    with pytest.raises(antler.IndexError) as e:
+        antler.ce("/net/n[2]/synapse[7]")
+    assert "ce" in str(e.value) and "3 entries" in str(e.value)
+    assert antler._a.pwd() == "/"
+    tt = antler.TimeTable("/tt")
+    before = antler._snapshot()
+    with pytest.raises(antler.ValueError):
+        antler.copy("/tt", "/net/n[2]")  # an entry, not an element: refused, not silently /net/n
+    with pytest.raises(antler.ValueError):
+        antler.move("/tt", "/net/n[1]")
+    assert antler._snapshot() == before
+    with pytest.raises(antler.TypeError):
+        antler.showfield(n[0], showtype="no")
+    with pytest.raises(antler.TypeError):
+        antler.showfield(n[0], showtype=2)
+    st = antler.StimulusTable("/st")
+    with pytest.raises(antler.TypeError):
+        st.doLoop = _np.array([True])
+    with pytest.raises(antler.ValueError) as e:
+        tt.vector = [3e-5, 1e-5]
+    assert "3e-05" in str(e.value) and "1e-05" in str(e.value)
+    w = antler.NSDFWriter("/w")
+    with pytest.raises(antler.ValueError):
+        w.filename = str(tmp_path / "a\0b.h5")
+    for call, name in ((lambda: antler.showfield("/nope"), "showfield"),
+                       (lambda: antler.showmsg("/nope"), "showmsg"),
+                       (lambda: antler.getFieldDict("Nope"), "getFieldDict"),
+                       (lambda: antler.doc("Nope"), "doc")):
+        with pytest.raises(antler.Error) as e:
+            call()
+        assert str(e.value).startswith(name), str(e.value)
+    antler.ce("/net")
+    antler.doc(".")  # the current element's class
+    antler.ce("/")
