@@ -8,8 +8,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -455,6 +457,38 @@ py::tuple snapshot() {
                         clk.numThreads(), global_seed(), Cinfo::classNames());
 }
 
+// ---- Ctrl-C during a serial run ----
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int) {
+  // Async-signal-safe: two lock-free atomic stores. The clock reads its flag at each step's end.
+  g_interrupted.store(true, std::memory_order_relaxed);
+  Clock::instance().requestStop();
+}
+
+/// SIGINT handled by antler for the guard's lifetime (Python's handler restored after).
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    installed_ = sigaction(SIGINT, &sa, &old_) == 0;
+  }
+  ~InterruptGuard() {
+    if (installed_) sigaction(SIGINT, &old_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  bool interrupted() const { return g_interrupted.load(); }
+
+ private:
+  struct sigaction old_ {};
+  bool installed_ = false;
+};
+
 void finalize_driver() {
   if (!g_rt) return;
   try {
@@ -658,7 +692,23 @@ PYBIND11_MODULE(_antler, m) {
     Shell::instance().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
   });
   m.def("reinit", [] { Shell::instance().reinit(); });
-  m.def("start", [=](H t) { Shell::instance().start(cv::to_real(t, {"start: runtime"}, false)); });
+  m.def("start", [=](H t) {
+    const double runtime = cv::to_real(t, {"start: runtime"}, false);
+    Shell& s = Shell::instance();
+    if (s.numNodes() > 1) {  // under mpirun, SIGINT ends every rank (mpirun forwards it)
+      s.start(runtime);
+      return;
+    }
+    // Ctrl-C during a serial run stops it at the end of the current step: the model stays
+    // consistent (time at that step; start() goes on from there) and the script gets a
+    // KeyboardInterrupt. Python's own handler would only act once the run had returned.
+    InterruptGuard guard;
+    s.start(runtime);
+    if (guard.interrupted()) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
+    }
+  });
   m.def("stop", [] { Shell::instance().stop(); });
   m.def("current_time", [] { return Shell::instance().currentTime(); });
   m.def("base_dt", [] { return Shell::instance().baseDt(); });
