@@ -1,9 +1,12 @@
 #include "shell/shell.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -727,12 +730,49 @@ std::map<void*, std::pair<std::string, std::string>>& refused_libraries() {  // 
 // throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
 // verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
 // of libantler) refuses the whole library, which is unregistered again and closed.
+/// Refuses what dlopen cannot take safely: it blocks on a named pipe (waiting for a writer)
+/// and dies with SIGBUS on a truncated library (its segments are mapped past the end of the
+/// file). A path with no '/' is looked up by dlopen in the library path, and left to it.
+void check_library_file(const std::string& path) {
+  if (path.find('/') == std::string::npos) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // dlopen's own message names what is wrong
+  if (!S_ISREG(st.st_mode))
+    throw ValueError("loadLibrary: '" + path +
+                     "' is not a regular file (a shared library of antler classes is)");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return;
+  Elf64_Ehdr eh{};
+  const bool header = std::fread(&eh, sizeof eh, 1, f) == 1 &&
+                      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+                      eh.e_ident[EI_CLASS] == ELFCLASS64;
+  bool complete = header;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (header) {
+    // Every loaded segment and the section headers must lie inside the file.
+    complete = eh.e_phoff + std::uint64_t{eh.e_phnum} * eh.e_phentsize <= size &&
+               eh.e_shoff + std::uint64_t{eh.e_shnum} * eh.e_shentsize <= size;
+    for (unsigned i = 0; complete && i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph{};
+      complete = std::fseek(f, static_cast<long>(eh.e_phoff + i * eh.e_phentsize), SEEK_SET) == 0 &&
+                 std::fread(&ph, sizeof ph, 1, f) == 1 &&
+                 (ph.p_type != PT_LOAD || ph.p_offset + ph.p_filesz <= size);
+    }
+  }
+  std::fclose(f);
+  if (!header) throw ValueError("loadLibrary: '" + path + "' is not a 64-bit ELF shared library");
+  if (!complete)
+    throw ValueError("loadLibrary: '" + path + "' is truncated (" + std::to_string(size) +
+                     " bytes: its segments reach past the end of the file)");
+}
+
 void do_load_library(Reader& r, Writer& w) {
   const auto path = r.get<std::string>();
   if (path.empty())
     throw ValueError(
         "loadLibrary: empty path (give the file of a shared library of antler "
         "classes, e.g. 'build-user/libmy_cells.so')");
+  check_library_file(path);
   // Shell commands a library registers as it loads (static initialisers) are part of the load
   // transaction too: a refused library is closed, and a handler of it left registered would
   // point into unmapped code. And no library replaces a command already registered (a library

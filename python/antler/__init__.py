@@ -1135,9 +1135,13 @@ def init(comm=None):
         comm = MPI.COMM_WORLD
     try:
         from mpi4py import MPI
-        handle = MPI._handleof(comm)
-    except (ImportError, _builtins.TypeError, _builtins.AttributeError):
-        raise TypeError("init: comm must be an mpi4py communicator, got %s" % type(comm).__name__)
+    except ImportError:
+        raise TypeError("init: comm must be an mpi4py communicator (mpi4py is not installed)")
+    # Only a communicator: a datatype's or an info's handle taken for one crashes MPI.
+    if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
+        raise TypeError("init: comm must be an mpi4py intracommunicator (e.g. MPI.COMM_WORLD or "
+                        "one made by comm.Split), got %r (%s)" % (comm, type(comm).__name__))
+    handle = MPI._handleof(comm)
     return _a.init_comm(handle)
 
 

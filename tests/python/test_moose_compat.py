@@ -680,3 +680,32 @@ def test_toolbox_bad_input_is_refused_by_name(model, tmp_path):
     antler.ce("/net")
     antler.doc(".")  # the current element's class
     antler.ce("/")
+
+
+def test_loadLibrary_and_init_refuse_what_would_hang_or_crash(model, tmp_path):
+    import os
+    import shutil
+
+    fifo = tmp_path / "pipe.so"
+    os.mkfifo(fifo)
+    with pytest.raises(antler.ValueError) as e:
+        antler.loadLibrary(str(fifo))  # dlopen would wait for a writer forever
+    assert "not a regular file" in str(e.value)
+    text = tmp_path / "notes.so"
+    text.write_text("not a library\n")
+    with pytest.raises(antler.ValueError) as e:
+        antler.loadLibrary(str(text))
+    assert "ELF" in str(e.value)
+    lib = os.environ.get("ANTLER_TEST_CLASSES")
+    if lib:
+        cut = tmp_path / "cut.so"
+        shutil.copy(lib, cut)
+        with open(cut, "r+b") as f:
+            f.truncate(os.path.getsize(lib) // 2)
+        with pytest.raises(antler.ValueError) as e:
+            antler.loadLibrary(str(cut))  # dlopen would die with SIGBUS
+        assert "truncated" in str(e.value)
+    MPI = pytest.importorskip("mpi4py.MPI")
+    for bad in (MPI.DOUBLE, MPI.INFO_ENV, MPI.COMM_WORLD.Get_group(), MPI.COMM_NULL, 3):
+        with pytest.raises(antler.TypeError):
+            antler.init(bad)
