@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <system_error>
@@ -329,17 +331,157 @@ void NSDFWriter::flush() {
   if (!isOpen()) return;
   st_->writeUniform();
   st_->writeEvents(eventInputs_);
+  writeAttrs();
   st_->flushFile();
 }
 
 void NSDFWriter::close() {
   if (!st_) return;
-  std::unique_ptr<State> st = std::move(st_);
-  if (st->fid >= 0) {
-    st->writeUniform();
-    st->writeEvents(eventInputs_);
+  if (st_->fid >= 0) {
+    st_->writeUniform();
+    st_->writeEvents(eventInputs_);
+    try {
+      writeAttrs();
+    } catch (...) {
+      std::unique_ptr<State> st = std::move(st_);
+      st->closeHandles();
+      throw;
+    }
   }
+  std::unique_ptr<State> st = std::move(st_);
   st->closeHandles();
+}
+
+namespace {
+/// The object an attribute key names ("name": the root; "/a/b/name": /a/b, made as groups if it
+/// is not in the file) and the attribute's own name.
+std::pair<hid_t, std::string> attr_target(hid_t fid, const std::string& key,
+                                          const std::string& file) {
+  const auto slash = key.rfind('/');
+  if (slash == std::string::npos) return {H5Oopen(fid, "/", H5P_DEFAULT), key};
+  std::string obj = key.substr(0, slash);
+  if (obj.empty()) obj = "/";
+  if (obj.front() != '/') obj = "/" + obj;
+  const std::string name = key.substr(slash + 1);
+  if (name.empty())
+    throw ValueError("NSDFWriter attribute '" + key + "': the key ends with '/' (no name)");
+  if (obj != "/" && H5Lexists(fid, obj.c_str(), H5P_DEFAULT) <= 0)
+    H5Gclose(make_group(fid, obj, file));
+  return {checked(H5Oopen(fid, obj.c_str(), H5P_DEFAULT), file, ("open " + obj).c_str()), name};
+}
+}  // namespace
+
+void NSDFWriter::writeAttrs() {
+  // MOOSE writes its attributes at each flush and close, then forgets them; here too, so a key
+  // set again after a flush replaces the attribute.
+  const hid_t fid = st_->fid;
+  const std::string& f = filename_;
+  QuietHdf5 quiet;
+  auto put = [&](const std::string& key, auto write) {
+    auto [obj, name] = attr_target(fid, key, f);
+    if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+    try {
+      write(obj, name);
+    } catch (...) {
+      H5Oclose(obj);
+      throw;
+    }
+    H5Oclose(obj);
+  };
+  for (const auto& [k, v] : stringAttrs_)
+    put(k, [&](hid_t o, const std::string& n) { attr_string(o, n.c_str(), v, f); });
+  for (const auto& [k, v] : doubleAttrs_)
+    put(k, [&](hid_t o, const std::string& n) { attr_double(o, n.c_str(), v, f); });
+  for (const auto& [k, v] : stringVecAttrs_)
+    put(k, [&](hid_t o, const std::string& n) {
+      hid_t t = vlen_string();
+      const hsize_t len = v.size();
+      hid_t s = H5Screate_simple(1, &len, nullptr);
+      hid_t a = H5Acreate2(o, n.c_str(), t, s, H5P_DEFAULT, H5P_DEFAULT);
+      std::vector<const char*> p;
+      for (const auto& x : v) p.push_back(x.c_str());
+      const herr_t rc = a < 0 ? -1 : H5Awrite(a, t, p.data());
+      if (a >= 0) H5Aclose(a);
+      H5Sclose(s);
+      H5Tclose(t);
+      checked(rc, f, "write an attribute");
+    });
+  stringAttrs_.clear();
+  doubleAttrs_.clear();
+  stringVecAttrs_.clear();
+}
+
+void NSDFWriter::setMode(unsigned m) {
+  if (m == 2 || m == 4) {
+    overwrite_ = m == 2;
+    return;
+  }
+  throw ValueError("NSDFWriter.mode: " + std::to_string(m) +
+                   (m == 1 ? " (append to an existing file) is not supported" : " is no mode") +
+                   " (valid: 2 replace an existing file, 4 refuse one)");
+}
+
+namespace {
+template <class M>
+auto find_attr(const M& m, const std::string& key, const char* field) {
+  auto it = m.find(key);
+  if (it == m.end())
+    throw IndexError(std::string("NSDFWriter.") + field + "['" + key +
+                     "']: not set (attributes are kept until the next flush or close)");
+  return it->second;
+}
+void check_attr_key(const std::string& key, const char* field) {
+  if (key.empty() || key.back() == '/' || key.find('\0') != std::string::npos)
+    throw ValueError(std::string("NSDFWriter.") + field + ": the key " + antler::quoted(key) +
+                     " is no attribute name ('name' or '/group/path/name')");
+}
+}  // namespace
+
+std::string NSDFWriter::stringAttr(std::string key) const {
+  return find_attr(stringAttrs_, key, "stringAttr");
+}
+void NSDFWriter::setStringAttr(std::string key, std::string value) {
+  check_attr_key(key, "stringAttr");
+  stringAttrs_[key] = std::move(value);
+}
+std::vector<std::string> NSDFWriter::stringVecAttr(std::string key) const {
+  return find_attr(stringVecAttrs_, key, "stringVecAttr");
+}
+void NSDFWriter::setStringVecAttr(std::string key, std::vector<std::string> value) {
+  check_attr_key(key, "stringVecAttr");
+  stringVecAttrs_[key] = std::move(value);
+}
+double NSDFWriter::doubleAttr(std::string key) const {
+  return find_attr(doubleAttrs_, key, "doubleAttr");
+}
+void NSDFWriter::setDoubleAttr(std::string key, double value) {
+  check_attr_key(key, "doubleAttr");
+  doubleAttrs_[key] = value;
+}
+
+std::string NSDFWriter::modelFileNames() const {
+  std::string s;
+  for (const auto& f : modelFiles_) s += (s.empty() ? "" : ",") + f;
+  return s;
+}
+
+void NSDFWriter::setModelFileNames(std::string names) {
+  std::vector<std::string> files;
+  std::string cur;
+  for (char ch : names + ",") {
+    if (ch == ',' || ch == ' ') {
+      if (!cur.empty()) files.push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f, ec))
+      throw ValueError("NSDFWriter.modelFileNames: '" + f + "' is not a file");
+  }
+  modelFiles_ = std::move(files);
 }
 
 void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
@@ -489,6 +631,18 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
     attr_string(st->fid, "dialect", "ONED", f);
     attr_string(st->fid, "software", "antler", f);
     attr_string(st->fid, "title", "recorded by " + me->path(), f);
+    if (!modelFiles_.empty()) {
+      // Each model file's text, an attribute of /model/modelfile named by the file's name.
+      hid_t g = make_group(st->fid, "/model/modelfile", f);
+      for (const auto& file : modelFiles_) {
+        std::ifstream in(file, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in.good() && !in.eof())
+          throw ValueError(who + ": cannot read the model file '" + file + "'");
+        attr_string(g, std::filesystem::path(file).filename().c_str(), text, f);
+      }
+      H5Gclose(g);
+    }
     for (const char* g :
          {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static", "/map/uniform",
           "/map/event", "/map/nonuniform", "/map/static", "/map/time", "/model/modeltree"})
@@ -633,6 +787,17 @@ const Cinfo* NSDFWriter::initCinfo() {
                  "the HDF5 file to write (created at reinit)")
           .value("overwrite", &NSDFWriter::overwrite_,
                  "if true, reinit replaces an existing file; else an existing file is an error")
+          .value("mode", &NSDFWriter::mode, &NSDFWriter::setMode,
+                 "MOOSE's: 2 replaces an existing file (overwrite), 4 refuses one")
+          .value("modelFileNames", &NSDFWriter::modelFileNames, &NSDFWriter::setModelFileNames,
+                 "files whose text is stored under /model/modelfile (comma-separated)")
+          .lookup("stringAttr", &NSDFWriter::stringAttr, &NSDFWriter::setStringAttr,
+                  "a string attribute ('name': of the file; '/path/name': of that object), "
+                  "written at the next flush or close")
+          .lookup("stringVecAttr", &NSDFWriter::stringVecAttr, &NSDFWriter::setStringVecAttr,
+                  "a list-of-strings attribute, as stringAttr")
+          .lookup("doubleAttr", &NSDFWriter::doubleAttr, &NSDFWriter::setDoubleAttr,
+                  "a number attribute, as stringAttr")
           .value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
                  "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
           .readOnly("samples", &NSDFWriter::samples, "samples (time points) recorded since reinit")

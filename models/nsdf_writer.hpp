@@ -34,6 +34,7 @@
 /// deleting the writer, or the next reinit) writes what is buffered and closes the file; read it
 /// after that (HDF5 keeps a file open for writing locked).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +124,22 @@ class NSDFWriter {
   unsigned samples() const { return static_cast<unsigned>(samples_); }
   /// True while a file is open.
   bool isOpen() const;
+  /// MOOSE's mode: 2 replaces an existing file (overwrite = true), 4 refuses one (the default);
+  /// 1 (append to an existing file) is not supported: a ValueError.
+  unsigned mode() const { return overwrite_ ? 2u : 4u; }
+  void setMode(unsigned m);
+  /// MOOSE's attributes, written when the file is flushed or closed: key "name" is an attribute
+  /// of the file's root, "/group/path/name" of that object (made if it is not in the file).
+  std::string stringAttr(std::string key) const;
+  void setStringAttr(std::string key, std::string value);
+  std::vector<std::string> stringVecAttr(std::string key) const;
+  void setStringVecAttr(std::string key, std::vector<std::string> value);
+  double doubleAttr(std::string key) const;
+  void setDoubleAttr(std::string key, double value);
+  /// Files whose text is stored in the file, as string attributes of /model/modelfile named by
+  /// each file's name (comma- or space-separated, as MOOSE); each must exist when set.
+  std::string modelFileNames() const;
+  void setModelFileNames(std::string names);
   /// The class info of NSDFWriter (registered at load time).
   static const Cinfo* initCinfo();
 
@@ -134,7 +151,12 @@ class NSDFWriter {
   unsigned flushLimit_ = 1u << 22;  // values (doubles) buffered before a block is written: 32 MiB
   std::uint64_t samples_ = 0;
   std::vector<EventInput> eventInputs_;
+  std::map<std::string, std::string> stringAttrs_;
+  std::map<std::string, std::vector<std::string>> stringVecAttrs_;
+  std::map<std::string, double> doubleAttrs_;
+  std::vector<std::string> modelFiles_;
   std::unique_ptr<State> st_;
+  void writeAttrs();
 };
 
 }  // namespace antler

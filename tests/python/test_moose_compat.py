@@ -709,3 +709,43 @@ def test_loadLibrary_and_init_refuse_what_would_hang_or_crash(model, tmp_path):
     for bad in (MPI.DOUBLE, MPI.INFO_ENV, MPI.COMM_WORLD.Get_group(), MPI.COMM_NULL, 3):
         with pytest.raises(antler.TypeError):
             antler.init(bad)
+
+
+def test_nsdf_writer_mode_attributes_and_model_files(model, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "out.h5")
+    open(path, "w").close()  # an existing file: mode 2 replaces it
+    model_file = tmp_path / "model.py"
+    model_file.write_text("print('the model')\n")
+    pg = antler.PulseGen("/pg")
+    w = antler.NSDFWriter("/w")
+    w.filename = path
+    with pytest.raises(antler.ValueError):
+        w.mode = 1  # append: not supported, said so
+    assert w.mode == 4
+    w.mode = 2
+    assert w.overwrite
+    w.modelFileNames = str(model_file)
+    with pytest.raises(antler.ValueError):
+        w.modelFileNames = str(tmp_path / "missing.py")
+    antler.connect(w, "requestOut", pg, "getOutputValue")
+    antler.reinit()
+    antler.start(1e-3)
+    w.stringAttr["title"] = "a test"
+    w.stringAttr["/data/uniform/pg/outputValue/unit"] = "A"
+    w.stringAttr["/extra/group/note"] = "made"
+    w.stringVecAttr["software"] = ["python", "antler"]
+    w.doubleAttr["temperature"] = 34.5
+    assert w.stringAttr["title"] == "a test"
+    with pytest.raises(antler.IndexError):
+        w.stringAttr["nope"]
+    w.close()
+    with h5py.File(path, "r") as f:
+        def text(x):
+            return x.decode() if isinstance(x, bytes) else x
+        assert text(f.attrs["title"]) == "a test"
+        assert [text(x) for x in f.attrs["software"]] == ["python", "antler"]
+        assert f.attrs["temperature"] == 34.5
+        assert text(f["/data/uniform/pg/outputValue"].attrs["unit"]) == "A"
+        assert text(f["/extra/group"].attrs["note"]) == "made"
+        assert text(f["/model/modelfile"].attrs["model.py"]) == "print('the model')\n"
