@@ -749,3 +749,35 @@ def test_nsdf_writer_mode_attributes_and_model_files(model, tmp_path):
         assert text(f["/data/uniform/pg/outputValue"].attrs["unit"]) == "A"
         assert text(f["/extra/group"].attrs["note"]) == "made"
         assert text(f["/model/modelfile"].attrs["model.py"]) == "print('the model')\n"
+
+
+def test_simple_syn_handler_events_beyond_its_ring(model):
+    # The ring is sized at reinit for the delays then; a delay made longer afterwards, and a
+    # spike sent before any reinit, wait aside and still arrive at their step.
+    dt = 1e-3
+    h = antler.SimpleSynHandler("/h")
+    h.numSynapses = 2
+    h.synapse[0].delay, h.synapse[1].delay = 2e-3, 2e-3
+    h.synapse[0].weight, h.synapse[1].weight = 1.0, 0.5
+    n = antler.IntFire("/n")
+    n.tau, n.thresh = 1e9, 1e9
+    antler.connect(h, "activationOut", n, "activation")
+    vm = antler.Table("/vm")
+    antler.connect(vm, "requestOut", n, "getVm")
+    for t in (1, 2, 8):
+        antler.setClock(t, dt)
+    h.synapse[1].addSpike(0.0)  # queued before reinit: reinit drops it
+    antler.reinit()
+    assert h.numPending == 0  # reinit drops every queued event
+    h.synapse[0].delay = 40e-3  # beyond the ring (sized for 2 ms)
+    h.synapse[0].addSpike(1e-3)  # due at 41 ms
+    h.synapse[1].addSpike(3e-3)  # due at 5 ms, in the ring
+    assert h.numPending == 2
+    antler.start(50 * dt)
+    v = np.asarray(vm.vector)
+    # Vm += sum(w) / dt in the step the event is due (decay 1 - dt / 1e9 per step).
+    jumps = np.flatnonzero(np.diff(v) > 1.0) + 1
+    assert jumps.tolist() == [5, 41]
+    assert v[5] - v[4] == pytest.approx(0.5 / dt, rel=1e-9)
+    assert v[41] - v[40] == pytest.approx(1.0 / dt, rel=1e-9)
+    assert h.numPending == 0
