@@ -1,6 +1,7 @@
 #include "models/time_table.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "models/step_time.hpp"
@@ -22,6 +23,16 @@ void TimeTable::reinit(const Eref&, ProcPtr) {
   state_ = 0.0;
 }
 
+void TimeTable::setFilename(const std::string& f) {
+  std::ifstream in(f);
+  if (!in) throw ValueError("TimeTable.filename: cannot read '" + f + "'");
+  std::vector<double> v;
+  double x;
+  while (in >> x) v.push_back(x);
+  setVec(v);  // (the times must be sorted: the old vector stays if not)
+  filename_ = f;
+}
+
 void TimeTable::setVec(const std::vector<double>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (std::isnan(v[i]))
@@ -40,6 +51,8 @@ void TimeTable::setVec(const std::vector<double>& v) {
 const Cinfo* TimeTable::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<TimeTable>("TimeTable", "replays a sorted vector of event times as eventOut")
+          .value("filename", &TimeTable::filename, &TimeTable::setFilename,
+                 "a text file of event times to read into the vector (MOOSE's)")
           .value("vector", &TimeTable::vec, &TimeTable::setVec,
                  "the event times, sorted (non-decreasing); setting rewinds")
           .readOnly("size", &TimeTable::size, "number of event times")

@@ -8,6 +8,7 @@
 /// at or before 0 go out in the first step. reinit rewinds to the first time.
 /// The vector must be sorted (non-decreasing) and free of NaN: setting one that is not is a
 /// ValueError that names the first offending index, and the TimeTable keeps its old vector.
+#include <string>
 #include <vector>
 
 #include "core/class_builder.hpp"
@@ -27,12 +28,17 @@ class TimeTable {
   const std::vector<double>& vec() const { return vec_; }
   /// Sets the event times (sorted, no NaN) and rewinds.
   void setVec(const std::vector<double>& v);
+  /// MOOSE's filename: reads the event times from a text file (every whitespace-separated number,
+  /// up to the first that is not one) into the vector, with the vector's checks.
+  const std::string& filename() const { return filename_; }
+  void setFilename(const std::string& f);
   /// Number of event times.
   unsigned size() const { return static_cast<unsigned>(vec_.size()); }
   /// The class info of TimeTable (registered at load time).
   static const Cinfo* initCinfo();
 
  private:
+  std::string filename_;
   std::vector<double> vec_;
   std::size_t next_ = 0;  // index of the next time to send
   double state_ = 0.0;

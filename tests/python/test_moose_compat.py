@@ -781,3 +781,18 @@ def test_simple_syn_handler_events_beyond_its_ring(model):
     assert v[5] - v[4] == pytest.approx(0.5 / dt, rel=1e-9)
     assert v[41] - v[40] == pytest.approx(1.0 / dt, rel=1e-9)
     assert h.numPending == 0
+
+
+def test_timetable_reads_its_filename(model, tmp_path):
+    f = tmp_path / "spikes.txt"
+    f.write_text("0.001 0.002\n0.0035\n\n0.004 end 0.009\n")  # MOOSE reads up to 'end'
+    tt = antler.TimeTable("/tt")
+    tt.filename = str(f)
+    assert tt.vector.tolist() == [0.001, 0.002, 0.0035, 0.004] and tt.filename == str(f)
+    bad = tmp_path / "unsorted.txt"
+    bad.write_text("0.3 0.1\n")
+    with pytest.raises(antler.ValueError):
+        tt.filename = str(bad)
+    with pytest.raises(antler.ValueError):
+        tt.filename = str(tmp_path / "missing.txt")
+    assert tt.vector.tolist() == [0.001, 0.002, 0.0035, 0.004] and tt.filename == str(f)
