@@ -541,6 +541,9 @@ PYBIND11_MODULE(_antler, m) {
   m.def("release", [] {
     const bool had = g_rt != nullptr;
     if (g_rt) {
+      // The model goes with the nodes that held it, on one node as on several (init's
+      // contract: antler runs serially again afterwards, with an empty model).
+      Shell::instance().clearModel();
       g_rt->finish(0);
       g_rt.reset();
     }

@@ -796,3 +796,15 @@ def test_timetable_reads_its_filename(model, tmp_path):
     with pytest.raises(antler.ValueError):
         tt.filename = str(tmp_path / "missing.txt")
     assert tt.vector.tolist() == [0.001, 0.002, 0.0035, 0.004] and tt.filename == str(f)
+
+
+def test_finalize_clears_the_model_on_one_node_too():
+    if antler.numNodes() > 1:
+        pytest.skip("finalize releases the serving ranks: run in a serial session only")
+    import subprocess
+    import sys
+    code = ("import antler as m\nm.Neutral('/net')\nm.IntFire('/net/n', 3)\n"
+            "print(m.finalize(), m.exists('/net'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"]
