@@ -185,12 +185,13 @@ namespace {
 /// A destination parent must be a whole element: children belong to every entry of an array.
 void check_whole_parent(ObjId p, const char* op) {
   const Element* e = p.element();
-  if (e && (p.dataIndex != 0 || p.fieldIndex != 0 || e->isField()) && e->numData() > 1)
+  // (A field element as destination is refused by its own check, with its own message.)
+  if (e && !e->isField() && (p.dataIndex != 0 || p.fieldIndex != 0) && e->numData() > 1)
     throw ValueError(std::string(op) + ": the destination '" + p.path() + "' names one entry of " +
                      e->path() + "; a new element is a child of a " +
                      "whole element (its children are shared by its " +
                      std::to_string(e->numData()) + " entries): use '" +
-                     (e->isField() ? e->parent().path() : e->path()) + "'");
+                     e->path() + "'");
 }
 }  // namespace
 
