@@ -21,8 +21,7 @@ void Synapse::addSpike(const Eref& e, double time) {
   if (parent && parent->cinfo() == kIntFire) [[likely]] {
     IntFire::addEvent(parent, e.dataIndex(), time + delay_, weight_);
   } else if (parent && (parent->cinfo() == kHandler || parent->cinfo()->isA("SimpleSynHandler"))) {
-    reinterpret_cast<SimpleSynHandler*>(parent->localData(e.dataIndex()))
-        ->addEvent(time + delay_, weight_);
+    SimpleSynHandler::addEvent(parent, e.dataIndex(), time + delay_, weight_);
   } else {
     throw ValueError("Synapse.addSpike: " + el->path() +
                      " is not the synapse field of an IntFire or a SimpleSynHandler (connect "
@@ -32,8 +31,10 @@ void Synapse::addSpike(const Eref& e, double time) {
 
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
   const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
-  if (parent->cinfo() != kIntFire) return;
-  IntFire::prefetchEvent(parent, e.dataIndex(), time + s.delay());
+  if (parent->cinfo() == kIntFire)
+    IntFire::prefetchEvent(parent, e.dataIndex(), time + s.delay());
+  else if (parent->cinfo() == kHandler)
+    SimpleSynHandler::prefetchEvent(parent, e.dataIndex(), time + s.delay());
 }
 
 const Cinfo* Synapse::initCinfo() {
