@@ -11,11 +11,14 @@
 
 namespace antler {
 
-/// The Element's slots (see the header comment): handler i of the node (data index begin + i)
-/// owns slots offset[i] .. offset[i + 1] - 1, the one of step s being offset[i] + s % R_i. Set up
-/// by prepare (one thread, between runs); during a run each thread touches only its handlers'
-/// slots; `last` is written by every thread that processes the Element, with the same value,
-/// and read after the barrier that ends the process phase.
+/// The Element's slots (see the header comment), in rows: row s % R holds step s's slot of every
+/// handler of the node (data index begin + i at column i), R being the largest R_i, so that a
+/// step walks one row in handler order. Handler i takes an event only if it is less than its own
+/// R_i steps ahead (the rest of its column stays empty): which events wait in its heap depends on
+/// its synapses alone, not on the node's other handlers. Set up by prepare (one thread, between
+/// runs); during a run each thread touches only its handlers' columns; `last` is written by every
+/// thread that processes the Element, with the same value, and read after the barrier that ends
+/// the process phase.
 class SimpleSynHandler::Ring final : public ElementState {
  public:
   struct Slot {
@@ -25,11 +28,15 @@ class SimpleSynHandler::Ring final : public ElementState {
   double dt = 0.0, invDt = 0.0;
   std::atomic<std::uint64_t> last{0};  // the last step processed
   Index begin = 0, n = 0;
-  std::vector<std::uint32_t> offset;  // n + 1
+  std::uint32_t rows = 0;           // R
+  std::vector<std::uint32_t> own;   // R_i
+  std::vector<std::uint8_t> aside;  // 1 if handler i's heap may hold events (a step need not
+                                    // read the handler itself otherwise)
   std::vector<Slot, HugeAllocator<Slot>> slots;
 
-  std::uint32_t size(Index i) const { return offset[i + 1] - offset[i]; }
-  Slot& slot(Index i, std::uint64_t step) { return slots[offset[i] + step % size(i)]; }
+  std::uint32_t size(Index i) const { return own[i]; }
+  Slot* row(std::uint64_t step) { return slots.data() + (step % rows) * n; }
+  Slot& slot(Index i, std::uint64_t step) { return row(step)[i]; }
 };
 
 SimpleSynHandler::Ring* SimpleSynHandler::ring_of(const DataElement* e) {
@@ -57,25 +64,26 @@ void SimpleSynHandler::addEvent(const DataElement* e, Index d, double time, doub
     }
   }
   reinterpret_cast<SimpleSynHandler*>(e->localData(d))->putAside(time, weight, 1);
+  if (r && !r->aside.empty()) r->aside[d - r->begin] = 1;
 }
 
 void SimpleSynHandler::prefetchEvent(const DataElement* e, Index d, double time) {
   Ring* r = ring_of(e);
   if (!r || !(r->dt > 0)) return;
   const Index i = d - r->begin;
-  const double ahead = std::ceil(time * r->invDt) -
-                       static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
+  const double ahead =
+      std::ceil(time * r->invDt) - static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
   if (!(ahead >= 0 && ahead < static_cast<double>(r->size(i)))) return;
-  prefetch(&r->slot(i, r->last.load(std::memory_order_relaxed) + 1 +
-                           static_cast<std::uint64_t>(ahead)));
+  prefetch(
+      &r->slot(i, r->last.load(std::memory_order_relaxed) + 1 + static_cast<std::uint64_t>(ahead)));
 }
 
 void SimpleSynHandler::process(const Eref& e, ProcPtr p) {
   processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
 }
 
-void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHandler* objs,
-                                    Index n, ProcPtr p) {
+void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHandler* objs, Index n,
+                                    ProcPtr p) {
   Ring* r = ring_of(e);
   if (!r || r->dt != p->dt) [[unlikely]]
     throw StateError("SimpleSynHandler " + e->path() + ": processed with dt " +
@@ -84,13 +92,16 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
   const std::uint64_t step = k > 0 ? static_cast<std::uint64_t>(k) : 0;
   r->last.store(step, std::memory_order_relaxed);
   const double slack = detail::step_slack(p->dt);
+  Ring::Slot* row = r->row(step) + (lo - r->begin);
+  std::uint8_t* aside = r->aside.data() + (lo - r->begin);
   for (Index j = 0; j < n; ++j) {
-    SimpleSynHandler& h = objs[j];
-    Ring::Slot& s = r->slot(lo + j - r->begin, step);
+    Ring::Slot& s = row[j];
+    if (!s.count && !aside[j]) continue;  // the common case: nothing due, nothing aside
     double sum = s.sum;
     unsigned count = s.count;
     s = Ring::Slot{};
-    if (!h.heap_.empty()) [[unlikely]] {
+    if (aside[j]) [[unlikely]] {
+      SimpleSynHandler& h = objs[j];
       const double due = p->currTime + slack;
       while (!h.heap_.empty() && h.heap_.front().time <= due) {
         sum += h.heap_.front().weight;
@@ -98,7 +109,10 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
         std::pop_heap(h.heap_.begin(), h.heap_.end(), later);
         h.heap_.pop_back();
       }
-      if (h.heap_.empty()) h.seq_ = 0;
+      if (h.heap_.empty()) {
+        h.seq_ = 0;
+        aside[j] = 0;
+      }
     }
     if (count && sum != 0.0) activationOut.send(Eref(e, lo + j), sum / p->dt);
   }
@@ -133,21 +147,28 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   // was sent in, before or after the handler ran).
   r->dt = p.dt;
   r->invDt = 1.0 / p.dt;
-  r->offset.assign(r->n + 1, 0);
-  std::uint64_t total = 0;
+  r->own.assign(r->n, 0);
+  std::uint64_t rows = 1;
   for (Index i = 0; i < r->n; ++i) {
     double longest = 0.0;
     const EdgeArray<Synapse>& syn = objs[i].synapses_;
     for (std::size_t j = 0; j < syn.size(); ++j) longest = std::max(longest, syn[j].delay());
     const std::uint64_t R = std::min<std::uint64_t>(
         kMaxSlots, detail::due_step(longest, p.dt, r->invDt, 0, kMaxSlots) + 2);
-    total += R;
-    if (total > 0xFFFFFFFFu)
-      throw ValueError("SimpleSynHandler " + e->path() + ": the delays need " +
-                       std::to_string(total) + " slots on this node (at most 2^32)");
-    r->offset[i + 1] = static_cast<std::uint32_t>(total);
+    r->own[i] = static_cast<std::uint32_t>(R);
+    rows = std::max(rows, R);
   }
-  r->slots.assign(total, Ring::Slot{});
+  if (rows * std::max<std::uint64_t>(r->n, 1) > (std::uint64_t{1} << 32))
+    throw ValueError("SimpleSynHandler " + e->path() + ": the delays need " + std::to_string(rows) +
+                     " steps of slots for " + std::to_string(r->n) +
+                     " handlers on this node (at most 2^32 slots)");
+  r->rows = static_cast<std::uint32_t>(rows);
+  r->slots.assign(rows * r->n, Ring::Slot{});
+  // At reinit the heaps are about to be cleared (each handler's reinit runs next); otherwise the
+  // ones that hold events (sent before the first run, or moved aside above) are marked.
+  r->aside.assign(r->n, 0);
+  if (!reinit)
+    for (Index i = 0; i < r->n; ++i) r->aside[i] = objs[i].heap_.empty() ? 0 : 1;
   const long long s = std::llround(p.currTime / p.dt);
   r->last.store(reinit || s < 0 ? 0 : static_cast<std::uint64_t>(s));
 }
@@ -156,9 +177,8 @@ unsigned SimpleSynHandler::numPending(const Eref& e) const {
   unsigned n = static_cast<unsigned>(heap_.size());
   Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
   const Index d = e.dataIndex();
-  if (r && d >= r->begin && d - r->begin < r->n)
-    for (std::uint32_t k = r->offset[d - r->begin]; k < r->offset[d - r->begin + 1]; ++k)
-      n += r->slots[k].count;
+  if (r && r->rows && d >= r->begin && d - r->begin < r->n)
+    for (std::uint32_t k = 0; k < r->rows; ++k) n += r->slot(d - r->begin, k).count;
   return n;
 }
 
