@@ -5,7 +5,7 @@ Questions: how many of the scripts in scripts.txt run under antler (serially, an
 mpirun -n N), and how many give MOOSE's numbers?
 
 Each script is extracted from a bare git mirror (git show HEAD:path) into WORK/scripts and runs in
-a subprocess, in a fresh empty folder, with stdin closed, MPLBACKEND=Agg and a timeout:
+a subprocess, in a fresh folder (a copy of the script under its own name), with stdin closed, MPLBACKEND=Agg and a timeout:
   MOOSE:  PYTHONPATH=hook:MOOSE_LIB /usr/bin/python3 script
   antler: PYTHONPATH=hook:shim:ANTLER /usr/bin/python3 script   (-n N > 1: under mpirun -n N)
 hook/sitecustomize.py writes every Table's vector and /clock's currentTime at exit; shim/ makes
@@ -77,7 +77,10 @@ def extract(entries, commits, gitdirs, dest):
     for repo, path in entries:
         name = script_name(repo, path)
         blob = git(gitdirs[repo], "rev-parse", "HEAD:" + path).decode().strip()
-        file = os.path.join(dest, name + ".py")
+        # Under its own name (in a folder of its own): a script may name itself (NSDFWriter's
+        # modelFileNames = "nsdf.py") or files beside it.
+        os.makedirs(os.path.join(dest, name), exist_ok=True)
+        file = os.path.join(dest, name, os.path.basename(path))
         with open(file, "wb") as f:
             f.write(git(gitdirs[repo], "show", "HEAD:" + path))
         out.append((name, file, blob))
@@ -118,14 +121,15 @@ def run_one(script, side, ranks, args):
     # PYTHONDONTWRITEBYTECODE: no __pycache__ in hook/ and shim/ (they are in the repository)
     env = dict(os.environ, MPLBACKEND="Agg", MOOSE_COMPAT_DUMP=dump, PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
-    cmd = [PYTHON, file]
+    cwd = tempfile.mkdtemp(prefix="moose_compat_%s_" % side)
+    shutil.copy(file, cwd)  # run from a fresh folder, under the script's own name
+    cmd = [PYTHON, os.path.basename(file)]
     if side == "moose":
         env["PYTHONPATH"] = os.pathsep.join([HOOK, args.moose_lib])
     else:
         env["PYTHONPATH"] = os.pathsep.join([HOOK, SHIM, args.antler])
         if ranks > 1:
             cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", str(ranks)] + cmd
-    cwd = tempfile.mkdtemp(prefix="moose_compat_%s_" % side)
     t0 = time.time()
     timed_out = False
     # Its own process group, so a timeout kills mpirun's ranks and any child the script starts.
