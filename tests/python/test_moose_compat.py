@@ -38,8 +38,9 @@ def test_default_dts_and_ticks_are_moose_s(model):
     assert antler._a.tick_of(comp._oid, True) == 2  # init on the tick before process (MOOSE)
 
 
-def _pulse_reference(t, level, width, delay, base=0.0):
-    """MOOSE's free-running PulseGen output at time t (device/PulseGen.cpp, process)."""
+def _pulse_period(width, delay):
+    """MOOSE's PulseGen period (device/PulseGen.cpp, process): delays count from the previous
+    pulse's onset; the train stops at the first pulse with no width and no delay."""
     period = width[0] + delay[0]
     for i in range(1, len(width)):
         if not (width[i] > 0 or delay[i] > 0):
@@ -47,7 +48,12 @@ def _pulse_reference(t, level, width, delay, base=0.0):
         incr = delay[i] + width[i] - width[i - 1]
         if incr > 0:
             period += incr
-    phase = math.fmod(t, period)
+    return period
+
+
+def _pulse_reference(t, level, width, delay, base=0.0):
+    """MOOSE's free-running PulseGen output at time t (device/PulseGen.cpp, process)."""
+    phase = math.fmod(t, _pulse_period(width, delay))
     for i in range(len(width)):
         if phase < delay[i]:
             return base
@@ -192,14 +198,8 @@ def _pulse_run(pg_setup, steps, inputs=None, mode=0):
 
 
 def _pulse_triggered(mode, inputs, level, width, delay, base):
-    """MOOSE's trigMode 1 and 2 (device/PulseGen.cpp), one value per step sent (None: no send)."""
-    period = width[0] + delay[0]
-    for i in range(1, len(width)):
-        if not (width[i] > 0 or delay[i] > 0):
-            break
-        incr = delay[i] + width[i] - width[i - 1]
-        if incr > 0:
-            period += incr
+    """MOOSE's trigMode 1 and 2 (device/PulseGen.cpp): the values sent, one per step that sends."""
+    period = _pulse_period(width, delay)
     trig, prev, out, sent = -1.0, 0, base, [base]  # reinit sends baseLevel
     for k, x in enumerate(inputs, start=1):
         t = BASE * (20 * k)  # MOOSE's time: base dt x base steps
