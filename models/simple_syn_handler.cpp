@@ -43,8 +43,7 @@ SimpleSynHandler::Ring* SimpleSynHandler::ring_of(const DataElement* e) {
   return static_cast<Ring*>(e->state());  // only SimpleSynHandler sets a handler Element's state
 }
 
-void SimpleSynHandler::putAside(double time, double weight, unsigned count) {
-  (void)count;
+void SimpleSynHandler::putAside(double time, double weight) {
   heap_.push_back({time, weight, seq_++});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
@@ -63,7 +62,7 @@ void SimpleSynHandler::addEvent(const DataElement* e, Index d, double time, doub
       return;
     }
   }
-  reinterpret_cast<SimpleSynHandler*>(e->localData(d))->putAside(time, weight, 1);
+  reinterpret_cast<SimpleSynHandler*>(e->localData(d))->putAside(time, weight);
   if (r && !r->aside.empty()) r->aside[d - r->begin] = 1;
 }
 
@@ -140,7 +139,7 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
     for (Index i = 0; i < r->n; ++i)
       for (std::uint64_t s = last + 1; s <= last + r->size(i); ++s) {
         const Ring::Slot& x = r->slot(i, s);
-        if (x.count) objs[i].putAside(static_cast<double>(s) * r->dt, x.sum, x.count);
+        if (x.count) objs[i].putAside(static_cast<double>(s) * r->dt, x.sum);
       }
   }
   // Handler i's slots: its longest delay in steps, plus two (a spike may arrive in the step it

@@ -64,7 +64,7 @@ class SimpleSynHandler {
   }
   class Ring;
   static Ring* ring_of(const DataElement* e);
-  void putAside(double time, double weight, unsigned count);
+  void putAside(double time, double weight);
   EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
   std::vector<Event> heap_;      // events beyond the slots: a min-heap by (time, seq)
   std::uint64_t seq_ = 0;
