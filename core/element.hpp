@@ -147,6 +147,17 @@ class DataElement final : public Element {
   mutable std::unique_ptr<ElementState> state_;
 };
 
+/// The Element's state of class S (a class's ElementState), made with S(e) if it has none yet
+/// (on the one thread that prepares the Element).
+template <class S>
+S* make_state(const DataElement* e) {
+  if (auto* s = static_cast<S*>(e->state())) return s;
+  auto made = std::make_unique<S>(e);
+  S* s = made.get();
+  e->setState(std::move(made));
+  return s;
+}
+
 /// An Element that views an array field inside each object of its parent DataElement.
 class FieldElement final : public Element {
  public:

@@ -28,6 +28,7 @@ class IntFire::Ring final : public ElementState {
   std::atomic<std::uint64_t> wanted{0};  // most rows an event that did not fit asked for
   std::vector<Slot, HugeAllocator<Slot>> rows;
 
+  explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   Slot* row(std::size_t k) { return rows.data() + k * n; }
   void want(std::uint64_t s) {
     std::uint64_t w = wanted.load(std::memory_order_relaxed);
@@ -231,14 +232,7 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
 }
 
 void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
-  Ring* r = ring_of(e);
-  if (!r) {
-    auto made = std::make_unique<Ring>();
-    r = made.get();
-    r->begin = e->localBegin();
-    r->n = e->numLocal();
-    e->setState(std::move(made));
-  }
+  Ring* r = make_state<Ring>(e);
   IntFire* objs = reinterpret_cast<IntFire*>(e->base());
   const Index n = r->n;
   // Rows for the longest synaptic delay, plus one (a spike sent in step s before a neuron ran

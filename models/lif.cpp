@@ -47,7 +47,6 @@ const Cinfo* LIF::initCinfo() {
                                   "added x dt to Vm in the next step (a SimpleSynHandler's output)")
           .src(LIF::spikeOut)
           .proc<&LIF::process, &LIF::reinit>()
-          // The Compartment's init, declared again so that the clock steps through LIF objects.
           .init<&LIF::initProc, &LIF::initReinit>()
           .defaultTick(2)  // MOOSE's default tick for LIF (init on 1)
           .build();

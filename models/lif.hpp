@@ -20,6 +20,9 @@ class LIF : public Compartment {
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time when the neuron fires"};
   void process(const Eref& e, ProcPtr p);
   void reinit(const Eref& e, ProcPtr p);
+  /// The Compartment's init phase, as LIF's own (so the clock's loop strides over LIF objects).
+  void initProc(const Eref& e, ProcPtr p) { Compartment::initProc(e, p); }
+  void initReinit(const Eref& e, ProcPtr p) { Compartment::initReinit(e, p); }
   /// Adds to the activation the next step integrates (x dt).
   void activation(double v) { activation_ += v; }
   static const Cinfo* initCinfo();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/class_builder.hpp"
 #include "core/error.hpp"
 
 namespace antler {
@@ -65,5 +66,19 @@ struct RunningStats {
     return std::sqrt((sq - s * s / n) / n);
   }
 };
+
+/// Declares MOOSE's window fields (windowLength, wmean, wsdev, wsum, wnum) of a class that keeps
+/// a RunningStats behind member functions of those names.
+template <class T>
+ClassBuilder<T>& add_window_fields(ClassBuilder<T>& b, const char* values) {
+  const std::string v(values);
+  return b
+      .value("windowLength", &T::windowLength, &T::setWindowLength,
+             "MOOSE's: how many of the last " + v + " the window statistics cover")
+      .readOnly("wmean", &T::wmean, "MOOSE's: mean of the window")
+      .readOnly("wsdev", &T::wsdev, "MOOSE's: population standard deviation of the window")
+      .readOnly("wsum", &T::wsum, "MOOSE's: sum of the window")
+      .readOnly("wnum", &T::wnum, "MOOSE's: " + v + " in the window");
+}
 
 }  // namespace antler

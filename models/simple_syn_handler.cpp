@@ -34,6 +34,7 @@ class SimpleSynHandler::Ring final : public ElementState {
                                     // read the handler itself otherwise)
   std::vector<Slot, HugeAllocator<Slot>> slots;
 
+  explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   std::uint32_t size(Index i) const { return own[i]; }
   Slot* row(std::uint64_t step) { return slots.data() + (step % rows) * n; }
   Slot& slot(Index i, std::uint64_t step) { return row(step)[i]; }
@@ -127,11 +128,7 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   if (r && !reinit && r->dt == p.dt) return;  // the common case: nothing to do
   auto* objs = reinterpret_cast<SimpleSynHandler*>(e->base());
   if (!r) {
-    auto made = std::make_unique<Ring>();
-    r = made.get();
-    r->begin = e->localBegin();
-    r->n = e->numLocal();
-    e->setState(std::move(made));
+    r = make_state<Ring>(e);
   } else if (!reinit && r->dt > 0) {
     // The dt changed without reinit: every waiting event goes to its handler's heap at the time
     // of its step, in step order, and the slots are sized again for the new dt.

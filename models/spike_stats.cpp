@@ -45,28 +45,24 @@ void SpikeStats::digest(const Eref&, const ReduceSum<double>* r) {
 }
 
 const Cinfo* SpikeStats::initCinfo() {
-  static const Cinfo* c =
-      ClassBuilder<SpikeStats>("SpikeStats", "firing rate of a population")
-          .readOnly("count", &SpikeStats::count_, "spikes in the last step")
-          .readOnly("num", &SpikeStats::num_, "number of neurons reduced")
-          .readOnly("rate", &SpikeStats::rate_,
-                    "count / (num * dt) in Hz (NaN if num is 0); MOOSE's way: count / dt")
-          .readOnly("mean", &SpikeStats::mean, "MOOSE's: mean rate since reinit (Hz)")
-          .readOnly("sdev", &SpikeStats::sdev, "MOOSE's: its population standard deviation")
-          .readOnly("sum", &SpikeStats::sum, "MOOSE's: sum of the rates")
-          .value("windowLength", &SpikeStats::windowLength, &SpikeStats::setWindowLength,
-                 "MOOSE's: steps the window statistics cover")
-          .readOnly("wmean", &SpikeStats::wmean, "MOOSE's: mean rate over the window")
-          .readOnly("wsdev", &SpikeStats::wsdev, "MOOSE's: its standard deviation")
-          .readOnly("wsum", &SpikeStats::wsum, "MOOSE's: sum over the window")
-          .readOnly("wnum", &SpikeStats::wnum, "MOOSE's: steps in the window")
-          .value("threshold", &SpikeStats::threshold_, "MOOSE's: a Vm above it is a spike")
-          .dest<&SpikeStats::addSpike>("addSpike", "MOOSE's: one spike (from any source)")
-          .dest<&SpikeStats::Vm>("Vm", "MOOSE's: a membrane potential to watch for spikes")
-          .reduce(SpikeStats::reduce)
-          .proc<&SpikeStats::process, &SpikeStats::reinit>()
-          .defaultTick(7)  // MOOSE's default tick for SpikeStats
-          .build();
+  static const Cinfo* c = [] {
+    ClassBuilder<SpikeStats> b("SpikeStats", "firing rate of a population");
+    return add_window_fields(b, "steps")
+        .readOnly("count", &SpikeStats::count_, "spikes in the last step")
+        .readOnly("num", &SpikeStats::num_, "number of neurons reduced")
+        .readOnly("rate", &SpikeStats::rate_,
+                  "count / (num * dt) in Hz (NaN if num is 0); MOOSE's way: count / dt")
+        .readOnly("mean", &SpikeStats::mean, "MOOSE's: mean rate since reinit (Hz)")
+        .readOnly("sdev", &SpikeStats::sdev, "MOOSE's: its population standard deviation")
+        .readOnly("sum", &SpikeStats::sum, "MOOSE's: sum of the rates")
+        .value("threshold", &SpikeStats::threshold_, "MOOSE's: a Vm above it is a spike")
+        .dest<&SpikeStats::addSpike>("addSpike", "MOOSE's: one spike (from any source)")
+        .dest<&SpikeStats::Vm>("Vm", "MOOSE's: a membrane potential to watch for spikes")
+        .reduce(SpikeStats::reduce)
+        .proc<&SpikeStats::process, &SpikeStats::reinit>()
+        .defaultTick(7)  // MOOSE's default tick for SpikeStats
+        .build();
+  }();
   return c;
 }
 

@@ -43,28 +43,24 @@ void Stats::reinit(const Eref& e, ProcPtr) {
 }
 
 const Cinfo* Stats::initCinfo() {
-  static const Cinfo* c =
-      ClassBuilder<Stats>("Stats",
-                          "statistics of a field: over a population each step (reduce), "
-                          "or over every value sent in (input, requestOut: MOOSE's)")
-          .readOnly("mean", &Stats::mean_, "mean (NaN for an empty reduction)")
-          .readOnly("sdev", &Stats::sdev_, "population standard deviation")
-          .readOnly("sum", &Stats::sum_, "sum of the values")
-          .readOnly("num", &Stats::num_, "number of values")
-          .readOnly("min", &Stats::min_, "smallest value")
-          .readOnly("max", &Stats::max_, "largest value")
-          .value("windowLength", &Stats::windowLength, &Stats::setWindowLength,
-                 "how many of the last values the window statistics cover (MOOSE's)")
-          .readOnly("wmean", &Stats::wmean, "mean of the window")
-          .readOnly("wsdev", &Stats::wsdev, "population standard deviation of the window")
-          .readOnly("wsum", &Stats::wsum, "sum of the window")
-          .readOnly("wnum", &Stats::wnum, "values in the window")
-          .dest<&Stats::input>("input", "one value into the running statistics (MOOSE's)")
-          .reduce(Stats::reduce)
-          .reduce(Stats::requestOut)
-          .proc<&Stats::process, &Stats::reinit>()
-          .defaultTick(17)  // MOOSE's default tick for Stats
-          .build();
+  static const Cinfo* c = [] {
+    ClassBuilder<Stats> b("Stats",
+                          "statistics of a field: over a population each step (reduce), or over "
+                          "every value sent in (input, requestOut: MOOSE's)");
+    b.readOnly("mean", &Stats::mean_, "mean (NaN for an empty reduction)")
+        .readOnly("sdev", &Stats::sdev_, "population standard deviation")
+        .readOnly("sum", &Stats::sum_, "sum of the values")
+        .readOnly("num", &Stats::num_, "number of values")
+        .readOnly("min", &Stats::min_, "smallest value")
+        .readOnly("max", &Stats::max_, "largest value");
+    return add_window_fields(b, "values")
+        .dest<&Stats::input>("input", "one value into the running statistics (MOOSE's)")
+        .reduce(Stats::reduce)
+        .reduce(Stats::requestOut)
+        .proc<&Stats::process, &Stats::reinit>()
+        .defaultTick(17)  // MOOSE's default tick for Stats
+        .build();
+  }();
   return c;
 }
 
