@@ -46,6 +46,8 @@ import time
 
 import numpy as np
 
+from machine import print_machine  # bench/machine.py
+
 DT = 1e-4
 TAU, THRESH, REFRACTORY = 0.02, 1.0, 0.002
 
@@ -356,6 +358,7 @@ def main():
     p.add_argument("--spec", help=argparse.SUPPRESS)
     p.add_argument("--net", help=argparse.SUPPRESS)
     args = p.parse_args()
+    print_machine()
     if args.antler_child:
         return antler_child(args)
     for what, v in (("--neurons", args.neurons), ("--steps", args.steps), ("--reps", args.reps)):

@@ -26,6 +26,8 @@
 #include "core/comm/local.hpp"
 #include "core/comm/mpi.hpp"
 
+#include "bench/machine.hpp"
+
 using namespace antler;
 using namespace antler::comm;
 
@@ -198,6 +200,7 @@ void run_local(int maxP) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   if (argc > 1 && std::string(argv[1]) == "--local") {
     run_local(argc > 2 ? std::atoi(argv[2]) : 4096);
     return 0;

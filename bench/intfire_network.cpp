@@ -3,8 +3,9 @@
 // one thread, next to hand-written loops doing the same neuron and synapse updates over plain
 // arrays, timed in the same run. Also antler at 2 threads against 1.
 //
-// Usage: intfire_network [N [steps [repetitions [antler|ring|heap]]]]  (defaults: 100000 1000 3)
-//        Naming one side times only that side on one thread, without the checks (for profiling).
+// Usage: intfire_network [N [steps [repetitions [antler|handler|ring|heap]]]]
+//        (defaults: 100000 1000 3). Naming one side times only that side on one thread, without
+//        the checks (for profiling).
 //
 // The model, built through the Shell (shape for N neurons):
 //   /net/input     N/10 RandSpike, rate 10 Hz, refractT 0                       (tick 0)
@@ -34,6 +35,16 @@
 //   heap  IntFire's data structure before issue 9: a min-heap of (time, weight) per neuron, due
 //         events added to Vm one by one in (time, weight) order. It rounds differently, so Vm
 //         agrees to rounding (checked to 1e-12).
+//
+// Then the same network in MOOSE 3/4's layout (issue 17's goal: as fast as the synapses on
+// IntFire), built again at the same paths (so the same input spike trains and connectivity):
+//   /net/h         N SimpleSynHandler holding the synapses, weights times dt     (tick 1)
+//   /net/neurons   N IntFire, activation <- /net/h activationOut, OneToOne       (tick 2)
+//   /net/stats                                                                   (tick 3)
+// and timed in alternation with a ring loop that keeps the handler's arithmetic (each step's
+// weights summed, then divided by dt and added to Vm), which its Vm must match bit for bit. The
+// handler layout's cost is compared with the IntFire layout's through their ratios to the two
+// ring loops (each alternated in its own phase, so a drift between phases cancels).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -53,6 +64,8 @@
 #include "msg/msg.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
+
+#include "bench/machine.hpp"
 
 namespace {
 
@@ -144,6 +157,18 @@ class HeapQueue {
   std::vector<std::priority_queue<Event, std::vector<Event>, std::greater<Event>>> heaps_;
 };
 
+/// The step an event at `time` sent in step `step` is due in: the first later step s whose end
+/// s * dt (plus the clock's slack) is not before its time, as antler's rings put it
+/// (models/step_time.hpp, due_step).
+std::uint64_t due_step(std::uint64_t step, double time) {
+  const double slack = detail::step_slack(kDt);
+  std::uint64_t s = std::max<std::uint64_t>(
+      step + 1, static_cast<std::uint64_t>(std::ceil((time - slack) / kDt)));
+  while (static_cast<double>(s) * kDt + slack < time) ++s;
+  while (s > step + 1 && static_cast<double>(s - 1) * kDt + slack >= time) --s;
+  return s;
+}
+
 /// A time-bucketed ring buffer: slot (s mod D) holds, per neuron, the weights due at step s.
 class RingQueue {
  public:
@@ -159,14 +184,7 @@ class RingQueue {
     return vm;
   }
   void push(Index i, std::uint64_t step, double time, double weight) {
-    // The event is due at the first later step s whose end s * dt (plus IntFire's slack) is not
-    // before its time: the step IntFire's ring puts it in (models/step_time.hpp, due_step).
-    const double slack = detail::step_slack(kDt);
-    std::uint64_t s = std::max<std::uint64_t>(
-        step + 1, static_cast<std::uint64_t>(std::ceil((time - slack) / kDt)));
-    while (static_cast<double>(s) * kDt + slack < time) ++s;
-    while (s > step + 1 && static_cast<double>(s - 1) * kDt + slack >= time) --s;
-    ring_[(s % slots_) * n_ + i] += weight;
+    ring_[(due_step(step, time) % slots_) * n_ + i] += weight;
   }
 
  private:
@@ -174,6 +192,39 @@ class RingQueue {
   std::uint64_t slots_;
   std::vector<double> ring_;
   double* cur_ = nullptr;
+};
+
+/// The ring with the SimpleSynHandler layout's arithmetic: a step's weights (already times dt)
+/// are summed in arrival order, with their count; if there were any and the sum is not 0, the
+/// sum over dt is added to Vm.
+class HandlerRingQueue {
+ public:
+  HandlerRingQueue(std::size_t n, double maxDelay)
+      : n_(n),
+        slots_(static_cast<std::uint64_t>(std::ceil(maxDelay / kDt)) + 2),
+        ring_(slots_ * n) {}
+  void reinit() { std::fill(ring_.begin(), ring_.end(), Slot{}); }
+  void beginStep(std::uint64_t step) { cur_ = ring_.data() + (step % slots_) * n_; }
+  double addDue(std::size_t i, double /*due*/, double vm) {
+    if (cur_[i].count && cur_[i].sum != 0.0) vm += cur_[i].sum / kDt;
+    cur_[i] = Slot{};
+    return vm;
+  }
+  void push(Index i, std::uint64_t step, double time, double weight) {
+    Slot& x = ring_[(due_step(step, time) % slots_) * n_ + i];
+    x.sum += weight;
+    ++x.count;
+  }
+
+ private:
+  struct Slot {
+    double sum = 0.0;
+    unsigned count = 0;
+  };
+  std::size_t n_;
+  std::uint64_t slots_;
+  std::vector<Slot> ring_;
+  Slot* cur_ = nullptr;
 };
 
 // ---- the hand-written loops ----
@@ -296,7 +347,7 @@ class HandNetwork {
 
 struct Model {
   Index n = 0, numInputs = 0;
-  ObjId neurons, input, stats;
+  ObjId neurons, input, stats, handlers;  // handlers: the SimpleSynHandler layout only
   Id synapses;
   std::vector<double> initVm;
   Csr in, rec;  // the two Sparse messages with their synapses' weights and delays
@@ -304,7 +355,8 @@ struct Model {
 };
 
 /// Builds the network through the Shell, and copies it as plain arrays for the hand loops.
-Model build(Shell& s, Index n) {
+/// handler: MOOSE 3/4's layout, the synapses on /net/h (see the top of the file).
+Model build(Shell& s, Index n, bool handler) {
   Model m;
   m.n = n;
   m.numInputs = std::max<Index>(1, n / 10);
@@ -312,7 +364,9 @@ Model build(Shell& s, Index n) {
   m.neurons = s.create("IntFire", "/net/neurons", n);
   m.input = s.create("RandSpike", "/net/input", m.numInputs);
   m.stats = s.create("Stats", "/net/stats");
-  const ObjId syn = s.find("/net/neurons/synapse");
+  if (handler) m.handlers = s.create("SimpleSynHandler", "/net/h", n);
+  const ObjId holder = handler ? m.handlers : m.neurons;  // the synapses' parent
+  const ObjId syn = s.find(holder.element()->path() + "/synapse");
   m.synapses = syn.id;
 
   Field<double>::setAll(m.neurons.id, "tau", kTau);
@@ -333,7 +387,7 @@ Model build(Shell& s, Index n) {
   s.doSyncDataHandler(m.synapses);
 
   // Weights and delays over the whole synapse field element, parent by parent.
-  const std::vector<unsigned> numSyn = Field<unsigned>::getVec(m.neurons.id, "numSynapses");
+  const std::vector<unsigned> numSyn = Field<unsigned>::getVec(holder.id, "numSynapses");
   std::vector<std::uint64_t> synStart(n + 1, 0);
   for (Index i = 0; i < n; ++i) synStart[i + 1] = synStart[i] + numSyn[i];
   m.minSyn = *std::min_element(numSyn.begin(), numSyn.end());
@@ -348,6 +402,7 @@ Model build(Shell& s, Index n) {
     for (std::uint64_t k = synStart[i]; k < synStart[i + 1]; ++k) {
       const bool input = k - synStart[i] < numIn[i];
       w[k] = input ? uniform(2, k, 0.02, 0.08) : uniform(3, k, -0.2, 0.1);
+      if (handler) w[k] *= kDt;  // the handler sends sum(w) / dt, which IntFire adds to Vm
       delay[k] = uniform(4, k, 1e-3, 5e-3);
     }
   Field<double>::setVec(m.synapses, "weight", w);
@@ -356,11 +411,17 @@ Model build(Shell& s, Index n) {
   m.rec = copy_csr(*rec, synStart, w, delay);
 
   s.addMsg("Reduce", m.stats, "reduce", m.neurons, "getVm");
-  s.setClock(0, kDt);
-  s.setClock(1, kDt);
+  for (unsigned t = 0; t < 4; ++t) s.setClock(t, kDt);
   s.useClock(0, "/net/input", "process");
-  s.useClock(0, "/net/neurons", "process");
-  s.useClock(1, "/net/stats", "process");
+  if (handler) {
+    s.addMsg("OneToOne", m.handlers, "activationOut", m.neurons, "activation");
+    s.useClock(1, "/net/h", "process");
+    s.useClock(2, "/net/neurons", "process");
+    s.useClock(3, "/net/stats", "process");
+  } else {
+    s.useClock(0, "/net/neurons", "process");
+    s.useClock(1, "/net/stats", "process");
+  }
   return m;
 }
 
@@ -398,6 +459,7 @@ unsigned arg(int argc, char** argv, int i, unsigned dflt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   antler::Runtime rt(argc, argv);
   Shell& s = rt.shell();
   const unsigned n = arg(argc, argv, 1, 100000);
@@ -405,8 +467,10 @@ int main(int argc, char** argv) {
   const unsigned reps = arg(argc, argv, 3, 3);
   const std::string only = argc > 4 ? argv[4] : "";
   if (n == 0 || steps == 0 || reps == 0 || argc > 5 ||
-      (!only.empty() && only != "antler" && only != "ring" && only != "heap")) {
-    std::fprintf(stderr, "usage: %s [N >= 1 [steps >= 1 [repetitions >= 1 [antler|ring|heap]]]]\n",
+      (!only.empty() && only != "antler" && only != "handler" && only != "ring" &&
+       only != "heap")) {
+    std::fprintf(stderr,
+                 "usage: %s [N >= 1 [steps >= 1 [repetitions >= 1 [antler|handler|ring|heap]]]]\n",
                  argv[0]);
     return rt.finish(2);
   }
@@ -421,7 +485,7 @@ int main(int argc, char** argv) {
     std::printf("note: this benchmark's question is about one node; run it without mpirun\n");
 
   const auto tb = Clock::now();
-  const Model m = build(s, n);
+  const Model m = build(s, n, only == "handler");
   const std::string inputPath = m.input.element()->path();
   HandNetwork<RingQueue> ring(m.initVm, inputPath, m.numInputs, m.in, m.rec);
   HandNetwork<HeapQueue> heap(m.initVm, inputPath, m.numInputs, m.in, m.rec);
@@ -453,9 +517,9 @@ int main(int argc, char** argv) {
     // Profiling: one side only, no checks.
     double best = 1e300;
     for (unsigned r = 0; r < reps; ++r)
-      best = std::min(best, only == "antler" ? run_antler()
-                            : only == "ring" ? run_hand(ring)
-                                             : run_hand(heap));
+      best = std::min(best, only == "antler" || only == "handler" ? run_antler()
+                            : only == "ring"                        ? run_hand(ring)
+                                                                    : run_hand(heap));
     std::printf("  %s, 1 thread: %.4f s  %.3f ms/step  %.2f ns/neuron-step\n", only.c_str(), best,
                 1e3 * best / steps, 1e9 * best / steps / n);
     s.clearModel();
@@ -563,7 +627,7 @@ int main(int argc, char** argv) {
               threadsVm.differ == 0 ? "bit-identical" : "MISMATCH");
   // The exit status follows the exact checks. The heap loop rounds differently (see the top), so
   // in a long enough run one neuron may cross its threshold a step apart and the runs diverge.
-  const bool match = ringOk && statsClose && threadsVm.differ == 0;
+  bool match = ringOk && statsClose && threadsVm.differ == 0;
   if (match && !heapOk)
     std::printf(
         "  note: the heap loop differs beyond rounding: a threshold crossing must have "
@@ -572,6 +636,46 @@ int main(int argc, char** argv) {
               !match   ? "MISMATCH"
               : heapOk ? "antler and both hand loops match"
                        : "antler and the ring loop match exactly; the heap loop diverged");
+
+  // ---- the SimpleSynHandler layout (one thread), against the rings ----
+  s.clearModel();
+  const Model mh = build(s, n, true);
+  HandNetwork<HandlerRingQueue> hring(mh.initVm, mh.input.element()->path(), mh.numInputs, mh.in,
+                                      mh.rec);
+  double tHandler = 1e300, tHRing = 1e300, tRing2 = 1e300;
+  for (unsigned r = 0; r < reps; ++r)
+    for (unsigned k = 0; k < 3; ++k) switch ((r + k) % 3) {
+        case 0:
+          tHandler = std::min(tHandler, run_antler());
+          break;
+        case 1:
+          tHRing = std::min(tHRing, run_hand(hring));
+          break;
+        default:
+          tRing2 = std::min(tRing2, run_hand(ring));
+          break;
+      }
+  const Diff hVm = compare(Field<double>::getVec(mh.neurons.id, "Vm"), hring.Vm());
+  const Diff hLast = compare(Field<double>::getVec(mh.neurons.id, "lastSpike"), hring.lastSpike());
+  const bool hStats = close_stats(Field<double>::get(mh.stats, "mean"),
+                                  Field<double>::get(mh.stats, "sdev"), hring.mean(), hring.sdev());
+  const bool direct = Field<bool>::get(ObjId(mh.handlers.id, 0), "directPath");
+  std::printf("SimpleSynHandler layout (/net/h -> /net/neurons activation, weights x dt):\n");
+  line("hand loop (ring)", tRing2);
+  line("hand loop (handler ring)", tHRing);
+  line("antler, 1 thread", tHandler);
+  const double layoutRatio = (tHandler / tRing2) / (tAntler / tRing);
+  std::printf("  ratio (antler / hand loop, handler ring): %.2f\n", tHandler / tHRing);
+  std::printf(
+      "  ratio (handler layout / synapses on IntFire, each over the ring loop of its phase): %.2f"
+      "   goal <= 1.05: %s  (direct path: %s)\n",
+      layoutRatio, layoutRatio <= 1.05 ? "met" : "NOT met", direct ? "yes" : "no");
+  std::printf("  check: Vm vs the handler ring loop %s; lastSpike %s; Stats %s\n",
+              hVm.differ == 0 ? "bit-identical" : "MISMATCH",
+              hLast.differ == 0 ? "bit-identical" : "MISMATCH", hStats ? "agree" : "DISAGREE");
+  match = match && hVm.differ == 0 && hLast.differ == 0 && hStats;
+  std::printf("result (handler layout): %s\n",
+              hVm.differ == 0 && hLast.differ == 0 && hStats ? "match" : "MISMATCH");
   s.clearModel();
   return rt.finish(match ? 0 : 1);
 }

@@ -29,6 +29,8 @@
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
+#include "bench/machine.hpp"
+
 namespace {
 
 using namespace antler;
@@ -291,6 +293,7 @@ unsigned arg(int argc, char** argv, int i, unsigned dflt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   antler::Runtime rt(argc, argv);
   Shell& s = rt.shell();
   const unsigned steps = arg(argc, argv, 1, 50);

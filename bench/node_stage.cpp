@@ -20,6 +20,8 @@
 #include "core/comm/local.hpp"
 #include "reduce/reduce_queue.hpp"
 
+#include "bench/machine.hpp"
+
 using namespace antler;
 using namespace antler::comm;
 
@@ -81,6 +83,7 @@ Row measure(int P, std::size_t S, NodeStage stage) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   const int maxP = argc > 1 ? std::atoi(argv[1]) : 1024;
   const LocalOptions lo;
   const CostModel cm{lo.alpha, lo.beta};

@@ -17,11 +17,14 @@ import numpy as np
 
 import antler
 
+from machine import print_machine  # bench/machine.py
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 import population_stats as demo  # noqa: E402
 
 neurons = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+print_machine()
 reps = 3
 tmp = tempfile.mkdtemp(prefix="antler-nsdf-bench-", dir=os.environ.get("TMPDIR", "/tmp"))
 path = os.path.join(tmp, "bench.h5")

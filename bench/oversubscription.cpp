@@ -33,6 +33,8 @@
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
+#include "bench/machine.hpp"
+
 using namespace antler;
 
 namespace {
@@ -103,6 +105,7 @@ void build(Shell& s, Index n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   Runtime rt(argc, argv);
   Shell& s = rt.shell();
   const unsigned n = count_arg(argc, argv, 1, 200);

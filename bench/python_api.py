@@ -14,6 +14,8 @@ import numpy as np
 
 import antler
 
+from machine import print_machine  # bench/machine.py
+
 
 def best(f, reps):
     t = 1e300
@@ -25,6 +27,7 @@ def best(f, reps):
 
 
 def main():
+    print_machine()
     n = 100000
     antler.setNumThreads(1)
     cells = antler.IntFire("/cells", n)

@@ -20,6 +20,8 @@
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
+#include "bench/machine.hpp"
+
 using namespace antler;
 
 namespace {
@@ -69,6 +71,7 @@ const bool reg = (Shell::registerCommand("bench.allreduce", &allreduce_loop), tr
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   Runtime rt(argc, argv);
   Shell& s = rt.shell();
   const int steps = argc > 1 ? std::atoi(argv[1]) : 20000;

@@ -25,6 +25,8 @@
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
 
+#include "bench/machine.hpp"
+
 using namespace antler;
 
 namespace {
@@ -125,6 +127,7 @@ double best_of(int reps, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::print_machine();
   Runtime rt(argc, argv);
   Shell& s = rt.shell();
   std::vector<std::size_t> sizes;

@@ -81,6 +81,7 @@ class Element {
   void dropConnsTo(const Msg* m);
   /// Ids of the messages that touch this Element (as source or destination).
   std::vector<std::uint32_t>& msgIds() { return msgIds_; }
+  const std::vector<std::uint32_t>& msgIds() const { return msgIds_; }
 
   // Tree maintenance (used by the element table).
   void addChild(Id c) { children_.push_back(c); }

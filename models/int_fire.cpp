@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/huge_pages.hpp"
+#include "models/simple_syn_handler.hpp"
 #include "models/step_time.hpp"
 
 namespace antler {
@@ -27,6 +28,12 @@ class IntFire::Ring final : public ElementState {
   Index begin = 0, n = 0;                // the node's neurons: data indices begin .. begin + n - 1
   std::atomic<std::uint64_t> wanted{0};  // most rows an event that did not fit asked for
   std::vector<Slot, HugeAllocator<Slot>> rows;
+  const DataElement* feed = nullptr;  // the SimpleSynHandler Element that feeds it directly
+  // With a feed: true if the rows are empty and no neuron has events aside, so that a step
+  // need read only the feed. Found at a run's start (a scan, when not known); cleared by an
+  // event or activation that arrives with a feed set (between runs: during one, a fed Element
+  // takes none, IntFire::quiet).
+  bool onlyFeed = false;
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   Slot* row(std::size_t k) { return rows.data() + k * n; }
@@ -129,6 +136,8 @@ void IntFire::placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t h
 
 void IntFire::addEvent(const DataElement* e, Index d, double time, double weight) {
   Ring* r = ring_of(e);
+  if (r && r->feed) [[unlikely]]
+    r->onlyFeed = false;
   if (r && placeIn(*r, d - r->begin, r->last.load(std::memory_order_relaxed),
                    r->head.load(std::memory_order_relaxed), time, weight, 1)) [[likely]]
     return;
@@ -140,6 +149,8 @@ void IntFire::activation(const Eref& e, double v) {
   // its events for that step are summed in. Without a ring yet, aside until the first step.
   const auto* de = static_cast<const DataElement*>(e.element());
   Ring* r = ring_of(de);
+  if (r && r->feed) [[unlikely]]
+    r->onlyFeed = false;
   if (r && r->dt > 0) {
     Slot& s = r->row(r->head.load(std::memory_order_relaxed))[e.dataIndex() - r->begin];
     s.sum += v;
@@ -172,6 +183,17 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
                      (r ? " but its event ring counts steps of " + format_double(r->dt)
                         : std::string(" before the clock prepared its event ring")) +
                      " (schedule an IntFire Element on one tick, and run it through the clock)");
+  if (!r->feed)
+    processRows<Rows::own>(e, r, lo, objs, n, p);
+  else if (r->onlyFeed)
+    processRows<Rows::feed>(e, r, lo, objs, n, p);
+  else
+    processRows<Rows::both>(e, r, lo, objs, n, p);
+}
+
+template <IntFire::Rows kRows>
+void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
+                          ProcPtr p) {
   const long long k = std::llround(p->currTime / p->dt);
   const std::uint64_t step = k > 1 ? static_cast<std::uint64_t>(k) : 1;
   const std::uint32_t head = static_cast<std::uint32_t>(step % r->slots);  // this step's row
@@ -179,9 +201,36 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
   r->setLast(step);  // for the events delivered after this phase (same values on every thread)
   Slot* row = r->row(head) + (lo - r->begin);
   const double slack = detail::step_slack(p->dt);
+  SimpleSynHandler::Slot* fed = nullptr;
+  if constexpr (kRows != Rows::own) {
+    // The handler's row of this step (it ran it on an earlier tick with the same step).
+    fed = SimpleSynHandler::feedRow(r->feed, static_cast<std::uint64_t>(std::max(k, 0LL))) +
+          (lo - r->begin);
+  }
   for (Index i = 0; i < n; ++i) {
     IntFire& x = objs[i];
     const Index col = lo - r->begin + i;
+    if constexpr (kRows != Rows::own) {
+      // What the handler's activation message would have added, where it would have: after the
+      // events already in this step's entry, before the side list's. With nothing else (the
+      // entry empty), that entry would have held 0.0 + sum / dt, which Vm takes directly.
+      SimpleSynHandler::Slot& h = fed[i];
+      if (h.count) {
+        if (h.sum != 0.0) {
+          if constexpr (kRows == Rows::feed) {
+            x.Vm_ += 0.0 + h.sum / p->dt;
+          } else {
+            row[i].sum += h.sum / p->dt;
+            row[i].count += 1;
+          }
+        }
+        h = SimpleSynHandler::Slot{};
+      }
+      if constexpr (kRows == Rows::feed) {
+        x.fireOrDecay(e, lo + i, p, slack);
+        continue;
+      }
+    }
     // Events aside that fall due now join this step's row before it is read; those whose step
     // is a whole ring ahead take the row just read, before this step's deliveries could.
     if (x.hasFar() && step - 1 >= x.cold()->far.next) [[unlikely]]
@@ -195,14 +244,18 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
     }
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
       x.placeAside(*r, col, step, next);
-    // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
-    if (x.Vm_ > x.thresh_ && p->currTime - x.cold()->lastSpike - slack > x.cold()->refractoryPeriod)
-        [[unlikely]] {
-      x.fire(Eref(e, lo + i), p);
-    } else {
-      x.Vm_ *= x.decay_;  // == 1.0 - p->dt / tau
-      x.setFlag(kSpiked, false);
-    }
+    x.fireOrDecay(e, lo + i, p, slack);
+  }
+}
+
+inline void IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p, double slack) {
+  // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
+  if (Vm_ > thresh_ && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
+      [[unlikely]] {
+    fire(Eref(e, d), p);
+  } else {
+    Vm_ *= decay_;  // == 1.0 - p->dt / tau
+    setFlag(kSpiked, false);
   }
 }
 
@@ -231,8 +284,29 @@ void IntFire::reinit(const Eref&, ProcPtr p) {
   setFlag(kSpiked | kHasFar, false);
 }
 
+bool IntFire::quiet(const Element* e) {
+  const Element* syn = e->child("synapse");
+  return !syn || syn->msgIds().empty();
+}
+
 void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   Ring* r = make_state<Ring>(e);
+  const DataElement* feed = SimpleSynHandler::directFeed(e, p);
+  const bool newFeed = feed != r->feed;
+  r->feed = feed;
+  prepareRing(e, p, reinit);
+  if (!feed || reinit) {
+    r->onlyFeed = false;  // (at reinit, the neurons' side lists go after this: see next run)
+  } else if (newFeed || !r->onlyFeed) {
+    const IntFire* objs = reinterpret_cast<const IntFire*>(e->base());
+    bool empty = std::none_of(objs, objs + r->n, [](const IntFire& x) { return x.hasFar(); });
+    for (std::size_t k = 0; empty && k < r->rows.size(); ++k) empty = r->rows[k].count == 0;
+    r->onlyFeed = empty;
+  }
+}
+
+void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) {
+  Ring* r = ring_of(e);
   IntFire* objs = reinterpret_cast<IntFire*>(e->base());
   const Index n = r->n;
   // Rows for the longest synaptic delay, plus one (a spike sent in step s before a neuron ran
@@ -332,6 +406,7 @@ const Cinfo* IntFire::initCinfo() {
           .proc<&IntFire::process, &IntFire::reinit>()
           .defaultTick(2)  // MOOSE's default tick for IntFire
           .build();
+  SimpleSynHandler::acceptDirect(c, c->findFinfo("activation"), &IntFire::quiet);
   return c;
 }
 

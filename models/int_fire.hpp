@@ -15,7 +15,11 @@
 ///
 /// MOOSE's layouts both work: synapses on the IntFire (`synapse`, below; MOOSE before 2014) and
 /// a SimpleSynHandler whose activationOut drives `activation` (MOOSE 3/4): an activation v is
-/// added to Vm in the next process, summed with the events due then in arrival order.
+/// added to Vm in the next process, summed with the events due then in arrival order. A handler
+/// Element that alone feeds an IntFire Element OneToOne, on an earlier tick with the same step,
+/// lends its slots instead of sending (models/simple_syn_handler.hpp, "The direct path"): the
+/// neuron adds its handler's sum / dt to its step sum first thing in its process, which is
+/// where the message would have put it, so Vm has the same bits.
 ///
 /// Events arrive through the `synapse` field element (Synapse::addSpike schedules the synapse's
 /// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
@@ -79,6 +83,9 @@ class alignas(32) IntFire {
   /// for more steps); processBlock runs process over a slice, reading the ring's row once.
   static void prepare(const DataElement* e, const ProcInfo& p, bool reinit);
   static void processBlock(const DataElement* e, Index lo, IntFire* objs, Index n, ProcPtr p);
+  /// True if nothing adds to the neurons' step sums during a run but their activation: no
+  /// message reaches their synapses (SimpleSynHandler's direct path).
+  static bool quiet(const Element* e);
   /// Schedules `weight` on neuron d (local) of e at `time` (what Synapse::addSpike calls).
   static void addEvent(const DataElement* e, Index d, double time, double weight);
   /// MOOSE's `activation` input (from a SimpleSynHandler's activationOut): v is added to Vm in
@@ -125,6 +132,14 @@ class alignas(32) IntFire {
   void putAside(const Ring* r, double time, double weight, unsigned count);
   void placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head);
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
+  /// What a step reads: the ring's row (own), a SimpleSynHandler's slots then the row (both),
+  /// or the slots alone when the ring is known empty (feed).
+  enum class Rows { own, both, feed };
+  template <Rows kRows>
+  static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
+                          ProcPtr p);
+  void fireOrDecay(const DataElement* e, Index d, ProcPtr p, double slack);
+  static void prepareRing(const DataElement* e, const ProcInfo& p, bool reinit);
 
   struct alignas(64) Cold {
     double lastSpike = -std::numeric_limits<double>::infinity();

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "core/huge_pages.hpp"
 #include "core/prefetch.hpp"
 #include "models/step_time.hpp"
+#include "msg/msg.hpp"
 
 namespace antler {
 
@@ -21,23 +23,33 @@ namespace antler {
 /// the process phase.
 class SimpleSynHandler::Ring final : public ElementState {
  public:
-  struct Slot {
-    double sum = 0.0;
-    unsigned count = 0;
-  };
   double dt = 0.0, invDt = 0.0;
   std::atomic<std::uint64_t> last{0};  // the last step processed
   Index begin = 0, n = 0;
-  std::uint32_t rows = 0;           // R
+  std::uint32_t rows = 0;           // R (plus one on the direct path: see below)
+  std::uint32_t longest = 0;        // the largest R_i
   std::vector<std::uint32_t> own;   // R_i
   std::vector<std::uint8_t> aside;  // 1 if handler i's heap may hold events (a step need not
                                     // read the handler itself otherwise)
   std::vector<Slot, HugeAllocator<Slot>> slots;
+  // The cell Element this run feeds directly, or nullptr. Then a step's row is cleared by the
+  // cell, in a later round of the step, so the rows are one more than the longest R_i: events
+  // that arrive in between (at most R_i steps ahead) never reach the row still to be read.
+  const DataElement* fed = nullptr;
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   std::uint32_t size(Index i) const { return own[i]; }
   Slot* row(std::uint64_t step) { return slots.data() + (step % rows) * n; }
   Slot& slot(Index i, std::uint64_t step) { return row(step)[i]; }
+  /// Lays the slots out in `r` rows, each waiting event staying at its step.
+  void relayout(std::uint32_t r) {
+    std::vector<Slot, HugeAllocator<Slot>> next(static_cast<std::size_t>(r) * n);
+    const std::uint64_t l = last.load();
+    for (Index i = 0; i < n; ++i)
+      for (std::uint64_t s = l + 1; s <= l + own[i]; ++s) next[(s % r) * n + i] = slot(i, s);
+    slots.swap(next);
+    rows = r;
+  }
 };
 
 SimpleSynHandler::Ring* SimpleSynHandler::ring_of(const DataElement* e) {
@@ -57,7 +69,7 @@ void SimpleSynHandler::addEvent(const DataElement* e, Index d, double time, doub
     const std::uint64_t last = r->last.load(std::memory_order_relaxed);
     const std::uint64_t due = detail::due_step(time, r->dt, r->invDt, last, last + 1 + R);
     if (due - last - 1 < R) [[likely]] {
-      Ring::Slot& s = r->slot(i, due);
+      Slot& s = r->slot(i, due);
       s.sum += weight;
       ++s.count;
       return;
@@ -91,31 +103,103 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
   const long long k = std::llround(p->currTime / p->dt);
   const std::uint64_t step = k > 0 ? static_cast<std::uint64_t>(k) : 0;
   r->last.store(step, std::memory_order_relaxed);
-  const double slack = detail::step_slack(p->dt);
-  Ring::Slot* row = r->row(step) + (lo - r->begin);
+  const double due = p->currTime + detail::step_slack(p->dt);
+  Slot* row = r->row(step) + (lo - r->begin);
   std::uint8_t* aside = r->aside.data() + (lo - r->begin);
+  // The heap's events that fall due, in (time, arrival) order, after the slot's.
+  auto takeDue = [&](Index j, double& sum, unsigned& count) {
+    SimpleSynHandler& h = objs[j];
+    while (!h.heap_.empty() && h.heap_.front().time <= due) {
+      sum += h.heap_.front().weight;
+      ++count;
+      std::pop_heap(h.heap_.begin(), h.heap_.end(), later);
+      h.heap_.pop_back();
+    }
+    if (h.heap_.empty()) {
+      h.seq_ = 0;
+      aside[j] = 0;
+    }
+  };
+  if (r->fed) {
+    // The direct path: the cell reads the row later in this step; only the heaps are ours.
+    for (auto* a = aside; (a = static_cast<std::uint8_t*>(std::memchr(a, 1, aside + n - a)));
+         ++a) {
+      Slot& s = row[a - aside];
+      takeDue(static_cast<Index>(a - aside), s.sum, s.count);
+    }
+    return;
+  }
   for (Index j = 0; j < n; ++j) {
-    Ring::Slot& s = row[j];
+    Slot& s = row[j];
     if (!s.count && !aside[j]) continue;  // the common case: nothing due, nothing aside
     double sum = s.sum;
     unsigned count = s.count;
-    s = Ring::Slot{};
-    if (aside[j]) [[unlikely]] {
-      SimpleSynHandler& h = objs[j];
-      const double due = p->currTime + slack;
-      while (!h.heap_.empty() && h.heap_.front().time <= due) {
-        sum += h.heap_.front().weight;
-        ++count;
-        std::pop_heap(h.heap_.begin(), h.heap_.end(), later);
-        h.heap_.pop_back();
-      }
-      if (h.heap_.empty()) {
-        h.seq_ = 0;
-        aside[j] = 0;
-      }
-    }
+    s = Slot{};
+    if (aside[j]) [[unlikely]]
+      takeDue(j, sum, count);
     if (count && sum != 0.0) activationOut.send(Eref(e, lo + j), sum / p->dt);
   }
+}
+
+namespace {
+struct DirectCell {
+  const Cinfo* cinfo;
+  const Finfo* activation;
+  bool (*quiet)(const Element*);
+};
+std::vector<DirectCell>& direct_cells() {
+  static std::vector<DirectCell> cells;
+  return cells;
+}
+}  // namespace
+
+void SimpleSynHandler::acceptDirect(const Cinfo* cell, const Finfo* activation,
+                                    bool (*quiet)(const Element*)) {
+  direct_cells().push_back({cell, activation, quiet});
+}
+
+const DataElement* SimpleSynHandler::directTarget(const DataElement* h, const ProcInfo& p) {
+  // See "The direct path" in the header: every condition, from the handler's side.
+  if (h->cinfo() != initCinfo() || !p.schedule) return nullptr;
+  const std::vector<Conn>& out = h->conns(activationOut.bindIndex());
+  if (out.size() != 1 || out[0].msg->kind() != MsgKind::oneToOne) return nullptr;
+  Element* c = out[0].msg->dest();
+  const Finfo* act = out[0].msg->destFinfo();
+  if (c->isField() || c->numData() != h->numData() || c->localBegin() != h->localBegin() ||
+      c->numLocal() != h->numLocal())
+    return nullptr;
+  const auto& cells = direct_cells();
+  const auto cell = std::find_if(cells.begin(), cells.end(), [&](const DirectCell& x) {
+    return x.cinfo == c->cinfo() && x.activation == act;
+  });
+  if (cell == cells.end() || !cell->quiet(c)) return nullptr;
+  unsigned into = 0;  // messages into the cell's activation: this one only
+  for (std::uint32_t id : c->msgIds())
+    if (const Msg* m = MsgTable::instance().get(id); m && m->dest() == c && m->destFinfo() == act)
+      ++into;
+  if (into != 1) return nullptr;
+  const int th = p.schedule->tickOf(h), tc = p.schedule->tickOf(c);
+  if (th < 0 || tc <= th || p.schedule->tickStep(static_cast<unsigned>(th)) !=
+                                p.schedule->tickStep(static_cast<unsigned>(tc)))
+    return nullptr;
+  return static_cast<const DataElement*>(c);
+}
+
+const DataElement* SimpleSynHandler::directFeed(const DataElement* cell, const ProcInfo& p) {
+  for (std::uint32_t id : cell->msgIds()) {
+    const Msg* m = MsgTable::instance().get(id);
+    if (!m || m->dest() != cell || m->kind() != MsgKind::oneToOne ||
+        m->src()->cinfo() != initCinfo())
+      continue;
+    const auto* h = static_cast<const DataElement*>(m->src());
+    // The handler was prepared first (its tick is earlier) and chose this cell for the run.
+    if (const Ring* r = ring_of(h); r && r->fed == cell && directTarget(h, p) == cell) return h;
+  }
+  return nullptr;
+}
+
+SimpleSynHandler::Slot* SimpleSynHandler::feedRow(const DataElement* h, std::uint64_t step) {
+  return ring_of(h)->row(step);
 }
 
 void SimpleSynHandler::reinit(const Eref&, ProcPtr) {
@@ -125,7 +209,13 @@ void SimpleSynHandler::reinit(const Eref&, ProcPtr) {
 
 void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   Ring* r = ring_of(e);
-  if (r && !reinit && r->dt == p.dt) return;  // the common case: nothing to do
+  const DataElement* fed = directTarget(e, p);
+  if (r && !reinit && r->dt == p.dt) {  // the common case: at most the direct path changes
+    r->fed = fed;
+    const std::uint32_t rows = r->longest + (fed ? 1 : 0);
+    if (rows != r->rows) r->relayout(rows);
+    return;
+  }
   auto* objs = reinterpret_cast<SimpleSynHandler*>(e->base());
   if (!r) {
     r = make_state<Ring>(e);
@@ -135,7 +225,7 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
     const std::uint64_t last = r->last.load();
     for (Index i = 0; i < r->n; ++i)
       for (std::uint64_t s = last + 1; s <= last + r->size(i); ++s) {
-        const Ring::Slot& x = r->slot(i, s);
+        const Slot& x = r->slot(i, s);
         if (x.count) objs[i].putAside(static_cast<double>(s) * r->dt, x.sum);
       }
   }
@@ -154,12 +244,15 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
     r->own[i] = static_cast<std::uint32_t>(R);
     rows = std::max(rows, R);
   }
-  if (rows * std::max<std::uint64_t>(r->n, 1) > (std::uint64_t{1} << 32))
+  if ((rows + (fed ? 1 : 0)) * std::max<std::uint64_t>(r->n, 1) > (std::uint64_t{1} << 32))
     throw ValueError("SimpleSynHandler " + e->path() + ": the delays need " + std::to_string(rows) +
                      " steps of slots for " + std::to_string(r->n) +
                      " handlers on this node (at most 2^32 slots)");
+  r->longest = static_cast<std::uint32_t>(rows);
+  r->fed = fed;
+  if (fed) ++rows;
   r->rows = static_cast<std::uint32_t>(rows);
-  r->slots.assign(rows * r->n, Ring::Slot{});
+  r->slots.assign(rows * r->n, Slot{});
   // At reinit the heaps are about to be cleared (each handler's reinit runs next); otherwise the
   // ones that hold events (sent before the first run, or moved aside above) are marked.
   r->aside.assign(r->n, 0);
@@ -190,6 +283,14 @@ const Cinfo* SimpleSynHandler::initCinfo() {
               "numPending",
               [](const Eref& e, const SimpleSynHandler& h) { return h.numPending(e); },
               "events queued, not yet sent")
+          .readOnlyFn<bool>(
+              "directPath",
+              [](const Eref& e, const SimpleSynHandler&) {
+                const Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
+                return r && r->fed;
+              },
+              "true if the last run on this node fed the cell's activation directly, without "
+              "messages (the result is the same either way)")
           .src(SimpleSynHandler::activationOut)
           .proc<&SimpleSynHandler::process, &SimpleSynHandler::reinit>()
           .defaultTick(1)  // MOOSE's default tick for SimpleSynHandler

@@ -20,6 +20,18 @@
 /// the handler's own synapses, so which events wait where, and so the sums and the activation,
 /// have the same bits on any split (MOOSE's priority queue leaves ties unordered and divides each
 /// weight by dt). reinit drops every queued event; synapses, weights and delays stay.
+///
+/// The direct path: when a handler Element's only activationOut message is a OneToOne to a cell
+/// Element whose class reads handler slots itself (IntFire: acceptDirect below), and the run
+/// processes that cell on a later tick with the same step, nothing else sends to the cell's
+/// activation and the cell takes no events of its own during the run (`quiet`), then the handler
+/// sends nothing: the cell's process reads each handler's slot for its step, adds sum / dt to
+/// its own step sum as the activation message would have, and clears the slot. The handler's
+/// process then only merges the heap events that fall due into their slot. The arithmetic and
+/// its order are those of the messages (the message would have been the step sum's one
+/// addition after the events already in it), so the bits are the same; what goes is a message
+/// per handler per step and a pass over the handlers. Decided at each run's start
+/// (ProcInfo::schedule), on each node alone (the result does not depend on it).
 #include <cstdint>
 #include <vector>
 
@@ -49,6 +61,23 @@ class SimpleSynHandler {
   static void prefetchEvent(const DataElement* e, Index d, double time);
   /// Events queued and not yet sent.
   unsigned numPending(const Eref& e) const;
+
+  /// One step's weights of one handler: their sum, in arrival order, and how many.
+  struct Slot {
+    double sum = 0.0;
+    unsigned count = 0;
+  };
+  /// Declares that the process of class `cell` reads the slots of the handler Element that
+  /// feeds its `activation` DestFinfo directly (see "The direct path"), when quiet(cell Element)
+  /// says that nothing but that activation adds to its step sums during a run.
+  static void acceptDirect(const Cinfo* cell, const Finfo* activation,
+                           bool (*quiet)(const Element* cell));
+  /// For a cell's prepare hook: the handler Element that feeds cell directly in this run, or
+  /// nullptr (then its activation comes by message).
+  static const DataElement* directFeed(const DataElement* cell, const ProcInfo& p);
+  /// The slots of handler Element h for `step`, one per local handler in index order (for the
+  /// cell h feeds directly, in its process: it reads and clears them).
+  static Slot* feedRow(const DataElement* h, std::uint64_t step);
   EdgeArray<Synapse>& synapses() { return synapses_; }
   static const Cinfo* initCinfo();
   /// At most this many slots per handler (events further ahead wait in its heap).
@@ -64,6 +93,8 @@ class SimpleSynHandler {
   }
   class Ring;
   static Ring* ring_of(const DataElement* e);
+  /// The cell Element that handler Element h feeds directly in the run p describes, or nullptr.
+  static const DataElement* directTarget(const DataElement* h, const ProcInfo& p);
   void putAside(double time, double weight);
   EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
   std::vector<Event> heap_;      // events beyond the slots: a min-heap by (time, seq)

@@ -278,6 +278,23 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   // (at its first tick). A failure is this node's alone: it rides in the first exchange like any
   // other, so every node ends the run at the same round.
   {
+    // What the hooks may ask about the run (core/proc_info.hpp): where the others run.
+    struct Schedule final : RunSchedule {
+      const std::array<std::vector<Sched>, kNumTicks>& sched;
+      const std::array<std::uint64_t, kNumTicks>& steps;
+      Schedule(const std::array<std::vector<Sched>, kNumTicks>& s,
+               const std::array<std::uint64_t, kNumTicks>& st)
+          : sched(s), steps(st) {}
+      int tickOf(const Element* e) const override {
+        for (unsigned k = 0; k < kNumTicks; ++k)
+          for (const Sched& sc : sched[k])
+            if (sc.e == e && sc.proc && sc.proc == e->cinfo()->proc()) return static_cast<int>(k);
+        return -1;
+      }
+      std::uint64_t tickStep(unsigned tick) const override {
+        return tick < kNumTicks ? steps[tick] : 0;
+      }
+    } schedule(sched, steps_);
     std::vector<const Element*> prepared;
     for (unsigned k = 0; k < kNumTicks; ++k)
       for (const Sched& sc : sched[k]) {
@@ -292,6 +309,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
         p.numThreads = T;
         p.node = layout.node;
         p.numNodes = layout.numNodes;
+        p.schedule = &schedule;
         try {
           if (!errors[0]) sc.proc->prepare(sc.e, p, reinit);
         } catch (...) {

@@ -808,3 +808,71 @@ def test_finalize_clears_the_model_on_one_node_too():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
+
+
+def _handler_network(n, dummy):
+    """n SimpleSynHandlers feeding n IntFire OneToOne, driven by RandSpike inputs and by the
+    neurons' own spikes (Sparse, random weights and delays of 1-4 steps). dummy: a second
+    receiver of activationOut, which keeps the handlers on messages."""
+    dt = 1e-4
+    src = antler.vec(antler.RandSpike("/src", 30))
+    src.rate = 400.0
+    h = antler.vec(antler.SimpleSynHandler("/h", n))
+    nrn = antler.vec(antler.IntFire("/n", n))
+    nrn.tau, nrn.thresh, nrn.refractoryPeriod = 0.01, 0.6, 2e-4
+    m1 = antler.connect(src, "spikeOut", antler.vec("/h/synapse"), "addSpike", "Sparse")
+    m1.setRandomConnectivity(0.3, 11)
+    m2 = antler.connect(nrn, "spikeOut", antler.vec("/h/synapse"), "addSpike", "Sparse")
+    m2.setRandomConnectivity(0.2, 12)
+    antler.syncDataHandler("/h/synapse")
+    syn = antler.vec("/h/synapse")
+    k = len(syn.weight)
+    rng = np.random.default_rng(5)
+    syn.weight = rng.uniform(-0.05, 0.3, k) * dt  # MOOSE's impulse: Vm += w / dt
+    syn.delay = rng.integers(1, 5, k) * dt
+    antler.connect(h, "activationOut", nrn, "activation", "OneToOne")
+    if dummy:
+        antler.connect(h, "activationOut", antler.vec(antler.IntFire("/dummy", n)), "activation",
+                       "OneToOne")
+    for t in (1, 2):
+        antler.setClock(t, dt)
+    return h, nrn
+
+
+def test_simple_syn_handler_direct_path_gives_the_messages_bits(model):
+    # The handler Element lends its slots to the IntFire Element it alone feeds (one OneToOne
+    # message, a later tick, the same step): the run must give the bits of the message path,
+    # which a second receiver of activationOut keeps in use. Also across runs that switch
+    # paths without reinit, events aside in the handlers' heaps, and a dt change.
+    def run(direct_phases):
+        antler._clearModel()
+        h, nrn = _handler_network(50, dummy=not direct_phases[0])
+        antler.reinit()
+        for i in (3, 17):  # beyond the slots sized at reinit: their events wait in the heap
+            antler.element("/h[%d]/synapse[0]" % i).delay = 9e-3
+        trace = []
+        for i, direct in enumerate(direct_phases):
+            if i and direct != direct_phases[i - 1]:
+                if direct:
+                    antler.delete("/dummy")
+                else:
+                    antler.connect(h, "activationOut", antler.vec(antler.IntFire("/dummy", 50)),
+                                   "activation", "OneToOne")
+            if i == 2:  # an activation straight into a neuron: its own ring is read again
+                nrn[7].activation(0.375)
+            if i == 3:
+                antler.setClock(1, 2e-4)
+                antler.setClock(2, 2e-4)
+            antler.start(0.02)
+            assert all(x.directPath == direct for x in h)
+            trace.append((np.asarray(nrn.Vm).copy(), np.asarray(nrn.lastSpike).copy()))
+        return trace
+
+    ref = run([False, False, False, False])
+    spikes = np.isfinite(ref[-1][1]).sum()
+    assert spikes > 10, "the network should fire"
+    for phases in ([True, True, True, True], [True, False, True, True], [False, True, False, True]):
+        got = run(phases)
+        for (vm, last), (rvm, rlast) in zip(got, ref):
+            assert vm.tobytes() == rvm.tobytes(), phases
+            assert last.tobytes() == rlast.tobytes(), phases
