@@ -502,11 +502,18 @@ void finalize_driver() {
 
 /// Starts antler on `c`. On the driver returns true; a worker serves the driver's commands and
 /// returns false once the driver releases it (finalize or exit).
-bool start_on(comm::Comm c) {
+void refuse_if_running() {
   if (g_rt)
     throw StateError("init: antler is already running on " + std::to_string(g_rt->numNodes()) +
                      " node(s); call antler.finalize() first");
-  g_rt = std::make_unique<Runtime>(std::move(c));
+}
+
+/// Starts antler on the communicator `make` gives (made only after the checks: making one is
+/// collective, and the other ranks may be serving this driver, not calling init).
+template <class Make>
+bool start_on(Make make) {
+  refuse_if_running();
+  g_rt = std::make_unique<Runtime>(make());
   if (g_rt->isDriver()) return true;
   g_exit_code = g_rt->workerExitCode();
   g_rt.reset();
@@ -525,7 +532,7 @@ PYBIND11_MODULE(_antler, m) {
     int argc = 0;
     char** argv = nullptr;
     if (!comm::mpi_active()) g_env = std::make_unique<comm::Environment>(&argc, &argv);
-    if (start_on(comm::Comm::world())) return true;
+    if (start_on([] { return comm::Comm::world(); })) return true;
     // A worker of a script written as if serial: the script never runs here.
     std::fflush(stdout);
     std::fflush(stderr);
@@ -536,7 +543,7 @@ PYBIND11_MODULE(_antler, m) {
     if (!comm::mpi_active())
       throw StateError("init(comm): MPI is not initialised (import mpi4py.MPI first)");
     MPI_Comm c = reinterpret_cast<MPI_Comm>(handle);
-    return start_on(comm::Comm::fromMpi(&c));
+    return start_on([&] { return comm::Comm::fromMpi(&c); });
   });
   m.def("release", [] {
     const bool had = g_rt != nullptr;

@@ -522,3 +522,54 @@ def test_a_library_that_would_register_a_class_twice_is_refused_whole(net, tmp_p
     antler.delete("/lib_b")
     refused(antler.ValueError, ValueError, lambda: antler.loadLibrary(str(tmp_path / "none.so")),
             "loadLibrary", "none.so")
+
+
+INIT_TWICE = r'''
+import json, sys
+from mpi4py import MPI
+import antler
+rank = MPI.COMM_WORLD.Get_rank()
+got = {}
+if antler.init():
+    antler.Neutral("/x")
+    got["nodes1"] = antler.numNodes()
+    try:
+        antler.init()  # already running: refused before any collective (it used to hang here)
+        got["second"] = "accepted"
+    except antler.StateError as e:
+        got["second"] = "StateError" if "finalize" in str(e) else str(e)
+    antler.finalize()
+if antler.init():  # again, after finalize: a fresh run on every rank, with an empty model
+    got["nodes2"] = antler.numNodes()
+    got["x_after"] = antler.exists("/x")
+    antler.IntFire("/n", 3)
+    antler.reinit()
+    antler.start(1e-3)
+    got["time"] = antler.currentTime()
+    antler.finalize()
+    print("RESULT " + json.dumps(got), flush=True)
+'''
+
+
+def test_init_twice_and_init_after_finalize_under_mpirun(tmp_path):
+    # A second init() while running is refused, and finalize() then init() starts again, at
+    # mpirun -n 2 (both used to hang: the refusal came after a collective the workers were not in).
+    if antler.numNodes() > 1:
+        pytest.skip("starts its own mpirun -n 2 (from the 1-node run)")
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        pytest.skip("no mpirun")
+    pytest.importorskip("mpi4py.MPI")
+    script = tmp_path / "init_twice.py"
+    script.write_text(INIT_TWICE)
+    try:
+        p = subprocess.run([mpirun, "--oversubscribe", "--bind-to", "none", "-n", "2",
+                            sys.executable, str(script)], env=child_env(), capture_output=True,
+                           text=True, timeout=90)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail("init twice: hung (no result after 90 s)\n%s" % (e.stdout,))
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    assert p.returncode == 0 and line, (p.returncode, p.stdout, p.stderr)
+    got = json.loads(line[0][7:])
+    assert got == {"nodes1": 2, "second": "StateError", "nodes2": 2, "x_after": False,
+                   "time": pytest.approx(1e-3)}
