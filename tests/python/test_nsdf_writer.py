@@ -200,3 +200,55 @@ def test_writer_memory_stays_bounded(tmp_path):
         np.testing.assert_array_equal(d[:, steps], np.load(str(out) + ".vm.npy"))
         np.testing.assert_array_equal(d[:, 0], np.linspace(0, 0.9, n))
     out.unlink()
+
+
+def test_writer_readback_every_object_every_step_at_uneven_tiles(model, tmp_path):
+    """Every recorded object at every step, read back and compared with a serial loop, for
+    object counts that are not multiples of the writer's chunk rows or of its tiles (5003 rows:
+    5002 neurons and one of them again through a Single message, in three chunks of 1668, 1668
+    and 1667 rows; 2049 rows: 1025 and 1024), and a run whose samples are
+    not a multiple of the block (302 samples in blocks of 128): a writer that drops or shifts
+    the last row of a tile, or the last columns of the run, fails here."""
+    n1, n2 = 5002, 2049
+    tau1, tau2 = 0.37, 1.9
+    a = antler.vec(antler.IntFire("/a", n1))
+    b = antler.vec(antler.IntFire("/b", n2))
+    init1 = 1.0 + np.arange(n1) * 1e-3
+    init2 = -2.0 + np.sqrt(np.arange(n2) + 0.5)
+    a.initVm, a.tau, a.thresh = init1, tau1, 1e9
+    b.initVm, b.tau, b.thresh = init2, tau2, 1e9
+    w = antler.NSDFWriter("/w")
+    w.filename = str(tmp_path / "uneven.h5")
+    antler.connect(w, "requestOut", a, "getVm", "Reduce")
+    antler.connect(w, "requestOut", b, "getVm", "Reduce")
+    antler.connect(w, "requestOut", a[n1 - 1], "getVm", "Single")
+    w.flushLimit = (n1 + n2 + 1) * 130  # 130 samples per block, cut to 128 (whole chunk columns)
+    for t in (0, 1):
+        antler.setClock(t, 1e-4)
+    antler.useClock(0, "/a,/b")
+    antler.useClock(1, "/w")
+    dt = antler.element("/clock").tickDt[0]
+    antler.reinit()
+    antler.start(301 * dt)
+    assert w.samples == 302
+    w.close()
+
+    def serial(init, tau, samples):
+        # IntFire without input: Vm *= 1 - dt / tau each step (the same expression and order).
+        decay = 1.0 - dt / tau
+        out = np.empty((init.size, samples))
+        vm = init.copy()
+        for k in range(samples):
+            out[:, k] = vm
+            vm = vm * decay
+        return out
+
+    with h5py.File(w.filename, "r") as f:
+        da, db = f["/data/uniform/a/Vm"], f["/data/uniform/b/Vm"]
+        # One field of one Element is one dataset: the Single message's object is a row too.
+        assert da.shape == (n1 + 1, 302) and db.shape == (n2, 302)
+        assert da.chunks[0] == 1668 and db.chunks[0] == 1025  # what the docstring assumes
+        np.testing.assert_array_equal(da[()], serial(np.append(init1, init1[-1]), tau1, 302))
+        np.testing.assert_array_equal(db[()], serial(init2, tau2, 302))
+        src = [x.decode() if isinstance(x, bytes) else x for x in f["/map/uniform/a"][()]]
+        assert src == ["/a[%d]" % i for i in range(n1)] + ["/a[%d]" % (n1 - 1)]
