@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <system_error>
@@ -126,6 +127,7 @@ struct NSDFWriter::State {
   struct Channel {  // one requestOut message: rows [row, row + rows) of variable var
     std::uint32_t msgId;
     std::size_t var, row, rows;
+    bool gone = false;  // the message was deleted (with its target) after reinit: rows read NaN
   };
   struct EventSource {  // one eventInput entry with its source
     Index entry;
@@ -746,7 +748,32 @@ void NSDFWriter::process(const Eref& e, ProcPtr) {
   std::size_t buffered = 0;
   for (const auto& ev : st_->events) buffered += eventInputs_[ev.entry].buffer().size();
   if (buffered >= std::max<std::size_t>(1, flushLimit_ / 2)) st_->writeEvents(eventInputs_);
-  for (const auto& ch : st_->channels) ReduceQueue::instance().request(ch.msgId);
+  // A message deleted since reinit (its target was deleted, or the message itself) is not
+  // asked for: its rows read NaN from this sample on, and the recording goes on (the file's
+  // layout was fixed at reinit; reinit starts a new file for the model as it is then).
+  State& s = *st_;
+  std::size_t live = 0;
+  for (auto& ch : s.channels) {
+    if (!ch.gone) {
+      const Msg* m = MsgTable::instance().get(ch.msgId);
+      ch.gone = !m || m->kind() != MsgKind::reduce || m->src() != e.element() ||
+                static_cast<const ReduceMsg*>(m)->requester() != e.dataIndex();
+    }
+    if (ch.gone) {
+      State::Variable& v = s.vars[ch.var];
+      std::fill_n(v.buf.data() + s.cols * v.sources.size() + ch.row, ch.rows,
+                  std::numeric_limits<double>::quiet_NaN());
+      ++s.delivered;
+    } else {
+      ++live;
+    }
+  }
+  if (live == 0) {
+    if (!s.channels.empty()) completeColumn();
+    return;
+  }
+  for (const auto& ch : s.channels)
+    if (!ch.gone) ReduceQueue::instance().request(ch.msgId);
 }
 
 void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) {
@@ -766,6 +793,11 @@ void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) 
     std::memcpy(v.buf.data() + s.cols * v.sources.size() + it->row, g.values.data(),
                 it->rows * sizeof(double));
   if (++s.delivered < s.channels.size()) return;
+  completeColumn();
+}
+
+void NSDFWriter::completeColumn() {
+  State& s = *st_;
   s.delivered = 0;
   ++samples_;
   if (++s.cols == s.block) {

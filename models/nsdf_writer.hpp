@@ -29,6 +29,10 @@
 /// mapped by /map/event/<population>/<srcField> (compound: source path, data reference), NSDF's
 /// ONED dialect. They are buffered with the uniform data and written in the same blocks.
 ///
+/// The layout is fixed at reinit. An Element deleted during a recording (or a requestOut
+/// message deleted) is no longer read: its rows hold NaN from the next sample on, and the rest
+/// goes on being recorded; the next reinit starts a new file for the model as it is then.
+///
 /// The file is created at reinit (an existing file is an error unless overwrite is set; nothing
 /// is created when the recording cannot start). Each flush leaves a valid file. close() (or
 /// deleting the writer, or the next reinit) writes what is buffered and closes the file; read it
@@ -113,6 +117,8 @@ class NSDFWriter {
   void store(const Eref& e, std::uint32_t msgId, const GatherValues& g);
   /// Writes what is buffered (the file stays open).
   void flush();
+  /// Counts a sample whose values have all been stored; writes a block when the buffer is full.
+  void completeColumn();
   /// Writes what is buffered and closes the file.
   void close();
 

@@ -252,3 +252,47 @@ def test_writer_readback_every_object_every_step_at_uneven_tiles(model, tmp_path
         np.testing.assert_array_equal(db[()], serial(init2, tau2, 302))
         src = [x.decode() if isinstance(x, bytes) else x for x in f["/map/uniform/a"][()]]
         assert src == ["/a[%d]" % i for i in range(n1)] + ["/a[%d]" % (n1 - 1)]
+
+
+def test_deleting_a_recorded_element_mid_recording_keeps_the_rest(model, tmp_path):
+    # Deleting an Element the writer records, between two runs of one recording: the run goes on
+    # (it used to fail with an internal communication error), the deleted rows read NaN from
+    # then on, everything else is recorded, and what was recorded before stays in the file.
+    a = antler.vec(antler.IntFire("/a", 5))
+    b = antler.vec(antler.IntFire("/b", 3))
+    a.initVm, a.tau, a.thresh = np.arange(5) + 1.0, 0.5, 1e9
+    b.initVm, b.tau, b.thresh = -np.arange(3) - 1.0, 0.25, 1e9
+    w = antler.NSDFWriter("/w")
+    w.filename = str(tmp_path / "deleted.h5")
+    w.flushLimit = 8 * 2  # two samples per block: some written before the deletion, some after
+    antler.connect(w, "requestOut", a, "getVm", "Reduce")
+    antler.connect(w, "requestOut", b, "getVm", "Reduce")
+    for t in (0, 1):
+        antler.setClock(t, 1e-3)
+    antler.useClock(0, "/a,/b")
+    antler.useClock(1, "/w")
+    dt = antler.element("/clock").tickDt[0]
+    antler.reinit()
+    antler.start(4 * dt)
+    antler.delete("/a")
+    antler.start(3 * dt)
+    assert antler.currentTime() == pytest.approx(7 * dt)
+    antler.delete("/b")  # nothing left to read: the samples still count
+    antler.start(2 * dt)
+    assert w.samples == 10
+    w.close()
+
+    def serial(init, tau, samples):
+        vm, out, decay = init.copy(), [], 1.0 - dt / tau
+        for _ in range(samples):
+            out.append(vm)
+            vm = vm * decay
+        return np.array(out).T
+
+    with h5py.File(w.filename, "r") as f:
+        da, db = f["/data/uniform/a/Vm"][()], f["/data/uniform/b/Vm"][()]
+    assert da.shape == (5, 10) and db.shape == (3, 10)
+    np.testing.assert_array_equal(da[:, :5], serial(np.arange(5) + 1.0, 0.5, 5))
+    assert np.isnan(da[:, 5:]).all()
+    np.testing.assert_array_equal(db[:, :8], serial(-np.arange(3) - 1.0, 0.25, 8))
+    assert np.isnan(db[:, 8:]).all()
