@@ -103,6 +103,14 @@ class ClassBuilder {
         std::move(name), std::move(doc), g, s));
     return *this;
   }
+  /// A lookup field from callables: `F get(const T&, const K&)` and `void set(T&, const K&,
+  /// const F&)` (when many fields share one implementation).
+  template <class K, class F, class G, class S>
+  ClassBuilder& lookupFn(std::string name, G get, S set, std::string doc = "") {
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, G, S>>(std::move(name), std::move(doc),
+                                                               get, set));
+    return *this;
+  }
   /// A read-only lookup field.
   template <class R, class KG>
   ClassBuilder& lookup(std::string name, R (T::*get)(KG) const, std::string doc = "") {

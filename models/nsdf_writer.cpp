@@ -15,6 +15,7 @@
 #include <set>
 #include <system_error>
 
+#include "models/detail/hdf5.hpp"
 #include "msg/msg.hpp"
 #include "reduce/reduce_finfo.hpp"
 #include "reduce/reduce_queue.hpp"
@@ -22,18 +23,6 @@
 namespace antler {
 
 namespace {
-
-/// The job of one requestOut message: gathers the field over the targets (the loops of
-/// reduce_finfo.hpp) and hands the result to the writer with the message's id.
-class GatherJob final : public detail::MsgReduceJob<GatherValues, double> {
- public:
-  using MsgReduceJob::MsgReduceJob;
-  void digest() override {
-    if (char* p = requester())
-      reinterpret_cast<NSDFWriter*>(p)->store(Eref(msg_.src(), msg_.requester()), msg_.id(),
-                                              result_);
-  }
-};
 
 /// Units of MOOSE's usual fields (NSDF asks for a unit; antler's fields do not declare one).
 std::string unit_of(const std::string& field) {
@@ -63,41 +52,15 @@ std::string object_path(const Element* e, Index d) {
   return e->path() + "[" + std::to_string(d) + "]";
 }
 
-/// Turns HDF5's own printing of its error stack off while alive (errors become exceptions here).
-struct QuietHdf5 {
-  H5E_auto2_t fn = nullptr;
-  void* data = nullptr;
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, fn, data); }
-};
+using QuietHdf5 = hdf5::Quiet;
 
 /// Throws a ValueError naming the file and the failed step when an HDF5 call returned < 0.
 template <class H>
-H checked(H h, const std::string& file, const char* what) {
-  if (h < 0) throw ValueError("NSDFWriter: cannot " + std::string(what) + " in '" + file + "'");
-  return h;
+H checked(H h, const std::string& file, const std::string& what) {
+  return hdf5::checked(h, "NSDFWriter", file, what);
 }
 
 }  // namespace
-
-std::unique_ptr<ReduceBase> NSDFRequestFinfo::makeJob(const ReduceMsg& msg) const {
-  const ValueFinfoBase* g = msg.getter();
-  auto [loop, one] = detail::select_loop<GatherValues, double>(g->valueType());
-  if (!loop)
-    throw TypeError("connect: NSDFWriter.requestOut records numbers (stored as float64), but " +
-                    msg.dest()->cinfo()->name() + "." + g->name() + " is " +
-                    type_name(g->valueType()));
-  if (!msg.isSingle() && msg.dest()->isField())
-    throw MsgError(
-        "connect: NSDFWriter.requestOut with a Reduce message records every entry of a "
-        "data Element; " +
-        msg.dest()->path() +
-        " is a field element: connect Single messages to the entries to record");
-  return std::make_unique<GatherJob>(msg, loop, one);
-}
 
 const Cinfo* EventInput::initCinfo() {
   static const Cinfo* c =
@@ -219,40 +182,18 @@ struct NSDFWriter::State {
 
 namespace {
 
-hid_t vlen_string() {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
+using hdf5::vlen_string;
 
 void attr_string(hid_t obj, const char* name, const std::string& value, const std::string& file) {
-  hid_t t = vlen_string();
-  hid_t s = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-  const char* p = value.c_str();
-  const herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &p);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(s);
-  H5Tclose(t);
-  checked(rc, file, "write an attribute");
+  hdf5::put_attribute(obj, name, value, "NSDFWriter", file);
 }
 
 void attr_double(hid_t obj, const char* name, double value, const std::string& file) {
-  hid_t s = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT);
-  const herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_DOUBLE, &value);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(s);
-  checked(rc, file, "write an attribute");
+  hdf5::put_attribute(obj, name, value, "NSDFWriter", file);
 }
 
 hid_t make_group(hid_t fid, const std::string& path, const std::string& file) {
-  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-  H5Pset_create_intermediate_group(lcpl, 1);
-  hid_t g = H5Gcreate2(fid, path.c_str(), lcpl, H5P_DEFAULT, H5P_DEFAULT);
-  H5Pclose(lcpl);
-  return checked(g, file, ("create group " + path).c_str());
+  return hdf5::make_group(fid, path, "NSDFWriter", file);
 }
 
 hid_t write_strings(hid_t fid, const std::string& path, const std::vector<std::string>& v,
@@ -354,63 +295,8 @@ void NSDFWriter::close() {
   st->closeHandles();
 }
 
-namespace {
-/// The object an attribute key names ("name": the root; "/a/b/name": /a/b, made as groups if it
-/// is not in the file) and the attribute's own name.
-std::pair<hid_t, std::string> attr_target(hid_t fid, const std::string& key,
-                                          const std::string& file) {
-  const auto slash = key.rfind('/');
-  if (slash == std::string::npos) return {H5Oopen(fid, "/", H5P_DEFAULT), key};
-  std::string obj = key.substr(0, slash);
-  if (obj.empty()) obj = "/";
-  if (obj.front() != '/') obj = "/" + obj;
-  const std::string name = key.substr(slash + 1);
-  if (name.empty())
-    throw ValueError("NSDFWriter attribute '" + key + "': the key ends with '/' (no name)");
-  if (obj != "/" && H5Lexists(fid, obj.c_str(), H5P_DEFAULT) <= 0)
-    H5Gclose(make_group(fid, obj, file));
-  return {checked(H5Oopen(fid, obj.c_str(), H5P_DEFAULT), file, ("open " + obj).c_str()), name};
-}
-}  // namespace
-
 void NSDFWriter::writeAttrs() {
-  // MOOSE writes its attributes at each flush and close, then forgets them; here too, so a key
-  // set again after a flush replaces the attribute.
-  const hid_t fid = st_->fid;
-  const std::string& f = filename_;
-  QuietHdf5 quiet;
-  auto put = [&](const std::string& key, auto write) {
-    auto [obj, name] = attr_target(fid, key, f);
-    if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
-    try {
-      write(obj, name);
-    } catch (...) {
-      H5Oclose(obj);
-      throw;
-    }
-    H5Oclose(obj);
-  };
-  for (const auto& [k, v] : stringAttrs_)
-    put(k, [&](hid_t o, const std::string& n) { attr_string(o, n.c_str(), v, f); });
-  for (const auto& [k, v] : doubleAttrs_)
-    put(k, [&](hid_t o, const std::string& n) { attr_double(o, n.c_str(), v, f); });
-  for (const auto& [k, v] : stringVecAttrs_)
-    put(k, [&](hid_t o, const std::string& n) {
-      hid_t t = vlen_string();
-      const hsize_t len = v.size();
-      hid_t s = H5Screate_simple(1, &len, nullptr);
-      hid_t a = H5Acreate2(o, n.c_str(), t, s, H5P_DEFAULT, H5P_DEFAULT);
-      std::vector<const char*> p;
-      for (const auto& x : v) p.push_back(x.c_str());
-      const herr_t rc = a < 0 ? -1 : H5Awrite(a, t, p.data());
-      if (a >= 0) H5Aclose(a);
-      H5Sclose(s);
-      H5Tclose(t);
-      checked(rc, f, "write an attribute");
-    });
-  stringAttrs_.clear();
-  doubleAttrs_.clear();
-  stringVecAttrs_.clear();
+  hdf5::write_attributes(st_->fid, attrs_, "NSDFWriter", filename_);
 }
 
 void NSDFWriter::setMode(unsigned m) {
@@ -421,44 +307,6 @@ void NSDFWriter::setMode(unsigned m) {
   throw ValueError("NSDFWriter.mode: " + std::to_string(m) +
                    (m == 1 ? " (append to an existing file) is not supported" : " is no mode") +
                    " (valid: 2 replace an existing file, 4 refuse one)");
-}
-
-namespace {
-template <class M>
-auto find_attr(const M& m, const std::string& key, const char* field) {
-  auto it = m.find(key);
-  if (it == m.end())
-    throw IndexError(std::string("NSDFWriter.") + field + "['" + key +
-                     "']: not set (attributes are kept until the next flush or close)");
-  return it->second;
-}
-void check_attr_key(const std::string& key, const char* field) {
-  if (key.empty() || key.back() == '/' || key.find('\0') != std::string::npos)
-    throw ValueError(std::string("NSDFWriter.") + field + ": the key " + antler::quoted(key) +
-                     " is no attribute name ('name' or '/group/path/name')");
-}
-}  // namespace
-
-std::string NSDFWriter::stringAttr(std::string key) const {
-  return find_attr(stringAttrs_, key, "stringAttr");
-}
-void NSDFWriter::setStringAttr(std::string key, std::string value) {
-  check_attr_key(key, "stringAttr");
-  stringAttrs_[key] = std::move(value);
-}
-std::vector<std::string> NSDFWriter::stringVecAttr(std::string key) const {
-  return find_attr(stringVecAttrs_, key, "stringVecAttr");
-}
-void NSDFWriter::setStringVecAttr(std::string key, std::vector<std::string> value) {
-  check_attr_key(key, "stringVecAttr");
-  stringVecAttrs_[key] = std::move(value);
-}
-double NSDFWriter::doubleAttr(std::string key) const {
-  return find_attr(doubleAttrs_, key, "doubleAttr");
-}
-void NSDFWriter::setDoubleAttr(std::string key, double value) {
-  check_attr_key(key, "doubleAttr");
-  doubleAttrs_[key] = value;
 }
 
 std::string NSDFWriter::modelFileNames() const {
@@ -812,36 +660,31 @@ void NSDFWriter::completeColumn() {
 }
 
 const Cinfo* NSDFWriter::initCinfo() {
-  static const Cinfo* c =
-      ClassBuilder<NSDFWriter>("NSDFWriter",
-                               "streams value fields and event times into an NSDF (HDF5) file")
-          .value("filename", &NSDFWriter::filename, &NSDFWriter::setFilename,
-                 "the HDF5 file to write (created at reinit)")
-          .value("overwrite", &NSDFWriter::overwrite_,
-                 "if true, reinit replaces an existing file; else an existing file is an error")
-          .value("mode", &NSDFWriter::mode, &NSDFWriter::setMode,
-                 "MOOSE's: 2 replaces an existing file (overwrite), 4 refuses one")
-          .value("modelFileNames", &NSDFWriter::modelFileNames, &NSDFWriter::setModelFileNames,
-                 "files whose text is stored under /model/modelfile (comma-separated)")
-          .lookup("stringAttr", &NSDFWriter::stringAttr, &NSDFWriter::setStringAttr,
-                  "a string attribute ('name': of the file; '/path/name': of that object), "
-                  "written at the next flush or close")
-          .lookup("stringVecAttr", &NSDFWriter::stringVecAttr, &NSDFWriter::setStringVecAttr,
-                  "a list-of-strings attribute, as stringAttr")
-          .lookup("doubleAttr", &NSDFWriter::doubleAttr, &NSDFWriter::setDoubleAttr,
-                  "a number attribute, as stringAttr")
-          .value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
-                 "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
-          .readOnly("samples", &NSDFWriter::samples, "samples (time points) recorded since reinit")
-          .readOnly("isOpen", &NSDFWriter::isOpen, "true while the file is open")
-          .dest<&NSDFWriter::flush>("flush", "writes what is buffered; the file stays open")
-          .dest<&NSDFWriter::close>("close", "writes what is buffered and closes the file")
-          .reduce(NSDFWriter::requestOut)
-          .fieldElement("eventInput", &NSDFWriter::eventInputs_,
-                        "event sources (entries: EventInput), one per source", "numEventInput")
-          .proc<&NSDFWriter::process, &NSDFWriter::reinit>()
-          .defaultTick(30)  // MOOSE's default tick for NSDFWriter
-          .build();
+  static const Cinfo* c = [] {
+    ClassBuilder<NSDFWriter> b("NSDFWriter",
+                               "streams value fields and event times into an NSDF (HDF5) file");
+    b.value("filename", &NSDFWriter::filename, &NSDFWriter::setFilename,
+            "the HDF5 file to write (created at reinit)")
+        .value("overwrite", &NSDFWriter::overwrite_,
+               "if true, reinit replaces an existing file; else an existing file is an error")
+        .value("mode", &NSDFWriter::mode, &NSDFWriter::setMode,
+               "MOOSE's: 2 replaces an existing file (overwrite), 4 refuses one")
+        .value("modelFileNames", &NSDFWriter::modelFileNames, &NSDFWriter::setModelFileNames,
+               "files whose text is stored under /model/modelfile (comma-separated)");
+    Hdf5Attributes::addFields(b, &NSDFWriter::attrs_, "NSDFWriter");
+    return b.value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
+                   "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
+        .readOnly("samples", &NSDFWriter::samples, "samples (time points) recorded since reinit")
+        .readOnly("isOpen", &NSDFWriter::isOpen, "true while the file is open")
+        .dest<&NSDFWriter::flush>("flush", "writes what is buffered; the file stays open")
+        .dest<&NSDFWriter::close>("close", "writes what is buffered and closes the file")
+        .reduce(NSDFWriter::requestOut)
+        .fieldElement("eventInput", &NSDFWriter::eventInputs_,
+                      "event sources (entries: EventInput), one per source", "numEventInput")
+        .proc<&NSDFWriter::process, &NSDFWriter::reinit>()
+        .defaultTick(30)  // MOOSE's default tick for NSDFWriter
+        .build();
+  }();
   return c;
 }
 

@@ -44,31 +44,10 @@
 #include <vector>
 
 #include "core/class_builder.hpp"
-#include "reduce/reduce_msg.hpp"
+#include "models/gather_request.hpp"
+#include "models/hdf5_attributes.hpp"
 
 namespace antler {
-
-/// The values of one field gathered in global index order (the reduce class of NSDFWriter).
-struct GatherValues {
-  std::vector<double> values;
-  /// Appends one value (targets are folded in index order within a thread's slice).
-  void primaryReduce(const double& v) { values.push_back(v); }
-  void primaryReduceBlock(const double* p, std::size_t n) { values.insert(values.end(), p, p + n); }
-  /// Appends a later thread's or node's values.
-  void secondaryReduce(const GatherValues& o) {
-    values.insert(values.end(), o.values.begin(), o.values.end());
-  }
-  void tertiaryReduce(const GatherValues& o) { secondaryReduce(o); }
-  /// The identity, keeping the storage (so a step's partials allocate nothing).
-  void clear() { values.clear(); }
-};
-
-/// GatherValues as bytes: a count and the raw doubles (no Boost archive on this hot path).
-template <>
-struct Codec<GatherValues, void> {
-  static void write(Writer& w, const GatherValues& g) { w.put<std::vector<double>>(g.values); }
-  static GatherValues read(Reader& r) { return GatherValues{r.get<std::vector<double>>()}; }
-};
 
 /// One entry of NSDFWriter's `eventInput`: buffers the event times of one source.
 class EventInput {
@@ -85,19 +64,12 @@ class EventInput {
 };
 
 class NSDFWriter;
-
-/// The reduce field `requestOut` of NSDFWriter: a ReduceFinfo whose jobs tell the writer which
-/// message (field, objects) each gathered block of values comes from.
-class NSDFRequestFinfo final : public ReduceFinfoBase {
- public:
-  using ReduceFinfoBase::ReduceFinfoBase;
-  const std::type_info& reducedType() const override { return typeid(double); }
-  std::string reduceClassName() const override { return "GatherValues"; }
-  std::unique_ptr<ReduceBase> makeJob(const ReduceMsg& msg) const override;
-};
+/// NSDFWriter.requestOut (models/gather_request.hpp).
+using NSDFRequestFinfo = GatherRequestFinfo<NSDFWriter>;
 
 class NSDFWriter {
  public:
+  static constexpr const char* kClassName = "NSDFWriter";
   NSDFWriter();
   ~NSDFWriter();
   NSDFWriter(const NSDFWriter&) = delete;
@@ -134,14 +106,6 @@ class NSDFWriter {
   /// 1 (append to an existing file) is not supported: a ValueError.
   unsigned mode() const { return overwrite_ ? 2u : 4u; }
   void setMode(unsigned m);
-  /// MOOSE's attributes, written when the file is flushed or closed: key "name" is an attribute
-  /// of the file's root, "/group/path/name" of that object (made if it is not in the file).
-  std::string stringAttr(std::string key) const;
-  void setStringAttr(std::string key, std::string value);
-  std::vector<std::string> stringVecAttr(std::string key) const;
-  void setStringVecAttr(std::string key, std::vector<std::string> value);
-  double doubleAttr(std::string key) const;
-  void setDoubleAttr(std::string key, double value);
   /// Files whose text is stored in the file, as string attributes of /model/modelfile named by
   /// each file's name (comma- or space-separated, as MOOSE); each must exist when set.
   std::string modelFileNames() const;
@@ -157,11 +121,11 @@ class NSDFWriter {
   unsigned flushLimit_ = 1u << 22;  // values (doubles) buffered before a block is written: 32 MiB
   std::uint64_t samples_ = 0;
   std::vector<EventInput> eventInputs_;
-  std::map<std::string, std::string> stringAttrs_;
-  std::map<std::string, std::vector<std::string>> stringVecAttrs_;
-  std::map<std::string, double> doubleAttrs_;
   std::vector<std::string> modelFiles_;
   std::unique_ptr<State> st_;
+  // MOOSE's attributes (stringAttr, doubleAttr, ...: models/hdf5_attributes.hpp), written when
+  // the file is flushed or closed.
+  Hdf5Attributes attrs_;
   void writeAttrs();
 };
 

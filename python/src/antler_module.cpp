@@ -233,6 +233,7 @@ const Conv& conv_for(const std::type_info& t, const std::string& what) {
     m.emplace(typeid(std::vector<double>), make_conv<std::vector<double>>());
     m.emplace(typeid(std::vector<int>), make_conv<std::vector<int>>());
     m.emplace(typeid(std::vector<unsigned>), make_conv<std::vector<unsigned>>());
+    m.emplace(typeid(std::vector<long>), make_conv<std::vector<long>>());
     m.emplace(typeid(std::vector<std::string>), make_conv<std::vector<std::string>>());
     m.emplace(typeid(ObjId), make_conv<ObjId>());
     m.emplace(typeid(Id), make_conv<Id>());
