@@ -233,11 +233,11 @@ class _Neighbors(object):
         out, inc = _a.msgs_of(self._oid)
         found = []
         for mid in out:
-            _k, _s, sf, dest, _df, _n = _a.msg_info(mid)
+            _k, _s, sf, dest, _df, _n, _e = _a.msg_info(mid)
             if sf == field:
                 found.append(vec(_wrap(dest)))
         for mid in inc:
-            _k, src, _sf, _d, df, _n = _a.msg_info(mid)
+            _k, src, _sf, _d, df, _n, _e = _a.msg_info(mid)
             if df == field:
                 found.append(vec(_wrap(src)))
         return found
@@ -834,6 +834,14 @@ class Msg(object):
         """Entries of a Sparse message."""
         return self._info()[5]
 
+    @property
+    def adjacent(self):
+        """MOOSE's lookup: msg.adjacent[obj] is the object at the other end from obj, one of the
+        message's ends (Single: the other object; OneToOne: the entry with obj's index; Diagonal:
+        the index shifted by the stride; OneToAll, Sparse, Reduce: entry 0 of the other Element,
+        as MOOSE answers for them)."""
+        return _Adjacent(self)
+
     def setRandomConnectivity(self, probability, seed):
         _a.set_random_connectivity(self.id, probability, seed)
 
@@ -847,6 +855,36 @@ class Msg(object):
         info = self._info()
         return "<Msg %d %s %s.%s -> %s.%s>" % (self.id, info[0], _a.element_info(info[1])[1], info[2],
                                                _a.element_info(info[3])[1], info[4])
+
+
+class _Adjacent(object):
+    __slots__ = ("_msg",)
+
+    def __init__(self, msg):
+        self._msg = msg
+
+    def __getitem__(self, obj):
+        kind, e1, _sf, e2, _df, _n, ends = self._msg._info()
+        t = _triple(obj, "Msg.adjacent")
+        where = "Msg.adjacent[%s]" % (_a.element_info(t)[1],)
+        if kind == "Single":
+            a, b = (tuple(x) for x in ends)
+            if t[0] == a[0] and t[1] == a[1]:
+                return _wrap(b)
+            if t[0] == b[0] and t[1] == b[1]:
+                return _wrap(a)
+        elif t[0] in (e1[0], e2[0]):
+            other = e2 if t[0] == e1[0] else e1
+            if kind == "OneToOne":
+                return _wrap((other[0], t[1], 0))
+            if kind == "Diagonal":
+                d = t[1] + (ends if t[0] == e1[0] else -ends)
+                if 0 <= d < _a.element_info((other[0], 0, 0))[2]:
+                    return _wrap((other[0], d, 0))
+            else:
+                return _wrap((other[0], 0, 0))
+        raise IndexError("%s: not an end of this %s message (%s -> %s)"
+                         % (where, kind, _a.element_info(e1)[1], _a.element_info(e2)[1]))
 
 
 def connect(src, srcField, dest, destField, msgType="Single"):
@@ -1078,11 +1116,11 @@ def showmsg(obj):
 
     print("INCOMING:")
     for mid in inc:
-        kind, src, sf, _dest, df, _n = _a.msg_info(mid)
+        kind, src, sf, _dest, df, _n, _e = _a.msg_info(mid)
         print("    %s.%s -> %s.%s  [%s, id %d]" % (end(src), sf, path, df, kind, mid))
     print("OUTGOING:")
     for mid in out:
-        kind, _src, sf, dest, df, _n = _a.msg_info(mid)
+        kind, _src, sf, dest, df, _n, _e = _a.msg_info(mid)
         print("    %s.%s -> %s.%s  [%s, id %d]" % (path, sf, end(dest), df, kind, mid))
 
 

@@ -662,9 +662,19 @@ PYBIND11_MODULE(_antler, m) {
     if (!msg) throw MsgError("Msg: no message with id " + std::to_string(id));
     std::size_t entries = 0;
     if (msg->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(msg)->numEntries();
+    // A Single message's two objects; a Diagonal's stride (for Msg.adjacent).
+    py::object ends = py::none();
+    if (msg->kind() == MsgKind::single) {
+      const auto* m = static_cast<const SingleMsg*>(msg);
+      ends = py::make_tuple(
+          triple(ObjId(msg->src()->id(), m->from().data, m->from().field)),
+          triple(ObjId(msg->dest()->id(), m->to().data, m->to().field)));
+    } else if (msg->kind() == MsgKind::diagonal) {
+      ends = py::int_(static_cast<const DiagonalMsg*>(msg)->stride());
+    }
     return py::make_tuple(to_string(msg->kind()), triple(ObjId(msg->src()->id())),
                           msg->srcFinfo()->name(), triple(ObjId(msg->dest()->id())),
-                          msg->destFinfo()->name(), entries);
+                          msg->destFinfo()->name(), entries, ends);
   });
   m.def("set_random_connectivity", [=](H id, H p, H seed) {
     const double prob = cv::to_real(p, {"setRandomConnectivity: probability"}, true);

@@ -876,3 +876,116 @@ def test_simple_syn_handler_direct_path_gives_the_messages_bits(model):
         for (vm, last), (rvm, rlast) in zip(got, ref):
             assert vm.tobytes() == rvm.tobytes(), phases
             assert last.tobytes() == rlast.tobytes(), phases
+
+
+# ---------------------------------------------------------------------------------------------
+# SynChan (MOOSE's biophysics/SynChan.cpp) on a Compartment through `channel`
+
+
+def _moose_eq(x, y):
+    """MOOSE's doubleEq (basecode/doubleEq.cpp)."""
+    denom = abs(x) + abs(y)
+    if denom < 1e-12:
+        denom = 1e-6
+    return abs(x - y) / denom < 1e-6
+
+
+def test_synchan_drives_a_compartment_as_in_moose(model):
+    dt, tau1, tau2, gbar, ek = 1e-4, 5e-3, 1e-3, 2e-9, 0.05
+    rm, cm, em = 1e8, 1e-10, -0.065
+    times, weights = [1e-3, 2.5e-3, 2.55e-3, 6e-3], [1.0, 0.5]
+    tt = antler.TimeTable("/tt")
+    tt.vector = times
+    syn = antler.SynChan("/syn")
+    syn.tau1, syn.tau2, syn.Gbar, syn.Ek = tau1, tau2, gbar, ek
+    h = antler.SimpleSynHandler("/syn/h")
+    h.synapse.num = 2
+    for i in range(2):
+        h.synapse[i].weight, h.synapse[i].delay = weights[i], 1e-3 * (i + 1)
+        antler.connect(tt, "eventOut", h.synapse[i], "addSpike")
+    antler.connect(h, "activationOut", syn, "activation")
+    comp = antler.Compartment("/c")
+    comp.Rm, comp.Cm, comp.Em, comp.initVm = rm, cm, em, em
+    antler.connect(syn, "channel", comp, "channel")
+    tabs = {}
+    for f, obj in (("Gk", syn), ("Ik", syn), ("Vm", comp)):
+        tabs[f] = antler.Table("/t" + f)
+        antler.connect(tabs[f], "requestOut", obj, "get" + f)
+    for t in range(5):
+        antler.setClock(t, dt)
+    antler.useClock(0, "/tt,/syn/h")
+    antler.useClock(1, "/syn")
+    antler.useClock(1, "/c", "init")
+    antler.useClock(2, "/c")
+    antler.useClock(3, "/tGk,/tIk,/tVm")
+    antler.reinit()
+    steps = 100
+    antler.start(steps * dt)
+
+    # MOOSE's equations, step by step: the handler's sum(w)/dt reaches the SynChan in the same
+    # step (tick 0 before tick 1), its Gk the compartment (tick 1 before 2), the compartment's Vm
+    # the SynChan in the next step.
+    xc1, xc2 = tau1 * (1 - math.exp(-dt / tau1)), math.exp(-dt / tau1)
+    yc1, yc2 = tau2 * (1 - math.exp(-dt / tau2)), math.exp(-dt / tau2)
+    assert not _moose_eq(tau1, tau2)
+    tp = tau1 * tau2 * math.log(tau1 / tau2) / (tau1 - tau2)
+    norm = gbar * (tau1 - tau2) / (tau1 * tau2 * (math.exp(-tp / tau1) - math.exp(-tp / tau2)))
+    events = sorted((t + 1e-3 * (i + 1), w) for t in times for i, w in enumerate(weights))
+    x = y = 0.0
+    vm = em
+    syn_vm = em  # the compartment's VmOut at reinit
+    want = {"Gk": [0.0], "Ik": [0.0], "Vm": [em]}
+    for k in range(1, steps + 1):
+        t = k * dt
+        act = 0.0
+        while events and events[0][0] <= t + 1e-6 * dt:
+            act += events.pop(0)[1]
+        act = act / dt if act else 0.0
+        x = act * xc1 + x * xc2
+        y = x * yc1 + y * yc2
+        gk = y * norm
+        ik = (ek - syn_vm) * gk
+        a, b = gk * ek + em / rm, 1.0 / rm + gk
+        one_minus_x = -math.expm1(-b * dt / cm)
+        vm = vm * (1.0 - one_minus_x) + (a / b) * one_minus_x
+        syn_vm = vm
+        for f, v in (("Gk", gk), ("Ik", ik), ("Vm", vm)):
+            want[f].append(v)
+    for f in ("Gk", "Ik", "Vm"):
+        got = np.asarray(tabs[f].vector)
+        assert len(got) == steps + 1, f
+        scale = max(abs(v) for v in want[f])
+        assert scale > 0, f
+        np.testing.assert_allclose(got, want[f], rtol=0, atol=1e-12 * scale, err_msg=f)
+    assert max(want["Vm"]) > em + 1e-3  # the synapse does depolarise the compartment
+
+
+def test_synchan_bad_input_and_defaults(model):
+    syn = antler.SynChan("/syn")
+    assert (syn.tau1, syn.tau2, syn.Gbar, syn.Ek, syn.modulation) == (1e-3, 1e-3, 0.0, 0.0, 1.0)
+    assert syn.tick == 4  # MOOSE's default tick for SynChan
+    for field, bad in (("tau1", 0.0), ("tau1", -1.0), ("tau2", -1e-3), ("tau1", float("nan")),
+                       ("Gbar", float("inf"))):
+        before = getattr(syn, field)
+        with pytest.raises(antler.ValueError, match=field):
+            setattr(syn, field, bad)
+        assert getattr(syn, field) == before
+
+
+def test_msg_adjacent_is_the_other_end(model):
+    sg = [antler.SpikeGen("/sg%d" % i) for i in range(3)]
+    h = antler.SimpleSynHandler("/h")
+    h.synapse.num = 2
+    msgs = [antler.connect(s, "spikeOut", h.synapse[i % 2], "addSpike") for i, s in enumerate(sg)]
+    for i, (s, m) in enumerate(zip(sg, msgs)):
+        other = antler.element(m).adjacent[s]
+        assert other.path == "/h[0]/synapse[%d]" % (i % 2) and other.className == "Synapse"
+        assert m.adjacent[other].path == s.path
+    a = antler.vec(antler.IntFire("/a", 3))
+    b = antler.vec(antler.IntFire("/b", 3))
+    m = antler.connect(a, "spikeOut", b, "activation", "OneToOne")
+    assert m.adjacent[a[2]].path == b[2].path and m.adjacent[b[1]].path == a[1].path
+    with pytest.raises(antler.IndexError, match="not an end"):
+        m.adjacent[sg[0]]
+    with pytest.raises(antler.IndexError, match="not an end"):
+        msgs[0].adjacent[sg[1]]
