@@ -86,6 +86,13 @@ class ClassBuilder {
         std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); }, nullptr,
         nullptr);
   }
+  /// A value field read and written by callables `F(const T&)` and `void(T&, const F&)` (when
+  /// several fields share one rule).
+  template <class F, class G, class S>
+  ClassBuilder& valueFn(std::string name, G get, S set, std::string doc = "") {
+    return addValue<F>(std::move(name), std::move(doc), std::move(get), std::move(set),
+                       static_cast<F T::*>(nullptr));
+  }
   /// A read-only field computed by a callable `F(const Eref&, const T&)`.
   template <class F, class G>
   ClassBuilder& readOnlyFn(std::string name, G get, std::string doc = "") {

@@ -59,7 +59,8 @@ void Compartment::setRa(double v) {
 
 const Cinfo* Compartment::initCinfo() {
   static const Cinfo* c =
-      ClassBuilder<Compartment>("Compartment", "passive membrane compartment")
+      ClassBuilder<Compartment>("Compartment", "passive membrane compartment",
+                                CompartmentBase::initCinfo())
           .value("Vm", &Compartment::Vm_, "membrane potential")
           .value("Cm", &Compartment::Cm, &Compartment::setCm, "membrane capacitance (> 0)")
           .value("Em", &Compartment::Em_, "resting potential")

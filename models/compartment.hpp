@@ -12,14 +12,16 @@
 /// axialOut -> handleAxial), and the pair couples through the Ra of the compartment on the raxial
 /// side. `channel` takes handleChannel(Gk, Ek) and gives back VmOut. Im is the axial and injectMsg
 /// current of the last step (MOOSE's: without inject, leak or channels).
-/// reinit sets Vm = initVm, clears the sums and sends VmOut(Vm), as MOOSE does.
+/// reinit sets Vm = initVm, clears the sums and sends VmOut(Vm), as MOOSE does. The geometry
+/// (diameter, length, coordinates) is CompartmentBase's.
 /// Inputs delivered after a step's process are used by the next step.
 #include "core/class_builder.hpp"
+#include "models/compartment_base.hpp"
 #include "msg/src_finfo.hpp"
 
 namespace antler {
 
-class Compartment {
+class Compartment : public CompartmentBase {
  public:
   /// Sends Vm every step (and at reinit).
   inline static SrcFinfo<double> VmOut{"VmOut", "sends Vm every step and at reinit"};

@@ -72,9 +72,7 @@ void SynChan::process(const Eref& e, ProcPtr) {
   Y_ = X_ * yconst1_ + Y_ * yconst2_;
   activation_ = 0.0;
   Gk_ = Y_ * norm_ * modulation_;
-  Ik_ = (Ek_ - Vm_) * Gk_;
-  channelOut.send(e, Gk_, Ek_);
-  IkOut.send(e, Ik_);
+  send(e);
 }
 
 void SynChan::reinit(const Eref& e, ProcPtr p) {
@@ -91,22 +89,15 @@ void SynChan::reinit(const Eref& e, ProcPtr p) {
 const Cinfo* SynChan::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<SynChan>("SynChan",
-                            "synaptic channel with a dual-exponential conductance (MOOSE's)")
+                            "synaptic channel with a dual-exponential conductance (MOOSE's)",
+                            ChanBase::initCinfo())
           .value("Gbar", &SynChan::Gbar, &SynChan::setGbar,
                  "peak conductance of a unit activation's response")
-          .value("Ek", &SynChan::Ek_, "reversal potential")
-          .value("Gk", &SynChan::Gk_, "conductance (process sets it each step)")
-          .readOnly("Ik", &SynChan::Ik_, "current, (Ek - Vm) Gk")
-          .value("modulation", &SynChan::modulation_, "scale factor of the conductance")
           .value("tau1", &SynChan::tau1, &SynChan::setTau1, "decay time constant (tau1 >= tau2)")
           .value("tau2", &SynChan::tau2, &SynChan::setTau2, "rise time constant (0: none)")
           .value("normalizeWeights", &SynChan::normalizeWeights_,
                  "MOOSE's flag (kept; MOOSE does not use it either)")
           .dest<&SynChan::activation>("activation", "adds to the next step's activation")
-          .dest<&SynChan::handleVm>("Vm", "the compartment's Vm")
-          .src(SynChan::channelOut)
-          .src(SynChan::IkOut)
-          .shared("channel", {"channelOut"}, {"Vm"}, "to a compartment's channel field")
           .proc<&SynChan::process, &SynChan::reinit>()
           .defaultTick(4)  // MOOSE's default tick for SynChan
           .build();

@@ -1,6 +1,6 @@
 #pragma once
 /// SynChan: a synaptic channel with a dual-exponential conductance (MOOSE's SynChan,
-/// biophysics/SynChan.cpp, with ChanBase/ChanCommon's fields). A SimpleSynHandler's
+/// biophysics/SynChan.cpp; the fields it shares with other channels are ChanBase's). A SimpleSynHandler's
 /// activationOut drives `activation`; the channel sits on a compartment through the `channel`
 /// shared field (channelOut(Gk, Ek) to the compartment's handleChannel, the compartment's VmOut
 /// to `Vm`). Each step, with the activation A summed since the last step:
@@ -14,25 +14,19 @@
 /// zeroes A, X, Y, Gk and Ik and sends channelOut and IkOut. MOOSE's defaults: tau1 = tau2 = 1 ms,
 /// Gbar 0, Ek 0, modulation 1; before the first reinit the constants use dt = 25 us, as MOOSE's.
 #include "core/class_builder.hpp"
-#include "msg/src_finfo.hpp"
+#include "models/chan_base.hpp"
 
 namespace antler {
 
-class SynChan {
+class SynChan : public ChanBase {
  public:
-  inline static SrcFinfo<double, double> channelOut{"channelOut",
-                                                    "sends Gk and Ek to the compartment"};
-  inline static SrcFinfo<double> IkOut{"IkOut", "sends the channel current Ik every step"};
   void process(const Eref& e, ProcPtr p);
   void reinit(const Eref& e, ProcPtr p);
   /// Adds to the activation of the next step (from a SimpleSynHandler's activationOut).
   void activation(double v) { activation_ += v; }
-  /// The compartment's Vm (the channel field's second half).
-  void handleVm(double Vm) { Vm_ = Vm; }
   static const Cinfo* initCinfo();
 
  private:
-  double Gbar_ = 0.0, Ek_ = 0.0, Gk_ = 0.0, Ik_ = 0.0, modulation_ = 1.0, Vm_ = 0.0;
   double tau1_ = 1e-3, tau2_ = 1e-3;
   bool normalizeWeights_ = false;
   double xconst1_ = 0.0, yconst1_ = 1.0, xconst2_ = 1.0, yconst2_ = 0.0, norm_ = 1.0;

@@ -989,3 +989,63 @@ def test_msg_adjacent_is_the_other_end(model):
         m.adjacent[sg[0]]
     with pytest.raises(antler.IndexError, match="not an end"):
         msgs[0].adjacent[sg[1]]
+
+
+def test_compartment_geometry_follows_moose_s_rules(model):
+    c = antler.Compartment("/c")
+    assert (c.diameter, c.length, c.x0, c.x) == (0.0, 0.0, 0.0, 0.0)
+    c.x0, c.y0, c.z0 = 1.0, 2.0, 3.0
+    c.x, c.y, c.z = 4.0, 6.0, 3.0
+    assert c.length == 5.0  # the distance between the ends (CompartmentBase::updateLength)
+    c.length = 10.0  # it matched the ends: the far end moves along the axis
+    assert (c.x, c.y, c.z) == (7.0, 10.0, 3.0) and c.length == 10.0
+    c.x = 1.0
+    assert c.length == pytest.approx(8.0)
+    c.diameter = 2e-6
+    assert list(c.coords) == [1.0, 2.0, 3.0, 1.0, 10.0, 3.0, 2e-6]
+    c.coords = [0, 0, 0, 3, 4, 0, 1e-6]
+    assert c.length == 5.0 and c.diameter == 1e-6
+    for field, bad in (("length", -1.0), ("diameter", -1e-6), ("x", float("nan")),
+                       ("coords", [1.0] * 6), ("length", float("inf"))):
+        before = getattr(c, field)
+        with pytest.raises(antler.ValueError, match=field):
+            setattr(c, field, bad)
+        assert np.all(np.asarray(getattr(c, field)) == np.asarray(before))
+    assert c.Rm == 1.0  # the geometry does not change the electrical parameters
+
+
+def test_leakage_on_a_compartment_and_isa_wildcards(model):
+    rm, cm, em, ek, gbar, dt = 1e8, 1e-10, -0.065, -0.064, 1e-8, 5e-5
+    antler.Neutral("/m")
+    c = antler.Compartment("/m/c")
+    c.Rm, c.Cm, c.Em, c.initVm = rm, cm, em, em
+    leak = antler.Leakage("/m/c/chan")
+    leak.Ek, leak.Gbar = ek, gbar
+    assert leak.Gk == gbar  # MOOSE's Leakage: Gk follows Gbar at once
+    antler.connect(leak, "channel", c, "channel")
+    antler.SynChan("/m/syn")
+    antler.LIF("/m/lif")
+    assert sorted(x.path for x in antler.wildcardFind("/m/##[ISA=ChanBase]")) == \
+        ["/m/c/chan", "/m/syn"]
+    assert sorted(x.path for x in antler.wildcardFind("/m/##[ISA=CompartmentBase]")) == \
+        ["/m/c", "/m/lif"]
+    tab = antler.Table("/vm")
+    antler.connect(tab, "requestOut", c, "getVm")
+    ik = antler.Table("/ik")
+    antler.connect(ik, "requestOut", leak, "getIk")
+    antler.useClock(9, "/m/syn,/m/lif")  # (not run: tick 9 has no dt)
+    antler.setClock(8, dt)  # the Tables' tick, as often as the rest (MOOSE's default is 1e-4)
+    antler.reinit()
+    antler.start(40 * dt)  # MOOSE's default ticks: chan 4 after the compartment's 3
+    # The channel (tick 4) runs after the compartment (tick 3): its Gk reaches the compartment
+    # in the next step; reinit's reaches the first.
+    vm, want, want_ik = em, [em], [(ek - em) * gbar]
+    for _ in range(40):
+        a, b = gbar * ek + em / rm, 1.0 / rm + gbar
+        omx = -math.expm1(-b * dt / cm)
+        vm = vm * (1.0 - omx) + (a / b) * omx
+        want.append(vm)
+        want_ik.append((ek - vm) * gbar)  # the compartment's VmOut of this step came first
+    np.testing.assert_allclose(tab.vector, want, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ik.vector, want_ik, rtol=1e-12, atol=0)
+    assert want[-1] > em + 1e-4
