@@ -5,29 +5,30 @@
 namespace antler {
 
 double StimulusTable::lookup(double x) const {
+  // MOOSE's TableBase::interpolate, step for step (so the same bits).
   const std::size_t n = vec_.size();
   if (n == 0) return 0.0;
-  if (n == 1 || !(x > startTime_)) return vec_.front();
-  if (!(x < stopTime_) || !(stopTime_ > startTime_)) return vec_.back();
-  const double pos = (x - startTime_) / (stopTime_ - startTime_) * static_cast<double>(n - 1);
-  std::size_t i = static_cast<std::size_t>(pos);
-  if (i >= n - 1) return vec_.back();
-  const double frac = pos - static_cast<double>(i);
-  if (frac == 0.0) return vec_[i];  // exact at an entry (no 0 * inf, no rounding)
-  return vec_[i] + frac * (vec_[i + 1] - vec_[i]);
+  if (n == 1 || x < startTime_ || startTime_ >= stopTime_) return vec_.front();
+  if (x > stopTime_) return vec_.back();
+  const double xdivs = static_cast<double>(n - 1);
+  const double fraction = (x - startTime_) / (stopTime_ - startTime_);
+  if (!(fraction >= 0)) return vec_.front();  // (NaN too)
+  const auto j = static_cast<std::size_t>(xdivs * fraction);
+  if (j >= n - 1) return vec_.back();
+  const double dx = (stopTime_ - startTime_) / xdivs;
+  const double lowerBound = startTime_ + static_cast<double>(j) * dx;
+  const double subFraction = (x - lowerBound) / dx;
+  return vec_[j] + (vec_[j + 1] - vec_[j]) * subFraction;
 }
 
 void StimulusTable::process(const Eref& e, ProcPtr p) {
-  double x;
-  if (stepSize_ > 0) {
+  if (stepSize_ > 0)
     stepPosition_ += stepSize_;
-    if (doLoop_ && stepPosition_ > loopTime_) stepPosition_ = 0.0;
-    x = stepPosition_;
-  } else {
-    x = p->currTime;
-    if (doLoop_ && loopTime_ > 0) x = std::fmod(x, loopTime_);
-    stepPosition_ = x;
-  }
+  else
+    stepPosition_ = p->currTime;
+  double x = stepPosition_;
+  if (doLoop_ && loopTime_ > 0 && stepPosition_ > startTime_ + loopTime_)
+    x = stepPosition_ - loopTime_ * std::floor((stepPosition_ - startTime_) / loopTime_);
   output_ = lookup(x);
   outputOut.send(e, output_);
 }

@@ -1,17 +1,17 @@
 #pragma once
-/// StimulusTable: plays a vector of values as a stimulus (MOOSE's StimulusTable). It keeps a
-/// position x; each step (as in MOOSE):
+/// StimulusTable: plays a vector of values as a stimulus (MOOSE 4's StimulusTable,
+/// builtins/StimulusTable.cpp). It keeps a position x; each step:
 ///   stepSize > 0:  x += stepSize            (the vector is read at its own pace)
 ///   stepSize == 0: x = t, the time at the end of the step
-///   if doLoop and x > loopTime: x = 0       (the next step starts again from stepSize, or for
-///                                            stepSize 0 the position is t modulo loopTime)
-///   output = the vector read at x, sent on `output`.
+///   the vector is read at x, or, if doLoop and x > startTime + loopTime (loopTime > 0), at
+///   x - loopTime floor((x - startTime) / loopTime); the value is sent on `output`.
 /// The vector's N entries span [startTime, stopTime] evenly: entry i sits at
-/// startTime + i * (stopTime - startTime) / (N - 1), and between two entries the value is
-/// interpolated linearly (MOOSE's TableBase lookup); before startTime it is entry 0, after
-/// stopTime entry N - 1. So with stepSize = 1, startTime = 0 and stopTime = N - 1, step n sends
-/// entry n (one entry per step), and with stepSize = 1/k one entry per k steps, ramping between.
-/// An empty vector outputs 0. reinit sets x = 0 and sends the value at 0.
+/// startTime + i (stopTime - startTime) / (N - 1), and between two entries the value is
+/// interpolated linearly with MOOSE's arithmetic (TableBase::interpolate); before startTime, or
+/// when stopTime <= startTime, it is entry 0; after stopTime entry N - 1. So with stepSize = 1,
+/// startTime = 0 and stopTime = N - 1, step n sends entry n, and with stepSize = 1/k one entry per
+/// k steps, ramping between. An empty vector outputs 0. reinit sets x = 0 and sends the value
+/// there.
 #include <vector>
 
 #include "core/class_builder.hpp"

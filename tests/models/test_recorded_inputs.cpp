@@ -80,14 +80,17 @@ TEST_CASE("TimeTable refuses a vector that is not sorted or holds NaN, and keeps
 }
 
 namespace {
-// The vector read at x (MOOSE's clamped linear lookup), written independently of the class.
+// The vector read at x, as MOOSE 4's TableBase::interpolate computes it (builtins/TableBase.cpp),
+// written here from its rule, not from the class.
 double lookup(const std::vector<double>& v, double start, double stop, double x) {
-  if (x <= start) return v.front();
-  if (x >= stop) return v.back();
-  const double pos = (x - start) / (stop - start) * (v.size() - 1);
-  const double i = std::floor(pos);
-  const auto k = static_cast<std::size_t>(i);
-  return pos == i ? v[k] : v[k] + (pos - i) * (v[k + 1] - v[k]);
+  if (v.size() == 1 || x < start || start >= stop) return v.front();
+  if (x > stop) return v.back();
+  const double xdivs = static_cast<double>(v.size() - 1);
+  const double fraction = (x - start) / (stop - start);
+  const auto j = static_cast<std::size_t>(xdivs * fraction);
+  if (j >= v.size() - 1) return v.back();
+  const double dx = (stop - start) / xdivs;
+  return v[j] + (v[j + 1] - v[j]) * ((x - (start + j * dx)) / dx);
 }
 }  // namespace
 
@@ -134,18 +137,15 @@ TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping")
       const Case& c = cases[i];
       std::vector<double> want{lookup(v, c.start, c.stop, 0.0)};
       for (long s = 1; s <= nsteps; ++s) {
-        double x;
-        if (c.stepSize > 0) {
-          // Positions stepSize, 2 stepSize, ... m stepSize (<= loopTime), then 0: period m + 1.
-          long k = s;
-          if (c.loop) {
-            const long period = static_cast<long>(std::floor(c.loopTime / c.stepSize)) + 1;
-            k = s % period;
-          }
-          x = k * c.stepSize;
-        } else {
-          x = c.loop ? std::fmod(s * dt, c.loopTime) : s * dt;
-        }
+        // MOOSE's position: s stepSize (summed step by step), or the time; past
+        // start + loopTime, read loopTime floor((x - start) / loopTime) earlier.
+        double x = 0.0;
+        if (c.stepSize > 0)
+          for (long k = 0; k < s; ++k) x += c.stepSize;
+        else
+          x = s * dt;
+        if (c.loop && x > c.start + c.loopTime)
+          x -= c.loopTime * std::floor((x - c.start) / c.loopTime);
         want.push_back(lookup(v, c.start, c.stop, x));
       }
       CHECK(Field<std::vector<double>>::get(ObjId(tab.id, i), "vector") == want);
