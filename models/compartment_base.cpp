@@ -3,15 +3,12 @@
 #include <cmath>
 #include <string>
 
+#include "models/moose_eq.hpp"
+
 namespace antler {
 
 namespace {
-/// MOOSE's doubleEq (basecode/doubleEq.cpp): relative difference below 1e-6.
-bool moose_eq(double x, double y) {
-  double denom = std::fabs(x) + std::fabs(y);
-  if (denom < 1e-12) denom = 1e-6;
-  return std::fabs(x - y) / denom < 1e-6;
-}
+using detail::moose_eq;
 
 double finite(const char* field, double v) {
   if (!std::isfinite(v))

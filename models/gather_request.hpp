@@ -4,12 +4,14 @@
 /// values gathered in global index order through the reduce path to the node that holds the
 /// recorder, which gets them with the message's id: `W::store(const Eref&, std::uint32_t msgId,
 /// const GatherValues&)`. W::kClassName names the recorder in errors.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "msg/msg.hpp"
 #include "reduce/reduce_finfo.hpp"
 #include "reduce/reduce_msg.hpp"
 
@@ -58,6 +60,23 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
                      msg.dest()->path() +
                      " is a field element: connect Single messages to the entries to record");
     return std::make_unique<Job>(msg, loop, one);
+  }
+  /// The messages recorder e asks through this field, in message id order.
+  std::vector<const ReduceMsg*> messagesOf(const Eref& e) const {
+    std::vector<const ReduceMsg*> msgs;
+    for (const Conn& c : e.element()->conns(bindIndex())) {
+      auto* m = static_cast<const ReduceMsg*>(c.msg);
+      if (m->requester() == e.dataIndex()) msgs.push_back(m);
+    }
+    std::sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
+    return msgs;
+  }
+  /// True if message `id` is still one of e's requests (false once it, or its target, was
+  /// deleted).
+  static bool stillAsks(std::uint32_t id, const Eref& e) {
+    const Msg* m = MsgTable::instance().get(id);
+    return m && m->kind() == MsgKind::reduce && m->src() == e.element() &&
+           static_cast<const ReduceMsg*>(m)->requester() == e.dataIndex();
   }
 
  private:

@@ -118,11 +118,8 @@ bool HDF5DataWriter::isOpen() const {
 }
 
 void HDF5DataWriter::setFilename(const std::string& f) {
-  if (f.empty()) throw ValueError("HDF5DataWriter.filename: must not be empty");
-  if (f.find('\0') != std::string::npos)
-    throw ValueError("HDF5DataWriter.filename: " + antler::quoted(f) +
-                     " contains a NUL character (a file name cannot)");
-  filename_ = f;  // the open file, if any, stays the one being written until reinit or close
+  // The open file, if any, stays the one being written until reinit or close.
+  filename_ = hdf5::valid_filename("HDF5DataWriter", f);
 }
 
 void HDF5DataWriter::setMode(unsigned m) {
@@ -187,13 +184,8 @@ void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
 
   // What is recorded: this object's requestOut messages in id order, each object's datasets in
   // index order.
-  std::vector<const ReduceMsg*> msgs;
-  for (const Conn& c : me->conns(requestOut.bindIndex())) {
-    auto* m = static_cast<const ReduceMsg*>(c.msg);
-    if (m->requester() == e.dataIndex()) msgs.push_back(m);
-  }
+  const std::vector<const ReduceMsg*> msgs = requestOut.messagesOf(e);
   if (msgs.empty()) return;  // nothing recorded: no file, as in MOOSE
-  std::sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
   auto st = std::make_unique<State>();
   st->file = filename_;
   std::set<std::string> seen;
@@ -281,11 +273,7 @@ void HDF5DataWriter::process(const Eref& e, ProcPtr) {
   // get NaN from this step on, and the rest is recorded.
   std::size_t live = 0;
   for (auto& ch : s.channels) {
-    if (!ch.gone) {
-      const Msg* m = MsgTable::instance().get(ch.msgId);
-      ch.gone = !m || m->kind() != MsgKind::reduce || m->src() != e.element() ||
-                static_cast<const ReduceMsg*>(m)->requester() != e.dataIndex();
-    }
+    if (!ch.gone) ch.gone = !requestOut.stillAsks(ch.msgId, e);
     if (!ch.gone) {
       ++live;
       continue;

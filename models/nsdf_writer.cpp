@@ -258,11 +258,7 @@ bool NSDFWriter::isOpen() const {
 }
 
 void NSDFWriter::setFilename(const std::string& f) {
-  if (f.empty()) throw ValueError("NSDFWriter.filename: must not be empty");
-  if (f.find('\0') != std::string::npos)
-    throw ValueError("NSDFWriter.filename: " + antler::quoted(f) +
-                     " contains a NUL character (a file name cannot)");
-  filename_ = f;
+  filename_ = hdf5::valid_filename("NSDFWriter", f);
 }
 
 void NSDFWriter::setFlushLimit(unsigned n) {
@@ -351,12 +347,7 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
 
   // Uniform data: the requestOut messages of this object, in message id order (the digests of a
   // round come in this order too, but store() finds the channel by id and does not rely on it).
-  std::vector<const ReduceMsg*> msgs;
-  for (const Conn& c : me->conns(requestOut.bindIndex())) {
-    auto* m = static_cast<const ReduceMsg*>(c.msg);
-    if (m->requester() == e.dataIndex()) msgs.push_back(m);
-  }
-  std::sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
+  const std::vector<const ReduceMsg*> msgs = requestOut.messagesOf(e);
   std::map<std::pair<std::uint32_t, std::string>, std::size_t> varOf;  // (element, field) -> var
   for (const ReduceMsg* m : msgs) {
     const Element* d = m->dest();
@@ -602,11 +593,7 @@ void NSDFWriter::process(const Eref& e, ProcPtr) {
   State& s = *st_;
   std::size_t live = 0;
   for (auto& ch : s.channels) {
-    if (!ch.gone) {
-      const Msg* m = MsgTable::instance().get(ch.msgId);
-      ch.gone = !m || m->kind() != MsgKind::reduce || m->src() != e.element() ||
-                static_cast<const ReduceMsg*>(m)->requester() != e.dataIndex();
-    }
+    if (!ch.gone) ch.gone = !requestOut.stillAsks(ch.msgId, e);
     if (ch.gone) {
       State::Variable& v = s.vars[ch.var];
       std::fill_n(v.buf.data() + s.cols * v.sources.size() + ch.row, ch.rows,

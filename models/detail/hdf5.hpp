@@ -33,6 +33,15 @@ H checked(H h, const char* who, const std::string& file, const std::string& what
   return h;
 }
 
+/// f as a writer's filename: a ValueError naming `who` if it is empty or holds a NUL.
+inline const std::string& valid_filename(const char* who, const std::string& f) {
+  if (f.empty()) throw ValueError(std::string(who) + ".filename: must not be empty");
+  if (f.find('\0') != std::string::npos)
+    throw ValueError(std::string(who) + ".filename: " + antler::quoted(f) +
+                     " contains a NUL character (a file name cannot)");
+  return f;
+}
+
 /// A UTF-8 variable-length string type (the caller closes it).
 inline hid_t vlen_string() {
   hid_t t = H5Tcopy(H5T_C_S1);

@@ -202,6 +202,31 @@ def test_writer_memory_stays_bounded(tmp_path):
     out.unlink()
 
 
+def _record_ab(path, a, b, dt):
+    """A writer recording Vm of the IntFire arrays a and b (tick 0) every step (tick 1)."""
+    w = antler.NSDFWriter("/w")
+    w.filename = str(path)
+    antler.connect(w, "requestOut", a, "getVm", "Reduce")
+    antler.connect(w, "requestOut", b, "getVm", "Reduce")
+    for t in (0, 1):
+        antler.setClock(t, dt)
+    antler.useClock(0, "/a,/b")
+    antler.useClock(1, "/w")
+    return w, antler.element("/clock").tickDt[0]
+
+
+def _decaying(init, tau, dt, samples):
+    """IntFire without input, sample k (k = 0: reinit): Vm *= 1 - dt / tau each step, the same
+    expression in the same order as IntFire's process. Objects x samples."""
+    decay = 1.0 - dt / tau
+    out = np.empty((init.size, samples))
+    vm = init.copy()
+    for k in range(samples):
+        out[:, k] = vm
+        vm = vm * decay
+    return out
+
+
 def test_writer_readback_every_object_every_step_at_uneven_tiles(model, tmp_path):
     """Every recorded object at every step, read back and compared with a serial loop, for
     object counts that are not multiples of the writer's chunk rows or of its tiles (5003 rows:
@@ -217,31 +242,16 @@ def test_writer_readback_every_object_every_step_at_uneven_tiles(model, tmp_path
     init2 = -2.0 + np.sqrt(np.arange(n2) + 0.5)
     a.initVm, a.tau, a.thresh = init1, tau1, 1e9
     b.initVm, b.tau, b.thresh = init2, tau2, 1e9
-    w = antler.NSDFWriter("/w")
-    w.filename = str(tmp_path / "uneven.h5")
-    antler.connect(w, "requestOut", a, "getVm", "Reduce")
-    antler.connect(w, "requestOut", b, "getVm", "Reduce")
+    w, dt = _record_ab(tmp_path / "uneven.h5", a, b, 1e-4)
     antler.connect(w, "requestOut", a[n1 - 1], "getVm", "Single")
     w.flushLimit = (n1 + n2 + 1) * 130  # 130 samples per block, cut to 128 (whole chunk columns)
-    for t in (0, 1):
-        antler.setClock(t, 1e-4)
-    antler.useClock(0, "/a,/b")
-    antler.useClock(1, "/w")
-    dt = antler.element("/clock").tickDt[0]
     antler.reinit()
     antler.start(301 * dt)
     assert w.samples == 302
     w.close()
 
     def serial(init, tau, samples):
-        # IntFire without input: Vm *= 1 - dt / tau each step (the same expression and order).
-        decay = 1.0 - dt / tau
-        out = np.empty((init.size, samples))
-        vm = init.copy()
-        for k in range(samples):
-            out[:, k] = vm
-            vm = vm * decay
-        return out
+        return _decaying(init, tau, dt, samples)
 
     with h5py.File(w.filename, "r") as f:
         da, db = f["/data/uniform/a/Vm"], f["/data/uniform/b/Vm"]
@@ -262,16 +272,8 @@ def test_deleting_a_recorded_element_mid_recording_keeps_the_rest(model, tmp_pat
     b = antler.vec(antler.IntFire("/b", 3))
     a.initVm, a.tau, a.thresh = np.arange(5) + 1.0, 0.5, 1e9
     b.initVm, b.tau, b.thresh = -np.arange(3) - 1.0, 0.25, 1e9
-    w = antler.NSDFWriter("/w")
-    w.filename = str(tmp_path / "deleted.h5")
+    w, dt = _record_ab(tmp_path / "deleted.h5", a, b, 1e-3)
     w.flushLimit = 8 * 2  # two samples per block: some written before the deletion, some after
-    antler.connect(w, "requestOut", a, "getVm", "Reduce")
-    antler.connect(w, "requestOut", b, "getVm", "Reduce")
-    for t in (0, 1):
-        antler.setClock(t, 1e-3)
-    antler.useClock(0, "/a,/b")
-    antler.useClock(1, "/w")
-    dt = antler.element("/clock").tickDt[0]
     antler.reinit()
     antler.start(4 * dt)
     antler.delete("/a")
@@ -283,11 +285,7 @@ def test_deleting_a_recorded_element_mid_recording_keeps_the_rest(model, tmp_pat
     w.close()
 
     def serial(init, tau, samples):
-        vm, out, decay = init.copy(), [], 1.0 - dt / tau
-        for _ in range(samples):
-            out.append(vm)
-            vm = vm * decay
-        return np.array(out).T
+        return _decaying(init, tau, dt, samples)
 
     with h5py.File(w.filename, "r") as f:
         da, db = f["/data/uniform/a/Vm"][()], f["/data/uniform/b/Vm"][()]
