@@ -582,7 +582,7 @@ int main(int argc, char** argv) {
 
   // ---- report ----
   auto line = [&](const char* what, double t) {
-    std::printf("  %-22s %9.4f s  %8.3f ms/step  %8.2f ns/neuron-step\n", what, t, 1e3 * t / steps,
+    std::printf("  %-26s %9.4f s  %8.3f ms/step  %8.2f ns/neuron-step\n", what, t, 1e3 * t / steps,
                 1e9 * t / steps / n);
   };
   std::printf("activity: %llu neuron spikes (%.1f Hz per neuron), %llu input spikes in %u steps\n",
