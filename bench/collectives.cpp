@@ -23,10 +23,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench/machine.hpp"
 #include "core/comm/local.hpp"
 #include "core/comm/mpi.hpp"
-
-#include "bench/machine.hpp"
 
 using namespace antler;
 using namespace antler::comm;

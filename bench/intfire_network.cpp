@@ -58,14 +58,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench/machine.hpp"
 #include "core/element.hpp"
 #include "core/random.hpp"
 #include "models/step_time.hpp"
 #include "msg/msg.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
-
-#include "bench/machine.hpp"
 
 namespace {
 
@@ -518,8 +517,8 @@ int main(int argc, char** argv) {
     double best = 1e300;
     for (unsigned r = 0; r < reps; ++r)
       best = std::min(best, only == "antler" || only == "handler" ? run_antler()
-                            : only == "ring"                        ? run_hand(ring)
-                                                                    : run_hand(heap));
+                            : only == "ring"                      ? run_hand(ring)
+                                                                  : run_hand(heap));
     std::printf("  %s, 1 thread: %.4f s  %.3f ms/step  %.2f ns/neuron-step\n", only.c_str(), best,
                 1e3 * best / steps, 1e9 * best / steps / n);
     s.clearModel();
@@ -596,8 +595,9 @@ int main(int argc, char** argv) {
   const double ratio = tAntler / tRing, ratioHeap = tAntler / tHeap;
   std::printf("  ratio (antler 1 thread / hand loop, ring): %.2f   goal <= 2: %s\n", ratio,
               ratio <= 2 ? "met" : "NOT met");
-  std::printf("  ratio (antler 1 thread / hand loop, heap): %.2f   (IntFire's queue before issue 9)\n",
-              ratioHeap);
+  std::printf(
+      "  ratio (antler 1 thread / hand loop, heap): %.2f   (IntFire's queue before issue 9)\n",
+      ratioHeap);
   std::printf("  speedup (antler 1 thread / 2 threads): %.2f\n", tAntler / tAntler2);
 
   const bool ringOk = ringVm.differ == 0 && ringLast.differ == 0 && ringStepsBad == 0 &&

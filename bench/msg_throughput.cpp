@@ -8,12 +8,12 @@
 // Each step of the antler model: every sender's process() sends its value on `out` (queued in the
 // thread's outbox), then the delivery phase calls BenchReceiver::add on every target. OneToOneBulk
 // is the same model with the bulk send: BulkSender::process returns the value and the class
-// registers it with proc_sending, so the clock's loop writes a slice's messages as one batch. The hand
-// loop does the same arithmetic over std::vector<double>: read each sender's value, add it to each
-// of its targets' sums (for Sparse: over a CSR copied from the very SparseMsg antler uses, so the
-// additions happen in the same order and the sums must match bit for bit). Nothing is subtracted
-// from either time: the antler figure includes the process phase, the queueing, the barriers and
-// the delivery.
+// registers it with proc_sending, so the clock's loop writes a slice's messages as one batch. The
+// hand loop does the same arithmetic over std::vector<double>: read each sender's value, add it to
+// each of its targets' sums (for Sparse: over a CSR copied from the very SparseMsg antler uses, so
+// the additions happen in the same order and the sums must match bit for bit). Nothing is
+// subtracted from either time: the antler figure includes the process phase, the queueing, the
+// barriers and the delivery.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,13 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/machine.hpp"
 #include "core/class_builder.hpp"
 #include "msg/msg.hpp"
 #include "msg/src_finfo.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
-
-#include "bench/machine.hpp"
 
 namespace {
 

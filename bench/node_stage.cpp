@@ -16,11 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bench/machine.hpp"
 #include "core/comm/algorithms.hpp"
 #include "core/comm/local.hpp"
 #include "reduce/reduce_queue.hpp"
-
-#include "bench/machine.hpp"
 
 using namespace antler;
 using namespace antler::comm;

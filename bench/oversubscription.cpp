@@ -28,12 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/machine.hpp"
 #include "core/random.hpp"
 #include "shell/clock.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
-
-#include "bench/machine.hpp"
 
 using namespace antler;
 

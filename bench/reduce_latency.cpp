@@ -6,7 +6,6 @@
 // tertiary, digest). The baseline, timed in the same program on the same ranks, is a raw
 // MPI_Allreduce of 3 doubles (what a hand-written code would do for count/sum/sum of squares).
 // The goal is a ratio <= 1.5. Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
-#include "core/comm/mpi.hpp"
 #include <mpi.h>
 
 #include <chrono>
@@ -14,13 +13,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/machine.hpp"
+#include "core/comm/mpi.hpp"
 #include "models/stats.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_queue.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
-
-#include "bench/machine.hpp"
 
 using namespace antler;
 
@@ -98,8 +97,8 @@ int main(int argc, char** argv) {
     const auto t = Clock::now();
     s.start(steps * 1e-3);
     bestA = std::min(bestA, std::chrono::duration<double>(Clock::now() - t).count() / steps);
-    callsPerStep = static_cast<double>(po.stats().messagesSent + rq.stats().messagesSent - calls0) /
-                   steps;
+    callsPerStep =
+        static_cast<double>(po.stats().messagesSent + rq.stats().messagesSent - calls0) / steps;
     ByteBuffer a;
     Writer(a).put<int>(steps);
     const auto replies = s.dispatchExtension("bench.allreduce", a);

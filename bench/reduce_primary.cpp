@@ -19,13 +19,12 @@
 #include <limits>
 #include <vector>
 
+#include "bench/machine.hpp"
 #include "core/class_builder.hpp"
 #include "core/element.hpp"
 #include "models/stats.hpp"
 #include "shell/field.hpp"
 #include "shell/runtime.hpp"
-
-#include "bench/machine.hpp"
 
 using namespace antler;
 

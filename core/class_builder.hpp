@@ -114,8 +114,8 @@ class ClassBuilder {
   /// const F&)` (when many fields share one implementation).
   template <class K, class F, class G, class S>
   ClassBuilder& lookupFn(std::string name, G get, S set, std::string doc = "") {
-    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, G, S>>(std::move(name), std::move(doc),
-                                                               get, set));
+    c_->add(std::make_unique<LookupValueFinfoT<T, K, F, G, S>>(std::move(name), std::move(doc), get,
+                                                               set));
     return *this;
   }
   /// A read-only lookup field.

@@ -122,7 +122,9 @@ class DestFinfoT final : public DestFinfoBase {
     // the call reaches through them (DestPrefetch: IntFire's ring slot) kAhead targets ahead.
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;
-    constexpr bool kHook = requires { &DestPrefetch<Fn>::fetch; };
+    constexpr bool kHook = requires {
+      &DestPrefetch<Fn>::fetch;
+    };
     constexpr bool kParent = [] {
       if constexpr (requires { DestPrefetch<Fn>::kParent; })
         return DestPrefetch<Fn>::kParent;

@@ -143,7 +143,7 @@ class EdgeArray {
   };
   struct Rep {
     std::vector<EdgeSlot<F>*> at;  // entry i
-    std::vector<Block> blocks;      // own storage (a freed block keeps its place: mem == nullptr)
+    std::vector<Block> blocks;     // own storage (a freed block keeps its place: mem == nullptr)
     EdgeSlot<F>* allocate(std::size_t n) {
       const auto b = static_cast<std::uint32_t>(blocks.size());
       blocks.push_back({std::make_unique<EdgeSlot<F>[]>(n), static_cast<std::uint32_t>(n)});

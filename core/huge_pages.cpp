@@ -11,8 +11,8 @@ void* huge_alloc(std::size_t bytes, std::size_t align) {
   // Map one huge page more than asked and trim to a huge-page boundary, so that the kernel can
   // back the whole range with huge pages (mmap alone aligns to 4 KiB only).
   const std::size_t len = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* raw = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void* raw =
+      mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto a = reinterpret_cast<std::uintptr_t>(raw);
   const std::uintptr_t start = (a + kHugePage - 1) / kHugePage * kHugePage;

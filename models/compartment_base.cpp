@@ -39,8 +39,9 @@ void CompartmentBase::setLength(double v) {
 
 void CompartmentBase::setCoords(std::vector<double> v) {
   if (v.size() != 7)
-    throw ValueError("CompartmentBase.coords: needs 7 numbers [x0, y0, z0, x, y, z, diameter], got " +
-                     std::to_string(v.size()));
+    throw ValueError(
+        "CompartmentBase.coords: needs 7 numbers [x0, y0, z0, x, y, z, diameter], got " +
+        std::to_string(v.size()));
   for (double x : v) finite("coords", x);
   x0_ = v[0], y0_ = v[1], z0_ = v[2], x_ = v[3], y_ = v[4], z_ = v[5], diameter_ = v[6];
   updateLength();
@@ -49,12 +50,11 @@ void CompartmentBase::setCoords(std::vector<double> v) {
 const Cinfo* CompartmentBase::initCinfo() {
   // The coordinates: set, then the length follows (MOOSE's updateLength).
   auto coord = [](double CompartmentBase::*m, const char* name) {
-    return std::make_pair(
-        [m](const CompartmentBase& o) { return o.*m; },
-        [m, name](CompartmentBase& o, const double& v) {
-          o.*m = finite(name, v);
-          o.updateLength();
-        });
+    return std::make_pair([m](const CompartmentBase& o) { return o.*m; },
+                          [m, name](CompartmentBase& o, const double& v) {
+                            o.*m = finite(name, v);
+                            o.updateLength();
+                          });
   };
   static const Cinfo* c = [&] {
     ClassBuilder<CompartmentBase> b("CompartmentBase",
@@ -70,15 +70,19 @@ const Cinfo* CompartmentBase::initCinfo() {
         "diameter");
     b.value("length", &CompartmentBase::length, &CompartmentBase::setLength,
             "length (setting it moves the far end along the axis)");
-    for (auto [m, name] : {std::pair{&CompartmentBase::x0_, "x0"}, {&CompartmentBase::y0_, "y0"},
-                           {&CompartmentBase::z0_, "z0"}, {&CompartmentBase::x_, "x"},
-                           {&CompartmentBase::y_, "y"}, {&CompartmentBase::z_, "z"}}) {
+    for (auto [m, name] : {std::pair{&CompartmentBase::x0_, "x0"},
+                           {&CompartmentBase::y0_, "y0"},
+                           {&CompartmentBase::z0_, "z0"},
+                           {&CompartmentBase::x_, "x"},
+                           {&CompartmentBase::y_, "y"},
+                           {&CompartmentBase::z_, "z"}}) {
       auto [get, set] = coord(m, name);
       b.valueFn<double>(name, get, set,
                         std::string("coordinate ") + name + " (the length follows the ends)");
     }
-    return b.value("coords", &CompartmentBase::coords, &CompartmentBase::setCoords,
-                   "[x0, y0, z0, x, y, z, diameter]")
+    return b
+        .value("coords", &CompartmentBase::coords, &CompartmentBase::setCoords,
+               "[x0, y0, z0, x, y, z, diameter]")
         .build();
   }();
   return c;

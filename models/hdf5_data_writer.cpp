@@ -124,8 +124,9 @@ void HDF5DataWriter::setFilename(const std::string& f) {
 
 void HDF5DataWriter::setMode(unsigned m) {
   if (m != 1 && m != 2 && m != 4)
-    throw ValueError("HDF5DataWriter.mode: " + std::to_string(m) +
-                     " is no mode (valid: 1 append to an existing file, 2 replace it, 4 refuse it)");
+    throw ValueError(
+        "HDF5DataWriter.mode: " + std::to_string(m) +
+        " is no mode (valid: 1 append to an existing file, 2 replace it, 4 refuse it)");
   mode_ = m;
 }
 
@@ -223,9 +224,9 @@ void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
                      parent.string() + "' does not exist");
   hdf5::Quiet quiet;
   errno = 0;
-  st->fid = exists && mode_ == 1 ? H5Fopen(filename_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
-                                 : H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
-                                             H5P_DEFAULT);
+  st->fid = exists && mode_ == 1
+                ? H5Fopen(filename_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
+                : H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (st->fid < 0) {
     const int err = errno;
     throw ValueError(who + ": cannot " + (exists && mode_ == 1 ? "open" : "create") + " file '" +

@@ -70,7 +70,7 @@ class HDF5DataWriter {
 
  private:
   std::string filename_ = "moose_output.h5";  // MOOSE's default
-  unsigned mode_ = 4;                          // MOOSE's default: refuse an existing file
+  unsigned mode_ = 4;                         // MOOSE's default: refuse an existing file
   unsigned chunkSize_ = 1024;
   std::string compressor_ = "zlib";
   unsigned compression_ = 6;

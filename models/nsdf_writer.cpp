@@ -659,8 +659,9 @@ const Cinfo* NSDFWriter::initCinfo() {
         .value("modelFileNames", &NSDFWriter::modelFileNames, &NSDFWriter::setModelFileNames,
                "files whose text is stored under /model/modelfile (comma-separated)");
     Hdf5Attributes::addFields(b, &NSDFWriter::attrs_, "NSDFWriter");
-    return b.value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
-                   "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
+    return b
+        .value("flushLimit", &NSDFWriter::flushLimit, &NSDFWriter::setFlushLimit,
+               "values (doubles) buffered before a block is written (default 4194304: 32 MiB)")
         .readOnly("samples", &NSDFWriter::samples, "samples (time points) recorded since reinit")
         .readOnly("isOpen", &NSDFWriter::isOpen, "true while the file is open")
         .dest<&NSDFWriter::flush>("flush", "writes what is buffered; the file stays open")

@@ -122,8 +122,7 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
   };
   if (r->fed) {
     // The direct path: the cell reads the row later in this step; only the heaps are ours.
-    for (auto* a = aside; (a = static_cast<std::uint8_t*>(std::memchr(a, 1, aside + n - a)));
-         ++a) {
+    for (auto* a = aside; (a = static_cast<std::uint8_t*>(std::memchr(a, 1, aside + n - a))); ++a) {
       Slot& s = row[a - aside];
       takeDue(static_cast<Index>(a - aside), s.sum, s.count);
     }
@@ -179,8 +178,9 @@ const DataElement* SimpleSynHandler::directTarget(const DataElement* h, const Pr
       ++into;
   if (into != 1) return nullptr;
   const int th = p.schedule->tickOf(h), tc = p.schedule->tickOf(c);
-  if (th < 0 || tc <= th || p.schedule->tickStep(static_cast<unsigned>(th)) !=
-                                p.schedule->tickStep(static_cast<unsigned>(tc)))
+  if (th < 0 || tc <= th ||
+      p.schedule->tickStep(static_cast<unsigned>(th)) !=
+          p.schedule->tickStep(static_cast<unsigned>(tc)))
     return nullptr;
   return static_cast<const DataElement*>(c);
 }

@@ -13,8 +13,8 @@ using detail::moose_eq;
 
 double checked_tau(const char* field, double t) {
   if (!(t >= 0) || !std::isfinite(t))
-    throw ValueError(std::string("SynChan.") + field +
-                     " must be a finite number >= 0, got " + std::to_string(t));
+    throw ValueError(std::string("SynChan.") + field + " must be a finite number >= 0, got " +
+                     std::to_string(t));
   return t;
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 /// SynChan: a synaptic channel with a dual-exponential conductance (MOOSE's SynChan,
-/// biophysics/SynChan.cpp; the fields it shares with other channels are ChanBase's). A SimpleSynHandler's
-/// activationOut drives `activation`; the channel sits on a compartment through the `channel`
-/// shared field (channelOut(Gk, Ek) to the compartment's handleChannel, the compartment's VmOut
-/// to `Vm`). Each step, with the activation A summed since the last step:
+/// biophysics/SynChan.cpp; the fields it shares with other channels are ChanBase's). A
+/// SimpleSynHandler's activationOut drives `activation`; the channel sits on a compartment through
+/// the `channel` shared field (channelOut(Gk, Ek) to the compartment's handleChannel, the
+/// compartment's VmOut to `Vm`). Each step, with the activation A summed since the last step:
 ///   X = A xconst1 + X xconst2,  Y = X yconst1 + Y yconst2,  Gk = Y norm modulation,
 ///   Ik = (Ek - Vm) Gk,  then channelOut(Gk, Ek) and IkOut(Ik),
 /// where xconst1 = tau1 (1 - exp(-dt/tau1)), xconst2 = exp(-dt/tau1), the same for y with tau2

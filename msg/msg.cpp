@@ -278,7 +278,8 @@ void SparseMsg::byParent(Fn fn) const {
   const std::size_t rows = numRows();
   for (std::size_t r = 0; r < rows; ++r) {
     const Target* t = entries_.data() + localFirst_[r];
-    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) ++start[t->data - lo + 1];
+    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t)
+      ++start[t->data - lo + 1];
   }
   for (std::size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
   std::vector<Index> field(slotStart_[rows]);

@@ -226,7 +226,7 @@ class Outbox {
     const std::size_t size = buf_.size();
     if (spare == kNoSpare) {
       spare = std::max<std::size_t>(4096, size / 4);
-      buf_.grow(spare);  // reserves the room (may move the buffer) ...
+      buf_.grow(spare);   // reserves the room (may move the buffer) ...
       buf_.resize(size);  // ... without using it
     }
     const BatchHeader* h = header();

@@ -61,7 +61,8 @@ class PostOffice {
   /// running: set by the clock, which may run several in turn on one OS thread (Clock::run);
   /// outside a run, the OpenMP thread number.
   static unsigned thread() {
-    return thread_ >= 0 ? static_cast<unsigned>(thread_) : static_cast<unsigned>(omp_get_thread_num());
+    return thread_ >= 0 ? static_cast<unsigned>(thread_)
+                        : static_cast<unsigned>(omp_get_thread_num());
   }
   /// Called by the clock before it runs thread t's part of a phase (-1 when the run ends).
   static void setThread(int t) { thread_ = t; }

@@ -14,8 +14,9 @@
 /// its algorithm (without one it assumes the worst; see reduce/reduce_queue.hpp).
 ///
 /// Optionally `void clear()` resets an object to the identity keeping its storage (a class that
-/// holds a vector then allocates nothing per step), and `void primaryReduceBlock(const F* values, std::size_t n)` folds a block of values at
-/// once (the built-in classes use it to keep the hot loop vectorisable).
+/// holds a vector then allocates nothing per step), and `void primaryReduceBlock(const F* values,
+/// std::size_t n)` folds a block of values at once (the built-in classes use it to keep the hot
+/// loop vectorisable).
 #include <concepts>
 #include <cstddef>
 #include <cstdint>

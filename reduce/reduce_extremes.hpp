@@ -73,9 +73,7 @@ class ReduceSum {
     v_ += v;
     ++n_;
   }
-  void primaryReduceBlock(const F* v, std::size_t n)
-    requires std::is_floating_point_v<F>
-  {
+  void primaryReduceBlock(const F* v, std::size_t n) requires std::is_floating_point_v<F> {
     F s[4] = {0, 0, 0, 0};
     std::size_t i = 0;
     for (; i + 4 <= n; i += 4)

@@ -86,8 +86,8 @@ const char* to_string(NodeStage s) {
 }
 
 NodeStage parse_node_stage(std::string_view s) {
-  for (NodeStage n : {NodeStage::automatic, NodeStage::allgather, NodeStage::tree,
-                      NodeStage::recursive_doubling})
+  for (NodeStage n :
+       {NodeStage::automatic, NodeStage::allgather, NodeStage::tree, NodeStage::recursive_doubling})
     if (s == to_string(n)) return n;
   throw ValueError("unknown reduction node stage " + quoted(s) +
                    " (valid: automatic, allgather, tree, recursive_doubling)");
@@ -255,8 +255,7 @@ void ReduceQueue::afterExchange(unsigned tick,
   pred = pending_;
   // The same choice on every node (the set the nodes agreed on), made once per prediction rather
   // than every round: the model reads the environment.
-  predictedStage_[tick] =
-      node_layout().numNodes > 1 ? stageFor(pred, true) : NodeStage::allgather;
+  predictedStage_[tick] = node_layout().numNodes > 1 ? stageFor(pred, true) : NodeStage::allgather;
 }
 
 void ReduceQueue::primary(unsigned t, unsigned T) {
@@ -406,8 +405,8 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   const int me = comm_.rank(), who = result_node(jobs);
   bool have = true;
   if (who == kEveryNode || stage == NodeStage::recursive_doubling) {
-    o.algorithm = stage == NodeStage::tree ? comm::Algorithm::binomial
-                                           : comm::Algorithm::recursive_doubling;
+    o.algorithm =
+        stage == NodeStage::tree ? comm::Algorithm::binomial : comm::Algorithm::recursive_doubling;
     comm::algo::allreduce(comm_, b, f, o);
   } else if (who >= 0) {
     o.algorithm = comm::Algorithm::binomial;

@@ -190,8 +190,7 @@ void check_whole_parent(ObjId p, const char* op) {
     throw ValueError(std::string(op) + ": the destination '" + p.path() + "' names one entry of " +
                      e->path() + "; a new element is a child of a " +
                      "whole element (its children are shared by its " +
-                     std::to_string(e->numData()) + " entries): use '" +
-                     e->path() + "'");
+                     std::to_string(e->numData()) + " entries): use '" + e->path() + "'");
 }
 }  // namespace
 

@@ -666,9 +666,8 @@ PYBIND11_MODULE(_antler, m) {
     py::object ends = py::none();
     if (msg->kind() == MsgKind::single) {
       const auto* m = static_cast<const SingleMsg*>(msg);
-      ends = py::make_tuple(
-          triple(ObjId(msg->src()->id(), m->from().data, m->from().field)),
-          triple(ObjId(msg->dest()->id(), m->to().data, m->to().field)));
+      ends = py::make_tuple(triple(ObjId(msg->src()->id(), m->from().data, m->from().field)),
+                            triple(ObjId(msg->dest()->id(), m->to().data, m->to().field)));
     } else if (msg->kind() == MsgKind::diagonal) {
       ends = py::int_(static_cast<const DiagonalMsg*>(msg)->stride());
     }

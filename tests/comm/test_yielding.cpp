@@ -54,6 +54,5 @@ TEST_CASE("threads_exceed_cores follows ANTLER_COMM_YIELD, else counts threads a
   CHECK_FALSE(threads_exceed_cores(100000));
   unsetenv("ANTLER_COMM_YIELD");
   CHECK(threads_exceed_cores(100000));  // no node has that many cores
-  if (old)
-    setenv("ANTLER_COMM_YIELD", saved.c_str(), 1);
+  if (old) setenv("ANTLER_COMM_YIELD", saved.c_str(), 1);
 }

@@ -13,8 +13,8 @@
 using namespace antler;
 
 TEST_CASE("huge_alloc: small and large requests, aligned and usable") {
-  for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, kHugePage - 1, kHugePage,
-                            3 * kHugePage + 12345}) {
+  for (std::size_t bytes :
+       {std::size_t{1}, std::size_t{100}, kHugePage - 1, kHugePage, 3 * kHugePage + 12345}) {
     CAPTURE(bytes);
     auto* p = static_cast<unsigned char*>(huge_alloc(bytes, 64));
     REQUIRE(p != nullptr);

@@ -30,11 +30,20 @@ TEST_CASE("due_step is the first step whose end (plus the slack) reaches the tim
     const std::uint64_t step = last + static_cast<std::uint64_t>(r.uniform() * 60);
     double time = static_cast<double>(step) * dt;
     switch (k % 5) {
-      case 0: break;
-      case 1: time = std::nextafter(time, 1e300); break;
-      case 2: time = std::nextafter(time, -1e300); break;
-      case 3: time += detail::step_slack(dt) * (r.uniform() < 0.5 ? 1.0 : 1.0000001); break;
-      default: time += r.uniform() * dt; break;
+      case 0:
+        break;
+      case 1:
+        time = std::nextafter(time, 1e300);
+        break;
+      case 2:
+        time = std::nextafter(time, -1e300);
+        break;
+      case 3:
+        time += detail::step_slack(dt) * (r.uniform() < 0.5 ? 1.0 : 1.0000001);
+        break;
+      default:
+        time += r.uniform() * dt;
+        break;
     }
     const std::uint64_t want = brute(time, dt, last);
     const std::uint64_t limit = last + 1 + 100;

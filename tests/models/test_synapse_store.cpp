@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/edge_array.hpp"
+#include "core/error.hpp"
 #include "msg/msg.hpp"
 #include "tests/support/model.hpp"
 
@@ -119,8 +119,12 @@ TEST_CASE("erasing or refilling a Sparse message gives its synapses back with th
         if (std::abs(x[i] - y[i]) > 1e-12) return false;
       return true;
     };
-    CHECK(close(run(), expect({{0, 0.5, 1, 3}, {0, 0.25, 2, 3}, {0, 0.125, 3, 5},
-                               {1, 0.75, 1, 3}, {2, 0.375, 4, 5}, {3, 0.0625, 2, 3}})));
+    CHECK(close(run(), expect({{0, 0.5, 1, 3},
+                               {0, 0.25, 2, 3},
+                               {0, 0.125, 3, 5},
+                               {1, 0.75, 1, 3},
+                               {2, 0.375, 4, 5},
+                               {3, 0.0625, 2, 3}})));
 
     // Deleting /a erases its message: every synapse keeps its value (and the array its size).
     m.s.destroy(a);

@@ -235,7 +235,8 @@ TEST_CASE("bulk send with two arguments, and sends that continue a bulk batch") 
   }
 }
 
-TEST_CASE("bulk send: a process that sends itself is an error naming the port; a throw keeps order") {
+TEST_CASE(
+    "bulk send: a process that sends itself is an error naming the port; a throw keeps order") {
   Model m;
   const Index n = 40;
   m.s.setClock(0, 1.0);

@@ -182,10 +182,9 @@ TEST_CASE("every node runs the stage the model picks, the same on every node") {
   const ObjId a = m.s.create("TestAdder", "/a", 10);
   m.s.addMsg("Reduce", order, "reduceTrace", a, "getX");
   set_stage(m.s, NodeStage::automatic);
-  m.s.reduceNow(order, "reduceTrace");  // the long path: no exchange to ride in
-  const NodeStage want =
-      P == 1 ? NodeStage::automatic  // one node: no node stage runs
-             : choose_node_stage(P, 0, kEveryNode, false, comm::cost_model());
+  m.s.reduceNow(order, "reduceTrace");                  // the long path: no exchange to ride in
+  const NodeStage want = P == 1 ? NodeStage::automatic  // one node: no node stage runs
+                                : choose_node_stage(P, 0, kEveryNode, false, comm::cost_model());
   if (P >= 4) CHECK(want != NodeStage::allgather);  // an unbounded class at P >= 4
   const auto replies = m.s.dispatchExtension("test.lastNodeStage", {});
   for (const ByteBuffer& r : replies)

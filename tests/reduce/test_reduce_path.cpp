@@ -320,8 +320,8 @@ TEST_CASE("a Reduce message over a getter field reads every object, in order, ac
     std::size_t pos = 0;
     while (pos < trace.size()) {
       const std::size_t next = trace.find(',', pos);
-      const std::string tok = trace.substr(pos, next == std::string::npos ? std::string::npos
-                                                                         : next - pos);
+      const std::string tok =
+          trace.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
       if (!tok.empty()) got.push_back(std::stol(tok));
       if (next == std::string::npos) break;
       pos = next + 1;

@@ -140,9 +140,9 @@ const Cinfo* Order::initCinfo() {
 
 namespace {
 [[maybe_unused]] const Cinfo* reg[] = {
-    Adder::initCinfo(), Syn::initCinfo(),    Receiver::initCinfo(),
-    Relax::initCinfo(), Faulty::initCinfo(), Stopper::initCinfo(),
-    Tap::initCinfo(),   Gate::initCinfo(),   Extremes::initCinfo(), Order::initCinfo()};
+    Adder::initCinfo(),    Syn::initCinfo(),     Receiver::initCinfo(), Relax::initCinfo(),
+    Faulty::initCinfo(),   Stopper::initCinfo(), Tap::initCinfo(),      Gate::initCinfo(),
+    Extremes::initCinfo(), Order::initCinfo()};
 }
 
 }  // namespace antler::test

@@ -169,7 +169,9 @@ class Extremes {
 /// targets makes a fold across nodes throw.
 struct ReduceTrace {
   std::string s;
-  void primaryReduce(double v) { s += (s.empty() ? "" : ",") + std::to_string(static_cast<long>(v)); }
+  void primaryReduce(double v) {
+    s += (s.empty() ? "" : ",") + std::to_string(static_cast<long>(v));
+  }
   void secondaryReduce(const ReduceTrace& o) {
     if (o.s.empty()) return;
     s = s.empty() ? o.s : s + ";" + o.s;
@@ -182,7 +184,7 @@ struct ReduceTrace {
   }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & s;
+    ar& s;
   }
 };
 
@@ -194,7 +196,7 @@ struct ReducePlainSum {
   void tertiaryReduce(const ReducePlainSum& o) { s += o.s; }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar & s;
+    ar& s;
   }
 };
 
@@ -205,8 +207,8 @@ class Order {
   void digestSum(const Eref&, const ReducePlainSum* r) { sum_ = r->s; }
   inline static ReduceFinfo<Order, double, ReduceTrace> reduceTrace{
       "reduceTrace", &Order::digestTrace, "the shape of the fold, as a string"};
-  inline static ReduceFinfo<Order, double, ReducePlainSum> reduceSum{
-      "reduceSum", &Order::digestSum, "a plain floating-point sum"};
+  inline static ReduceFinfo<Order, double, ReducePlainSum> reduceSum{"reduceSum", &Order::digestSum,
+                                                                     "a plain floating-point sum"};
   void process(const Eref& e, ProcPtr) {
     reduceTrace.send(e);
     reduceSum.send(e);
