@@ -232,268 +232,307 @@ void Clock::start(double runtime) {
   runSteps(static_cast<std::uint64_t>(n), false);
 }
 
-void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
-  if (nsteps == 0) return;
-  struct Sched {
-    const Element* e;
-    const ProcFinfoBase* proc;
-  };
-  // The ticks in use (a step and at least one Element) and what they call, in run order.
-  std::array<std::vector<Sched>, kNumTicks> sched;
-  std::array<double, kNumTicks> tickDt{};
-  for (unsigned k = 0; k < kNumTicks; ++k) {
-    if (steps_[k] == 0) continue;
-    tickDt[k] = this->tickDt(k);
-    for (const Entry& x : elements_[k]) {
-      const Element* e = x.id.element();
-      if (!e) continue;
-      sched[k].push_back({e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
+namespace {
+
+struct Sched {
+  const Element* e;
+  const ProcFinfoBase* proc;
+};
+using Ticks = std::array<std::vector<Sched>, Clock::kNumTicks>;
+
+/// What the prepare hooks may ask about a run (core/proc_info.hpp): where the others run.
+class ScheduleView final : public RunSchedule {
+ public:
+  ScheduleView(const Ticks& t, const std::array<std::uint64_t, Clock::kNumTicks>& steps)
+      : ticks_(t), steps_(steps) {}
+  int tickOf(const Element* e) const override {
+    for (unsigned k = 0; k < Clock::kNumTicks; ++k)
+      for (const Sched& sc : ticks_[k])
+        if (sc.e == e && sc.proc && sc.proc == e->cinfo()->proc()) return static_cast<int>(k);
+    return -1;
+  }
+  std::uint64_t tickStep(unsigned tick) const override {
+    return tick < Clock::kNumTicks ? steps_[tick] : 0;
+  }
+
+ private:
+  const Ticks& ticks_;
+  const std::array<std::uint64_t, Clock::kNumTicks>& steps_;
+};
+
+}  // namespace
+
+/// One run of Clock::runSteps: what every OS thread shares, and one function per phase of a
+/// round (the top of this file). Thread t's errors go to errors[t]; every failure also sets
+/// kFlagError in nodeFlags, which the next exchange publishes.
+class Clock::Run {
+ public:
+  Run(Clock& c, std::uint64_t nsteps, bool reinit)
+      : c_(c),
+        nsteps_(nsteps),
+        reinit_(reinit),
+        stride_(std::max<std::uint64_t>(1, c.stride())),
+        step0_(c.step_),
+        po_(PostOffice::instance()),
+        rq_(ReduceQueue::instance()),
+        T_(c.numThreads_),
+        W_(workers(T_)),
+        layout_(node_layout()),
+        multiNode_(layout_.numNodes > 1),
+        errors_(T_),
+        barrier_(W_) {
+    // The ticks in use (a step and at least one Element) and what they call, in run order.
+    for (unsigned k = 0; k < kNumTicks; ++k) {
+      if (c.steps_[k] == 0) continue;
+      tickDt_[k] = c.tickDt(k);
+      for (const Entry& x : c.elements_[k])
+        if (const Element* e = x.id.element())
+          ticks_[k].push_back(
+              {e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
     }
   }
-  const std::uint64_t stride = std::max<std::uint64_t>(1, this->stride());
 
-  auto& po = PostOffice::instance();
-  auto& rq = ReduceQueue::instance();
-  const unsigned T = numThreads_;
-  if (po.numThreads() != T) po.setNumThreads(T);
-  rq.prepare(T);
-  const NodeLayout layout = node_layout();
-  const bool multiNode = layout.numNodes > 1;
-  if (multiNode && yieldDecidedFor_ != T) {
-    // The master's MPI waits give the core away when this run's OS threads outnumber the cores
-    // (every rank must agree: a blocking collective does not match a nonblocking one).
-    const bool y = comm::algo::any(po.comm(), comm::threads_exceed_cores(workers(T)));
-    po.comm().setYielding(y);
-    rq.comm().setYielding(y);
-    yieldDecidedFor_ = T;
-  }
-
-  std::vector<std::exception_ptr> errors(T);
-  std::atomic<std::uint32_t> nodeFlags{0};
-  std::uint32_t published = 0;  // written by the master between barriers, read by all after
-  bool stopAll = false;
-  const std::uint64_t step0 = step_;
-
-  // Classes that keep state for a whole Element set it up here, on one thread, once per Element
-  // (at its first tick). A failure is this node's alone: it rides in the first exchange like any
-  // other, so every node ends the run at the same round.
-  {
-    // What the hooks may ask about the run (core/proc_info.hpp): where the others run.
-    struct Schedule final : RunSchedule {
-      const std::array<std::vector<Sched>, kNumTicks>& sched;
-      const std::array<std::uint64_t, kNumTicks>& steps;
-      Schedule(const std::array<std::vector<Sched>, kNumTicks>& s,
-               const std::array<std::uint64_t, kNumTicks>& st)
-          : sched(s), steps(st) {}
-      int tickOf(const Element* e) const override {
-        for (unsigned k = 0; k < kNumTicks; ++k)
-          for (const Sched& sc : sched[k])
-            if (sc.e == e && sc.proc && sc.proc == e->cinfo()->proc()) return static_cast<int>(k);
-        return -1;
-      }
-      std::uint64_t tickStep(unsigned tick) const override {
-        return tick < kNumTicks ? steps[tick] : 0;
-      }
-    } schedule(sched, steps_);
+  /// The queues for T threads and the comms' waits; then the classes' prepare hooks, on one
+  /// thread, once per Element (at its first tick). A failure is this node's alone: it rides in
+  /// the first exchange like any other, so every node ends the run at the same round.
+  void prepare() {
+    if (po_.numThreads() != T_) po_.setNumThreads(T_);
+    rq_.prepare(T_);
+    if (multiNode_ && c_.yieldDecidedFor_ != T_) {
+      // The master's MPI waits give the core away when this run's OS threads outnumber the
+      // cores (every rank must agree: a blocking collective does not match a nonblocking one).
+      const bool y = comm::algo::any(po_.comm(), comm::threads_exceed_cores(W_));
+      po_.comm().setYielding(y);
+      rq_.comm().setYielding(y);
+      c_.yieldDecidedFor_ = T_;
+    }
+    const ScheduleView view(ticks_, c_.steps_);
     std::vector<const Element*> prepared;
     for (unsigned k = 0; k < kNumTicks; ++k)
-      for (const Sched& sc : sched[k]) {
+      for (const Sched& sc : ticks_[k]) {
         if (!sc.proc || sc.proc != sc.e->cinfo()->proc() ||
             std::find(prepared.begin(), prepared.end(), sc.e) != prepared.end())
           continue;  // (the init phase has no prepare)
         prepared.push_back(sc.e);
-        ProcInfo p;
-        p.dt = tickDt[k];
-        p.currTime = reinit ? 0.0 : static_cast<double>(step0) * dt_;
-        p.tick = k;
-        p.numThreads = T;
-        p.node = layout.node;
-        p.numNodes = layout.numNodes;
-        p.schedule = &schedule;
-        try {
-          if (!errors[0]) sc.proc->prepare(sc.e, p, reinit);
-        } catch (...) {
-          errors[0] = std::current_exception();
-          nodeFlags.fetch_or(kFlagError);
-        }
+        ProcInfo p = info(k, reinit_ ? 0.0 : static_cast<double>(step0_) * c_.dt_);
+        p.schedule = &view;
+        if (!errors_[0]) guarded(0, [&] { sc.proc->prepare(sc.e, p, reinit_); });
       }
   }
 
-  running_ = true;
-  stopRequested_.store(false);
-  omp_set_dynamic(0);
-
-  // T threads cut the model into T slices (and keep T queues); W OS threads run them. W = T
-  // unless this rank has fewer cores than that: then each OS thread runs the slices t = w, w + W,
-  // ... in turn, in every phase, and the barriers are among the W. The slices, queues and so the
-  // results are those of T threads; what changes is that T threads on fewer cores no longer make
-  // every barrier a context switch.
-  const unsigned W = workers(T);
-  detail::SpinBarrier barrier(W);
-  // The body every OS thread runs. OS thread 0 is the master: the thread that called MPI_Init
-  // (the region's primary thread), so MPI stays on one thread (MPI_THREAD_FUNNELED).
-  auto body = [&](unsigned w) {
-    bool done = false;
-    for (std::uint64_t s = 0; s < nsteps && !done; ++s) {
-      // MOOSE's time: the end of the stride, in base steps, times the base dt.
-      const std::uint64_t endStep = step0 + (s + 1) * stride;
-      for (unsigned k = 0; k < kNumTicks && !done; ++k) {
-        if (sched[k].empty()) continue;
-        if (!reinit && endStep % steps_[k] != 0) continue;
-
-        // ---- Process ----
-        ProcInfo p;
-        p.dt = tickDt[k];
-        p.currTime = reinit ? 0.0 : static_cast<double>(endStep) * dt_;
-        p.tick = k;
-        p.numThreads = T;
-        p.node = layout.node;
-        p.numNodes = layout.numNodes;
-        for (unsigned t = w; t < T; t += W) {
-          p.threadIndex = t;
-          PostOffice::setThread(static_cast<int>(t));
-          Outbox& ob = po.processOutbox(t);
-          std::size_t marked = 0;
-          PostOffice::setCurrent(&ob);
-          if (!errors[t]) {
-            try {
-              for (const Sched& sc : sched[k]) {
-                auto [lo, hi] = thread_slice(sc.e, t, T);
-                if (lo < hi) {
-                  if (reinit)
-                    sc.proc->reinit(sc.e, lo, hi, p);
-                  else
-                    sc.proc->process(sc.e, lo, hi, p);
-                }
-                ob.mark();
-                ++marked;
-              }
-            } catch (...) {
-              errors[t] = std::current_exception();
-              nodeFlags.fetch_or(kFlagError);
-            }
-          }
-          PostOffice::setCurrent(nullptr);
-          for (; marked < sched[k].size(); ++marked) ob.mark();
-        }
-
-        // Read before Barrier 1: the master may change the prediction right after it.
-        const bool predicted = rq.predicted(k);
-        barrier.wait(w);  // ---- Barrier 1: exchange ----
-        // Fold the reductions this tick is predicted to request, so that their partials can ride
-        // in the exchange (reduce/reduce_queue.hpp). Every thread read the same prediction.
-        if (predicted) {
-          for (unsigned t = w; t < T; t += W) {
-            PostOffice::setThread(static_cast<int>(t));
-            if (errors[t]) continue;
-            try {
-              rq.predictPrimary(k, t, T);
-            } catch (...) {
-              errors[t] = std::current_exception();
-              nodeFlags.fetch_or(kFlagError);
-            }
-          }
-          barrier.wait(w);
-        }
-        if (w == 0) {
-          PostOffice::setThread(0);
-          std::uint32_t f = nodeFlags.load() | (stopRequested_.load() ? kFlagStop : 0u);
-          try {
-            // Agreed: every node gets the same flags (and the same verdict on the same bytes).
-            published = po.exchange(f, rq.attachment(k));
-          } catch (...) {
-            if (!errors[0]) errors[0] = std::current_exception();
-            nodeFlags.fetch_or(kFlagError);
-            published = f | kFlagError;
-          }
-          if (!(published & kFlagError)) {
-            try {
-              rq.afterExchange(k, po.attachments(), T);
-            } catch (...) {
-              // Known here only (a digest may fail on one node): carried by the next exchange.
-              if (!errors[0]) errors[0] = std::current_exception();
-              nodeFlags.fetch_or(kFlagError);
-              if (!multiNode) published |= kFlagError;
-            }
-          }
-          if (published & kFlagStop) stopAll = true;
-        }
-        barrier.wait(w);
-        if (published & kFlagError) {
-          done = true;
-          break;
-        }
-
-        // ---- Deliver: reduction partials first, then messages ----
-        for (unsigned t = w; t < T; t += W) {
-          PostOffice::setThread(static_cast<int>(t));
-          if (errors[t]) continue;
-          try {
-            rq.primary(t, T);
-            po.deliver(t);
-          } catch (...) {
-            errors[t] = std::current_exception();
-            nodeFlags.fetch_or(kFlagError);
-          }
-        }
-
-        barrier.wait(w);  // ---- Barrier 2: clear queues, reduce ----
-        if (w == 0) {
-          PostOffice::setThread(0);
-          po.finishDelivery();
-          std::uint32_t f = nodeFlags.load();
-          try {
-            f = rq.finish(f);
-          } catch (...) {
-            if (!errors[0]) errors[0] = std::current_exception();
-            nodeFlags.fetch_or(kFlagError);
-            f |= kFlagError;
-          }
-          // On one node these flags are the whole truth; on several, an error here is this
-          // node's alone and ends the run at the next exchange (see the top of this file).
-          if (!multiNode) published = f;
-        }
-        barrier.wait(w);  // ---- Barrier 3 ----
-        if (published & kFlagError) done = true;
-      }
-      if (w == 0) {
-        if (!reinit) {
-          step_ = endStep;
-          currentTime_ = static_cast<double>(step_) * dt_;
-        }
-      }
-      if (stopAll) done = true;  // every thread read stopAll after the same barrier
+  /// Every OS thread: the run in one OpenMP team of W (T threads' slices, each OS thread taking
+  /// the slices t = w, w + W, ... in turn: the results are those of T threads, and T threads on
+  /// fewer cores do not make every barrier a context switch). OS thread 0 is the master, the
+  /// thread that called MPI_Init, so MPI stays on one thread (MPI_THREAD_FUNNELED).
+  void runAll() {
+    if (W_ == 1) {
+      body(0);  // no team, no barriers
+      return;
     }
-    PostOffice::setThread(-1);
-  };
-  if (W == 1) {
-    body(0);  // no team, no barriers
-  } else {
-#pragma omp parallel num_threads(W)
+#pragma omp parallel num_threads(W_)
     {
       // With dynamic adjustment off OpenMP gives exactly W threads; if it ever did not, the
       // barriers could never complete, so refuse instead of hanging.
-      if (static_cast<unsigned>(omp_get_num_threads()) == W) {
+      if (static_cast<unsigned>(omp_get_num_threads()) == W_) {
         body(static_cast<unsigned>(omp_get_thread_num()));
       } else if (omp_get_thread_num() == 0) {
-        errors[0] = std::make_exception_ptr(
+        errors_[0] = std::make_exception_ptr(
             StateError("start: OpenMP gave " + std::to_string(omp_get_num_threads()) +
-                       " threads, " + std::to_string(W) + " were asked for"));
+                       " threads, " + std::to_string(W_) + " were asked for"));
       }
     }
   }
+
+  /// The agreement that ends every run: did any node fail? (See the top of this file.)
+  void finish() {
+    bool failed = false;
+    for (auto& e : errors_) failed = failed || static_cast<bool>(e);
+    if (multiNode_) failed = comm::algo::any(po_.comm(), failed);
+    if (!failed) return;
+    // Sends and reductions still queued belong to the failed run, on every node.
+    po_.clear();
+    rq_.clear();
+    for (auto& e : errors_)
+      if (e) std::rethrow_exception(e);
+    throw FailedElsewhere("the run");
+  }
+
+ private:
+  /// OS thread w's strides: in each, a round per tick due at its end, in tick order.
+  void body(unsigned w) {
+    bool done = false;
+    for (std::uint64_t s = 0; s < nsteps_ && !done; ++s) {
+      // MOOSE's time: the end of the stride, in base steps, times the base dt.
+      const std::uint64_t endStep = step0_ + (s + 1) * stride_;
+      for (unsigned k = 0; k < kNumTicks && !done; ++k) {
+        if (ticks_[k].empty() || (!reinit_ && endStep % c_.steps_[k] != 0)) continue;
+        done = !round(w, k, endStep);
+      }
+      if (w == 0 && !reinit_) {
+        c_.step_ = endStep;
+        c_.currentTime_ = static_cast<double>(endStep) * c_.dt_;
+      }
+      if (stopAll_) done = true;  // every thread read stopAll after the same barrier
+    }
+    PostOffice::setThread(-1);
+  }
+
+  /// One round of tick k: false if the run ends at it (a published error).
+  bool round(unsigned w, unsigned k, std::uint64_t endStep) {
+    process(w, k, info(k, reinit_ ? 0.0 : static_cast<double>(endStep) * c_.dt_));
+    // Read before Barrier 1: the master may change the prediction right after it.
+    const bool predicted = rq_.predicted(k);
+    barrier_.wait(w);  // ---- Barrier 1: exchange ----
+    exchange(w, k, predicted);
+    barrier_.wait(w);
+    if (published_ & kFlagError) return false;
+    deliver(w);
+    barrier_.wait(w);  // ---- Barrier 2: clear queues, reduce ----
+    if (w == 0) reduce();
+    barrier_.wait(w);  // ---- Barrier 3 ----
+    return !(published_ & kFlagError);
+  }
+
+  /// Process: each of w's threads calls process (or reinit) on its slice of every Element of the
+  /// tick, in the tick's order, marking a segment end in its process queue after each Element.
+  void process(unsigned w, unsigned k, ProcInfo p) {
+    for (unsigned t = w; t < T_; t += W_) {
+      p.threadIndex = t;
+      PostOffice::setThread(static_cast<int>(t));
+      Outbox& ob = po_.processOutbox(t);
+      std::size_t marked = 0;
+      PostOffice::setCurrent(&ob);
+      if (!errors_[t])
+        guarded(t, [&] {
+          for (const Sched& sc : ticks_[k]) {
+            auto [lo, hi] = thread_slice(sc.e, t, T_);
+            if (lo < hi) {
+              if (reinit_)
+                sc.proc->reinit(sc.e, lo, hi, p);
+              else
+                sc.proc->process(sc.e, lo, hi, p);
+            }
+            ob.mark();
+            ++marked;
+          }
+        });
+      PostOffice::setCurrent(nullptr);
+      for (; marked < ticks_[k].size(); ++marked) ob.mark();
+    }
+  }
+
+  /// Exchange: the threads fold the reductions the tick is predicted to request (their partials
+  /// ride in the exchange: reduce/reduce_queue.hpp); then the master exchanges queues, flags,
+  /// requests and partials with the other nodes and publishes the agreed flags.
+  void exchange(unsigned w, unsigned k, bool predicted) {
+    if (predicted) {  // (every thread read the same prediction)
+      for (unsigned t = w; t < T_; t += W_) {
+        PostOffice::setThread(static_cast<int>(t));
+        if (!errors_[t]) guarded(t, [&] { rq_.predictPrimary(k, t, T_); });
+      }
+      barrier_.wait(w);
+    }
+    if (w != 0) return;
+    PostOffice::setThread(0);
+    const std::uint32_t f = nodeFlags_.load() | (c_.stopRequested_.load() ? kFlagStop : 0u);
+    // Agreed: every node gets the same flags (and the same verdict on the same bytes).
+    if (!masterGuarded([&] { published_ = po_.exchange(f, rq_.attachment(k)); }))
+      published_ = f | kFlagError;
+    // A digest's failure is known here only: the next exchange carries it.
+    if (!(published_ & kFlagError) &&
+        !masterGuarded([&] { rq_.afterExchange(k, po_.attachments(), T_); }) && !multiNode_)
+      published_ |= kFlagError;
+    if (published_ & kFlagStop) stopAll_ = true;
+  }
+
+  /// Deliver: each thread folds its slice of the pending reductions' targets (primaryReduce:
+  /// values as process left them), then walks the delivery plan, calling destination functions
+  /// on the targets in its own slice.
+  void deliver(unsigned w) {
+    for (unsigned t = w; t < T_; t += W_) {
+      PostOffice::setThread(static_cast<int>(t));
+      if (!errors_[t])
+        guarded(t, [&] {
+          rq_.primary(t, T_);
+          po_.deliver(t);
+        });
+    }
+  }
+
+  /// Reduce (the master): the delivered queues cleared; thread partials folded in thread order,
+  /// one collective for every node's partials, node partials in node order, digests called.
+  void reduce() {
+    PostOffice::setThread(0);
+    po_.finishDelivery();
+    std::uint32_t f = nodeFlags_.load();
+    if (!masterGuarded([&] { f = rq_.finish(f); })) f |= kFlagError;
+    // On one node these flags are the whole truth; on several, an error here is this node's
+    // alone and ends the run at the next exchange (see the top of this file).
+    if (!multiNode_) published_ = f;
+  }
+
+  /// Runs f for thread t; an exception becomes errors_[t] and raises the node's error flag.
+  template <class F>
+  void guarded(unsigned t, F&& f) {
+    try {
+      f();
+    } catch (...) {
+      errors_[t] = std::current_exception();
+      nodeFlags_.fetch_or(kFlagError);
+    }
+  }
+  /// The master's guarded call: keeps the first error of thread 0; false if f threw.
+  template <class F>
+  bool masterGuarded(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (...) {
+      if (!errors_[0]) errors_[0] = std::current_exception();
+      nodeFlags_.fetch_or(kFlagError);
+      return false;
+    }
+  }
+
+  ProcInfo info(unsigned k, double time) const {
+    ProcInfo p;
+    p.dt = tickDt_[k];
+    p.currTime = time;
+    p.tick = k;
+    p.numThreads = T_;
+    p.node = layout_.node;
+    p.numNodes = layout_.numNodes;
+    return p;
+  }
+
+  Clock& c_;
+  const std::uint64_t nsteps_;
+  const bool reinit_;
+  const std::uint64_t stride_, step0_;
+  PostOffice& po_;
+  ReduceQueue& rq_;
+  const unsigned T_, W_;
+  const NodeLayout layout_;
+  const bool multiNode_;
+  Ticks ticks_;
+  std::array<double, kNumTicks> tickDt_{};
+  std::vector<std::exception_ptr> errors_;
+  std::atomic<std::uint32_t> nodeFlags_{0};
+  std::uint32_t published_ = 0;  // written by the master between barriers, read by all after
+  bool stopAll_ = false;
+  detail::SpinBarrier barrier_;
+};
+
+void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
+  if (nsteps == 0) return;
+  Run run(*this, nsteps, reinit);
+  run.prepare();
+  running_ = true;
+  stopRequested_.store(false);
+  omp_set_dynamic(0);
+  run.runAll();
   running_ = false;
-  // The agreement that ends every run: did any node fail? (See the top of this file.)
-  bool failed = false;
-  for (auto& e : errors) failed = failed || static_cast<bool>(e);
-  if (multiNode) failed = comm::algo::any(po.comm(), failed);
-  if (!failed) return;
-  // Sends and reductions still queued belong to the failed run, on every node.
-  po.clear();
-  rq.clear();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  throw FailedElsewhere("the run");
+  run.finish();
 }
 
 }  // namespace antler

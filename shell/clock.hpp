@@ -117,6 +117,7 @@ class Clock {
   /// nsteps strides of the run (or one reinit round): for each, one process / deliver / reduce
   /// round per due tick. Runs inside the parallel region on every thread.
   void runSteps(std::uint64_t nsteps, bool reinit);
+  class Run;  // one run's shared state and its phases (clock.cpp)
   void checkTick(unsigned tick, const char* op) const;
   void checkIdle(const char* op) const;
 
