@@ -1,6 +1,9 @@
 #pragma once
-/// Errors. Two roots, as in Arbor: antler::Error for bad user input (it names the operation,
-/// the offending thing and the valid choices), antler::InternalError for bugs in antler itself.
+/// Errors. Three roots: antler::Error for bad user input (it names the operation, the offending
+/// thing and the valid choices), antler::SystemError for a failure of the system antler runs on
+/// (MPI, a corrupted buffer, nodes that disagree), both an antler::Exception, which carries the
+/// kind the Python layer maps to an exception type and which crosses nodes with the message; and
+/// antler::InternalError for bugs in antler itself, as in Arbor.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -25,15 +28,28 @@ enum class ErrorKind : std::uint8_t {
 /// Name of an error kind, for messages.
 const char* to_string(ErrorKind k);
 
-/// Root of every error caused by user input.
-class Error : public std::runtime_error {
+/// What Error and SystemError share: the kind, reported across nodes and to Python.
+class Exception : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Exception(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
   /// The kind of the error.
   ErrorKind kind() const noexcept { return kind_; }
 
  private:
   ErrorKind kind_;
+};
+
+/// Root of every error caused by user input.
+class Error : public Exception {
+ public:
+  using Exception::Exception;
+};
+
+/// Root of every failure of the system antler runs on, not of its input: the user's script is
+/// right, and something below it (MPI, a node, a buffer in transit) is not.
+class SystemError : public Exception {
+ public:
+  using Exception::Exception;
 };
 
 /// An unknown path, or a name already taken.
@@ -68,9 +84,9 @@ struct ValueError : Error {
 struct StateError : Error {
   explicit StateError(const std::string& w) : Error(ErrorKind::state, w) {}
 };
-/// A corrupted buffer or a disagreement between nodes.
-struct CommError : Error {
-  explicit CommError(const std::string& w) : Error(ErrorKind::comm, w) {}
+/// A corrupted buffer, a failed MPI call or a disagreement between nodes.
+struct CommError : SystemError {
+  explicit CommError(const std::string& w) : SystemError(ErrorKind::comm, w) {}
 };
 
 /// Raised on a node whose part of an operation that runs on every node succeeded while another

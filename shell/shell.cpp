@@ -1034,7 +1034,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
     status = 3;
     kind = e.kind();
     message = e.what();
-  } catch (const Error& e) {
+  } catch (const Exception& e) {
     status = 1;
     kind = e.kind();
     message = e.what();

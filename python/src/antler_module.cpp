@@ -562,7 +562,7 @@ PYBIND11_MODULE(_antler, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
+    } catch (const Exception& e) {
       py::object cls;
       if (error_classes())
         cls = py::reinterpret_borrow<py::dict>(error_classes())
