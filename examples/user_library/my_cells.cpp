@@ -5,8 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/class_builder.hpp"
-#include "reduce/reduce_finfo.hpp"
+#include "antler/antler.hpp"  // the installed public API, one include
 
 using namespace antler;
 
