@@ -1,0 +1,283 @@
+// The Shell's handlers for fields: get, set (one, many, all: all or nothing on every node),
+// lookups, calls (see shell/detail/handlers.hpp).
+#include <cstring>
+
+#include "core/comm/algorithms.hpp"
+#include "core/layout.hpp"
+#include "reduce/reduce_queue.hpp"
+#include "shell/detail/handlers.hpp"
+
+namespace antler::shell_detail {
+
+void do_set(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "set");
+  auto* vf = require_value(e, field, "set", true);
+  check_type(vf->valueType(), t.mangled, t.name, "set", e->cinfo()->name() + "." + field);
+  check_data_index(e, o.dataIndex, "set");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "set");
+  vf->set(e, o.dataIndex, o.fieldIndex, r);
+}
+
+void do_get(Reader& r, Writer& w) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "get");
+  auto* vf = require_value(e, field, "get", false);
+  check_type(vf->valueType(), t.mangled, t.name, "get", e->cinfo()->name() + "." + field);
+  check_data_index(e, o.dataIndex, "get");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "get");
+  vf->get(e, o.dataIndex, o.fieldIndex, w);
+}
+
+void do_get_vec(Reader& r, Writer& w) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  const auto whole = r.get<bool>();
+  Element* e = require_element(o, "getVec");
+  auto* vf = require_value(e, field, "getVec", false);
+  check_type(vf->valueType(), t.mangled, t.name, "getVec", e->cinfo()->name() + "." + field);
+  if (whole || !e->isField()) {
+    vf->getRange(e, e->localBegin(), e->localEnd(), w);
+  } else {
+    check_data_index(e, o.dataIndex, "getVec");
+    if (!e->isLocal(o.dataIndex)) return;
+    for (Index f = 0; f < e->numField(o.dataIndex); ++f) vf->get(e, o.dataIndex, f, w);
+  }
+}
+
+/// A multi-entry write, all or nothing on every node: validate, agree, commit.
+///
+/// Checks that depend only on metadata every node holds (field, type, entry counts) throw before
+/// anything is written, identically on every node. A setter that cannot be undone by setting the
+/// old value again (a count that resizes an array) is run first on a scratch object over every
+/// value on every node (validate_values). Any other failure — a setter refusing its value
+/// (IntFire.tau = nan), one whose verdict depends on the object's state, memory — is captured,
+/// not thrown: every node then takes part in one agreement (an all-reduce), and if any node
+/// failed, every node puts back the old values it saved (read through the field's getter before
+/// writing) and the command fails everywhere. A field that is a plain data member (assignsOnly)
+/// cannot fail and needs neither. The agreement is skipped on one node, for elements every node
+/// holds whole (each node sees the same values and reaches the same verdict alone) and when only
+/// one node writes (one parent's field entries).
+///
+/// `each(fn)` calls fn(d, f) for every local target in the order of the values in r.
+/// `range`, if not empty: the targets are the local entries [lo, hi) of a DataElement, written in
+/// one loop with no per-entry virtual call (ValueFinfoBase::writeRange).
+template <class Each>
+void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each, bool agree,
+                  const char* op, std::pair<Index, Index> range = {1, 0}) {
+  const bool isRange = range.first <= range.second && !e->isField();
+  if (vf->assignsOnly()) {
+    if (isRange) {
+      std::uint64_t n = 0;
+      vf->writeRange(e, range.first, range.second, r, nullptr, n);
+    } else {
+      each([&](Index d, Index f) { vf->set(e, d, f, r); });
+    }
+    return;
+  }
+  // The undo log is reused between commands (only the master thread runs commands): a fresh
+  // buffer of a large write would cost more in page faults than the copy itself.
+  thread_local ByteBuffer undo;
+  undo.clear();
+  undo.reserve(r.left());  // about the size of the new values
+  Writer uw(undo);
+  std::uint64_t written = 0;
+  std::exception_ptr failure;
+  try {
+    // One pass over the objects: save the old value, write the new one.
+    if (isRange) {
+      vf->writeRange(e, range.first, range.second, r, &undo, written);
+    } else {
+      each([&](Index d, Index f) {
+        vf->get(e, d, f, uw);
+        vf->set(e, d, f, r);
+        ++written;
+      });
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  bool failed = failure != nullptr;
+  if (agree && node_layout().numNodes > 1 && !e->isGlobal())
+    failed = comm::algo::any(Shell::instance().comm(), failed);
+  if (!failed) return;
+  Reader old(undo);
+  std::uint64_t k = 0;
+  each([&](Index d, Index f) {
+    if (k++ < written) vf->set(e, d, f, old);
+  });
+  if (failure) std::rethrow_exception(failure);
+  throw FailedElsewhere(op);
+}
+
+/// Runs the field's setter over the next n values of r on a scratch object (r is not consumed):
+/// a value the setter refuses is refused on every node alike, before anything is written.
+void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n) {
+  if (vf->assignsOnly() || !vf->validatesFirst()) return;
+  Reader v(r.position(), r.left());
+  vf->validate(v, n);
+}
+
+void do_set_vec(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  const auto whole = r.get<bool>();
+  const auto n = r.get<std::uint64_t>();
+  Element* e = require_element(o, "setVec");
+  auto* vf = require_value(e, field, "setVec", true);
+  check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
+  if (!e->isField()) {
+    if (n != e->numData())
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
+                       ", which has " + std::to_string(e->numData()) + " entries");
+    validate_values(vf, r, n);
+    // Values are in global order and this node's entries are one contiguous block.
+    for (Index d = 0; d < e->localBegin(); ++d) vf->skip(r);
+    atomic_write(e, vf, r,
+                 [&](auto&& fn) {
+                   for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
+                 },
+                 true, "setVec", {e->localBegin(), e->localEnd()});
+    return;
+  }
+  if (whole) {
+    // Every field entry of every parent, parent by parent: this node's entries start after those
+    // of the nodes before it, which only they can count, so the nodes swap their totals first.
+    std::uint64_t mine = 0;
+    for (Index d = e->localBegin(); d < e->localEnd(); ++d) mine += e->numField(d);
+    std::uint64_t before = 0, total = mine;
+    if (node_layout().numNodes > 1 && !e->isGlobal()) {
+      std::vector<std::size_t> counts;
+      std::vector<char> all;
+      comm::algo::allgather_inline(Shell::instance().comm(),
+                                   {reinterpret_cast<const char*>(&mine), sizeof mine}, sizeof mine,
+                                   counts, all);
+      total = 0;
+      for (int k = 0; k < node_layout().numNodes; ++k) {
+        std::uint64_t x;
+        std::memcpy(&x, all.data() + k * sizeof x, sizeof x);
+        if (k < node_layout().node) before += x;
+        total += x;
+      }
+    }
+    if (n != total)
+      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
+                       ", which has " + std::to_string(total) + " entries over all its parents");
+    validate_values(vf, r, n);
+    for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
+    atomic_write(
+        e, vf, r,
+        [&](auto&& fn) {
+          for (Index d = e->localBegin(); d < e->localEnd(); ++d)
+            for (Index f = 0; f < e->numField(d); ++f) fn(d, f);
+        },
+        true, "setVec");
+    return;
+  }
+  check_data_index(e, o.dataIndex, "setVec");
+  validate_values(vf, r, n);
+  // One parent's entries live on its owner only: only it checks the count and writes.
+  if (!e->isLocal(o.dataIndex)) return;
+  if (n != e->numField(o.dataIndex))
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
+                     e->parent().path() + "[" + std::to_string(o.dataIndex) + "], which has " +
+                     std::to_string(e->numField(o.dataIndex)) + " entries");
+  atomic_write(
+      e, vf, r,
+      [&](auto&& fn) {
+        for (Index f = 0; f < n; ++f) fn(o.dataIndex, f);
+      },
+      false, "setVec");
+}
+
+void do_set_all(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag t = get_type(r);
+  Element* e = require_element(o, "setVec");
+  auto* vf = require_value(e, field, "setVec", true);
+  check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
+  validate_values(vf, r, 1);
+  // One value for every entry: repeat it as a run of values, one per local target.
+  ByteBuffer one;
+  one.append(r.position(), r.left());
+  std::uint64_t count = 0;
+  for_each_local(e, [&](Index, Index) { ++count; });
+  ByteBuffer values;
+  values.reserve(one.size() * count);
+  for (std::uint64_t k = 0; k < count; ++k) values.append(one.data(), one.size());
+  Reader vr(values);
+  atomic_write(
+      e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
+}
+
+const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
+                                           const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::lookupValue)
+    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
+                     e->cinfo()->name() + " (lookup fields: " +
+                     join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")");
+  return static_cast<const LookupValueFinfoBase*>(f);
+}
+
+void do_lookup(Reader& r, Writer& w, bool set) {
+  const char* op = set ? "setLookup" : "getLookup";
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const TypeTag kt = get_type(r);
+  const TypeTag vt = get_type(r);
+  Element* e = require_element(o, op);
+  auto* lf = require_lookup(e, field, op);
+  check_type(lf->keyType(), kt.mangled, kt.name, op,
+             "the key of " + e->cinfo()->name() + "." + field);
+  check_type(lf->valueType(), vt.mangled, vt.name, op, e->cinfo()->name() + "." + field);
+  if (set && !lf->hasSetter()) throw FieldError(std::string(op) + ": " + field + " is read-only");
+  check_data_index(e, o.dataIndex, op);
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, op);
+  const auto key = r.get<std::string>();  // packed key bytes
+  Reader kr(key.data(), key.size());
+  if (set)
+    lf->set(e, o.dataIndex, o.fieldIndex, kr, r);
+  else
+    lf->get(e, o.dataIndex, o.fieldIndex, kr, w);
+}
+
+void do_call(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  const auto n = r.get<std::uint32_t>();
+  std::vector<TypeTag> types;
+  for (std::uint32_t i = 0; i < n; ++i) types.push_back(get_type(r));
+  Element* e = require_element(o, "call");
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::dest)
+    throw FieldError("call: '" + field + "' is not a destination function of " +
+                     e->cinfo()->name() +
+                     " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
+  auto* df = static_cast<const DestFinfoBase*>(f);
+  const auto& want = df->argTypes();
+  bool ok = want.size() == types.size();
+  for (std::size_t i = 0; ok && i < want.size(); ++i) ok = types[i].mangled == want[i]->name();
+  if (!ok) {
+    std::string got;
+    for (std::size_t i = 0; i < types.size(); ++i) got += (i ? "," : "") + types[i].name;
+    throw TypeError("call: " + e->cinfo()->name() + "." + field + " takes (" +
+                    (want.empty() ? std::string() : type_list_name(want)) + "), not (" + got + ")");
+  }
+  check_data_index(e, o.dataIndex, "call");
+  if (!e->isLocal(o.dataIndex)) return;
+  check_field_index(e, o.dataIndex, o.fieldIndex, "call");
+  df->call(e, o.dataIndex, o.fieldIndex, r);
+}
+
+}  // namespace antler::shell_detail

@@ -1,0 +1,142 @@
+// The Shell's handlers for messages (see shell/detail/handlers.hpp).
+#include "msg/msg.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "shell/detail/handlers.hpp"
+
+namespace antler::shell_detail {
+
+/// A shared message (MOOSE's raxial to axial): the source's sources to the destination's
+/// destinations and back, in order, all checked before any is made. Returns the first message.
+Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
+                    const SharedMsgFinfo* ss, const ObjId& dest, const std::string& df) {
+  const Cinfo* dc = dest.element()->cinfo();
+  const auto* ds = dynamic_cast<const SharedMsgFinfo*>(dc->findFinfo(df));
+  const Cinfo* sc = src.element()->cinfo();
+  if (!ds) {
+    std::vector<std::string> shared;
+    for (const Finfo* f : dc->finfos())
+      if (dynamic_cast<const SharedMsgFinfo*>(f)) shared.push_back(f->name());
+    throw FieldError("addMsg: '" + ss->name() + "' of " + sc->name() +
+                     " is a shared message field; connect it to a shared field of " + dc->name() +
+                     ", not '" + df + "' (shared fields: " +
+                     (shared.empty() ? std::string("none") : join_names(shared)) + ")");
+  }
+  if (kind != MsgKind::single && kind != MsgKind::oneToOne)
+    throw MsgError("addMsg: the shared fields " + sc->name() + "." + ss->name() + " and " +
+                   dc->name() + "." + ds->name() +
+                   " connect both ways, with a Single or a OneToOne message, not " + kindName);
+  if (ss->srcs().size() != ds->dests().size() || ds->srcs().size() != ss->dests().size())
+    throw MsgError("addMsg: the shared fields " + sc->name() + "." + ss->name() + " (" +
+                   ss->type() + ") and " + dc->name() + "." + ds->name() + " (" + ds->type() +
+                   ") do not match");
+  auto types = [](const Cinfo* c, const std::string& name) {
+    const Finfo* f = c->findFinfo(name);
+    if (auto* s = dynamic_cast<const SrcFinfoBase*>(f)) return &s->argTypes();
+    if (auto* d = dynamic_cast<const DestFinfoBase*>(f)) return &d->argTypes();
+    throw InternalError("shared field member '" + name + "' of " + c->name() + " is not a field");
+  };
+  auto same = [](const std::vector<const std::type_info*>* a,
+                 const std::vector<const std::type_info*>* b) {
+    if (a->size() != b->size()) return false;
+    for (std::size_t i = 0; i < a->size(); ++i)
+      if (*(*a)[i] != *(*b)[i]) return false;
+    return true;
+  };
+  for (std::size_t i = 0; i < ss->srcs().size(); ++i)
+    if (!same(types(sc, ss->srcs()[i]), types(dc, ds->dests()[i])))
+      throw MsgError("addMsg: " + sc->name() + "." + ss->srcs()[i] + " does not match " +
+                     dc->name() + "." + ds->dests()[i] + " in the shared fields " + ss->name() +
+                     " and " + ds->name());
+  for (std::size_t i = 0; i < ds->srcs().size(); ++i)
+    if (!same(types(dc, ds->srcs()[i]), types(sc, ss->dests()[i])))
+      throw MsgError("addMsg: " + dc->name() + "." + ds->srcs()[i] + " does not match " +
+                     sc->name() + "." + ss->dests()[i] + " in the shared fields " + ds->name() +
+                     " and " + ss->name());
+  Msg* first = nullptr;
+  for (std::size_t i = 0; i < ss->srcs().size(); ++i) {
+    Msg* m = connect(kindName, src, ss->srcs()[i], dest, ds->dests()[i]);
+    if (!first) first = m;
+  }
+  for (std::size_t i = 0; i < ds->srcs().size(); ++i) {
+    Msg* m = connect(kindName, dest, ds->srcs()[i], src, ss->dests()[i]);
+    if (!first) first = m;
+  }
+  if (!first) throw MsgError("addMsg: the shared field " + ss->name() + " has no members");
+  return first;
+}
+
+void do_add_msg(Reader& r, Writer& w) {
+  const auto kind = r.get<std::string>();
+  const auto src = r.get<ObjId>();
+  const auto sf = r.get<std::string>();
+  const auto dest = r.get<ObjId>();
+  const auto df = r.get<std::string>();
+  require_element(src, "addMsg");
+  require_element(dest, "addMsg");
+  Msg* m = nullptr;
+  const MsgKind k = parse_msg_kind(kind, "addMsg");
+  const Finfo* srcFinfo = src.element()->cinfo()->findFinfo(sf);
+  if (k == MsgKind::reduce || (srcFinfo && srcFinfo->kind() == FinfoKind::reduce)) {
+    // A reduce field reads every entry of an Element (Reduce) or one object (Single); OneToOne
+    // (MOOSE's array of Tables reading an array) is a Single message per entry pair, d to d.
+    if (k != MsgKind::reduce && k != MsgKind::single && k != MsgKind::oneToOne)
+      throw MsgError("addMsg: the reduce field '" + sf +
+                     "' connects with a Reduce message (every entry), a Single message (one " +
+                     "object) or OneToOne (entry i of each to entry i of the other), not " + kind);
+    if (k == MsgKind::oneToOne) {
+      const Element* se = src.element();
+      const Element* de = dest.element();
+      if (se->numData() != de->numData() || de->isField())
+        throw MsgError("addMsg: OneToOne from " + se->path() + "." + sf + " (" +
+                       std::to_string(se->numData()) +
+                       " entries) needs an element of as many "
+                       "entries, not " +
+                       de->path() + " (" + std::to_string(de->numData()) +
+                       (de->isField() ? ", a field element)" : ")"));
+      for (Index d = 0; d < se->numData(); ++d) {
+        Msg* one = reduce_connect(ObjId(src.id, d), sf, ObjId(dest.id, d), df, true);
+        if (!m) m = one;
+      }
+      if (!m) throw MsgError("addMsg: OneToOne between empty elements");
+    } else {
+      m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
+    }
+  } else if (const auto* ss = dynamic_cast<const SharedMsgFinfo*>(srcFinfo)) {
+    m = connect_shared(kind, k, src, ss, dest, df);
+  } else {
+    m = connect(kind, src, sf, dest, df);
+  }
+  w.put<std::uint32_t>(m->id());
+}
+
+Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
+  Msg* m = MsgTable::instance().get(id);
+  if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
+  if (m->kind() != kind)
+    throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " +
+                   to_string(m->kind()) + " message, not " + to_string(kind));
+  return m;
+}
+
+void do_random(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto p = r.get<double>();
+  const auto seed = r.get<std::uint64_t>();
+  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "setRandomConnectivity"))
+      ->setRandomConnectivity(p, seed);
+}
+
+void do_pair_fill(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto s = r.get<std::vector<Index>>();
+  const auto d = r.get<std::vector<Index>>();
+  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
+}
+
+void do_set_stride(Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto s = r.get<long>();
+  static_cast<DiagonalMsg*>(require_msg(id, MsgKind::diagonal, "setStride"))->setStride(s);
+}
+
+}  // namespace antler::shell_detail

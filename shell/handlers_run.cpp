@@ -1,0 +1,141 @@
+// The Shell's handlers for the clock and the run (see shell/detail/handlers.hpp).
+#include <algorithm>
+
+#include "core/path.hpp"
+#include "msg/msg.hpp"
+#include "msg/post_office.hpp"
+#include "reduce/reduce_msg.hpp"
+#include "reduce/reduce_queue.hpp"
+#include "reduce/sync_data_handler.hpp"
+#include "shell/clock.hpp"
+#include "shell/detail/handlers.hpp"
+
+namespace antler::shell_detail {
+
+void do_set_clock(Reader& r, Writer&) {
+  const auto tick = r.get<unsigned>();
+  const auto dt = r.get<double>();
+  Clock::instance().setTickDt(tick, dt);
+}
+
+/// The pieces of a comma-separated path list ("/a,/b/##"), spaces around them dropped.
+std::vector<std::string> split_paths(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', at);
+    std::string piece =
+        list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const auto first = piece.find_first_not_of(" \t");
+    const auto last = piece.find_last_not_of(" \t");
+    out.push_back(first == std::string::npos ? std::string()
+                                             : piece.substr(first, last - first + 1));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// MOOSE's names for the scheduled functions: anything starting with proc/Proc is the process
+/// phase, init/Init the init phase (MOOSE's Shell::innerUseClock accepts the same).
+Clock::Phase parse_phase(const std::string& field, const char* op) {
+  const std::string head = field.substr(0, 4);
+  if (head == "proc" || head == "Proc") return Clock::Phase::process;
+  if (head == "init" || head == "Init") return Clock::Phase::init;
+  throw FieldError(std::string(op) + ": unknown scheduling field '" + field +
+                   "' (valid: process (or proc), init)");
+}
+
+void do_use_clock(Reader& r, Writer&) {
+  const auto tick = r.get<unsigned>();
+  const auto path = r.get<std::string>();
+  const auto field = r.get<std::string>();
+  const bool off = tick == Shell::kNoTick;
+  if (!off && tick >= Clock::kNumTicks)
+    throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
+                     std::to_string(Clock::kNumTicks - 1) + ")");
+  const Clock::Phase phase = parse_phase(field, "useClock");
+  const char* fname = phase == Clock::Phase::init ? "init" : "proc";
+  // Every piece of the list; a wildcard or a list may match elements that have no such phase
+  // (a Neutral, a Table's parent): MOOSE skips them, and so does antler. A piece that names one
+  // element without wildcards must name one that has it.
+  const auto pieces = split_paths(path);
+  std::vector<Id> chosen;
+  for (const std::string& piece : pieces) {
+    if (piece.empty()) throw PathError("useClock: empty path in the list " + quoted(path));
+    const auto found = wildcard_find(piece);
+    const bool pattern = piece.find('#') != std::string::npos || pieces.size() > 1;
+    if (found.empty()) throw PathError("useClock: no element matches '" + piece + "'");
+    for (const ObjId& o : found) {
+      const Element* e = o.element();
+      const bool ok =
+          !e->isField() && (phase == Clock::Phase::init ? e->cinfo()->init() : e->cinfo()->proc());
+      if (!ok) {
+        if (pattern) continue;
+        throw FieldError("useClock: " + e->path() + " (a " + e->cinfo()->name() + ") has no '" +
+                         fname + "' field; only classes with one can be scheduled" +
+                         (phase == Clock::Phase::init ? " in the init phase" : ""));
+      }
+      if (std::find(chosen.begin(), chosen.end(), o.id) == chosen.end()) chosen.push_back(o.id);
+    }
+  }
+  for (Id id : chosen) {
+    if (off)
+      Clock::instance().unschedule(id, phase);
+    else
+      Clock::instance().schedule(tick, id, phase);
+  }
+}
+
+void do_reinit(Reader&, Writer&) {
+  Clock::instance().reinit();
+}
+void do_start(Reader& r, Writer&) {
+  Clock::instance().start(r.get<double>());
+}
+void do_set_threads(Reader& r, Writer&) {
+  const auto n = r.get<unsigned>();
+  Clock::checkNumThreads(n);  // before anything changes
+  PostOffice::instance().setNumThreads(n);
+  Clock::instance().setNumThreads(n);
+}
+
+void do_clear(Reader&, Writer&) {
+  MsgTable::instance().clear();
+  ElementTable::instance().clear();
+  Clock::instance().clear();
+  PostOffice::instance().clear();
+  ReduceQueue::instance().clear();
+}
+
+void do_sync(Reader& r, Writer& w) {
+  const auto id = r.get<Id>();
+  Element* e = require_element(ObjId(id), "syncDataHandler");
+  if (!e->isField()) {
+    std::vector<std::string> fields;
+    for (auto* f : e->cinfo()->fieldElementFinfos()) fields.push_back(e->path() + "/" + f->name());
+    throw ValueError(
+        "syncDataHandler: " + e->path() + " is not a field element" +
+        (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
+  }
+  w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), Clock::instance().numThreads()));
+}
+
+void do_reduce_now(Reader& r, Writer&) {
+  const auto o = r.get<ObjId>();
+  const auto field = r.get<std::string>();
+  Element* e = require_element(o, "reduceNow");
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::reduce)
+    throw FieldError("reduceNow: '" + field + "' is not a reduce field of " + e->cinfo()->name() +
+                     " (reduce fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::reduce)) +
+                     ")");
+  check_data_index(e, o.dataIndex, "reduceNow");
+  std::vector<ReduceBase*> jobs;
+  for (const Conn& c : e->conns(static_cast<const SrcFinfoBase*>(f)->bindIndex()))
+    if (static_cast<const ReduceMsg*>(c.msg)->requester() == o.dataIndex)
+      jobs.push_back(static_cast<const ReduceMsg*>(c.msg)->job());
+  ReduceQueue::instance().runNow(jobs, Clock::instance().numThreads());
+}
+
+}  // namespace antler::shell_detail
