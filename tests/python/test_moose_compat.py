@@ -871,11 +871,14 @@ def test_simple_syn_handler_direct_path_gives_the_messages_bits(model):
     ref = run([False, False, False, False])
     spikes = np.isfinite(ref[-1][1]).sum()
     assert spikes > 10, "the network should fire"
-    for phases in ([True, True, True, True], [True, False, True, True], [False, True, False, True]):
+    for threads, phases in ((2, [True, True, True, True]), (2, [True, False, True, True]),
+                            (2, [False, True, False, True]), (1, [True, True, True, True]),
+                            (3, [True, True, True, True])):
+        antler.setNumThreads(threads)  # the same bits on any thread split too
         got = run(phases)
         for (vm, last), (rvm, rlast) in zip(got, ref):
-            assert vm.tobytes() == rvm.tobytes(), phases
-            assert last.tobytes() == rlast.tobytes(), phases
+            assert vm.tobytes() == rvm.tobytes(), (threads, phases)
+            assert last.tobytes() == rlast.tobytes(), (threads, phases)
 
 
 # ---------------------------------------------------------------------------------------------
