@@ -178,15 +178,23 @@ void HDF5DataWriter::close() {
 void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
   close();
   steps_ = 0;
-  const Element* me = e.element();
-  const std::string who = std::string(kWho) + " " + me->path();
-  if (me->isGlobal())
+  const std::string who = std::string(kWho) + " " + e.element()->path();
+  if (e.element()->isGlobal())
     throw ValueError(who + ": a writer must not be global (every node would write the file)");
-
-  // What is recorded: this object's requestOut messages in id order, each object's datasets in
-  // index order.
   const std::vector<const ReduceMsg*> msgs = requestOut.messagesOf(e);
   if (msgs.empty()) return;  // nothing recorded: no file, as in MOOSE
+  if (compressor_ == "szip" && H5Zfilter_avail(H5Z_FILTER_SZIP) <= 0)
+    throw ValueError(who + ": this HDF5 library has no szip encoder (compressor 'zlib' or 'none')");
+  std::unique_ptr<State> st = plan(msgs, who);
+  openFile(*st, who);
+  makeDatasets(*st);
+  for (auto& set : st->sets) set.buf.reserve(std::min<std::size_t>(flushLimit_, 1024));
+  st_ = std::move(st);
+}
+
+std::unique_ptr<HDF5DataWriter::State> HDF5DataWriter::plan(
+    const std::vector<const ReduceMsg*>& msgs, const std::string& who) const {
+  // The messages in id order, each one's objects in index order: one dataset per object.
   auto st = std::make_unique<State>();
   st->file = filename_;
   std::set<std::string> seen;
@@ -211,7 +219,10 @@ void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
     ch.count = st->sets.size() - ch.first;
     st->channels.push_back(ch);
   }
+  return st;
+}
 
+void HDF5DataWriter::openFile(State& st, const std::string& who) const {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool exists = fs::exists(filename_, ec);
@@ -224,16 +235,20 @@ void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
                      parent.string() + "' does not exist");
   hdf5::Quiet quiet;
   errno = 0;
-  st->fid = exists && mode_ == 1
-                ? H5Fopen(filename_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
-                : H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (st->fid < 0) {
+  const bool append = exists && mode_ == 1;
+  st.fid = append ? H5Fopen(filename_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)
+                  : H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (st.fid < 0) {
     const int err = errno;
-    throw ValueError(who + ": cannot " + (exists && mode_ == 1 ? "open" : "create") + " file '" +
-                     filename_ + "'" + (err ? std::string(": ") + std::strerror(err) : ""));
+    throw ValueError(who + ": cannot " + (append ? "open" : "create") + " file '" + filename_ +
+                     "'" + (err ? std::string(": ") + std::strerror(err) : ""));
   }
-  if (compressor_ == "szip" && H5Zfilter_avail(H5Z_FILTER_SZIP) <= 0)
-    throw ValueError(who + ": this HDF5 library has no szip encoder (compressor 'zlib' or 'none')");
+}
+
+void HDF5DataWriter::makeDatasets(State& st) const {
+  // Appending, a dataset already in the file grows; the others are made: 1-D, extendible,
+  // chunked, compressed as asked, their groups made along their paths.
+  hdf5::Quiet quiet;
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   const hsize_t chunk = chunkSize_;
   H5Pset_chunk(dcpl, 1, &chunk);
@@ -241,25 +256,20 @@ void HDF5DataWriter::reinit(const Eref& e, ProcPtr) {
   if (compressor_ == "szip") H5Pset_szip(dcpl, H5_SZIP_NN_OPTION_MASK, 32);
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
-  for (auto& s : st->sets) {
-    if (H5Lexists(st->fid, s.path.c_str(), H5P_DEFAULT) > 0) {  // appending
-      s.ds = H5Dopen2(st->fid, s.path.c_str(), H5P_DEFAULT);
+  for (auto& s : st.sets) {
+    if (H5Lexists(st.fid, s.path.c_str(), H5P_DEFAULT) > 0) {
+      s.ds = H5Dopen2(st.fid, s.path.c_str(), H5P_DEFAULT);
     } else {
       const hsize_t dims = 0, maxd = H5S_UNLIMITED;
       hid_t sp = H5Screate_simple(1, &dims, &maxd);
-      s.ds = H5Dcreate2(st->fid, s.path.c_str(), H5T_IEEE_F64LE, sp, lcpl, dcpl, H5P_DEFAULT);
+      s.ds = H5Dcreate2(st.fid, s.path.c_str(), H5T_IEEE_F64LE, sp, lcpl, dcpl, H5P_DEFAULT);
       H5Sclose(sp);
     }
-    if (s.ds < 0) {
-      H5Pclose(lcpl);
-      H5Pclose(dcpl);
-      checked(s.ds, filename_, "make the dataset " + s.path);
-    }
+    if (s.ds < 0) break;
   }
   H5Pclose(lcpl);
   H5Pclose(dcpl);
-  for (auto& s : st->sets) s.buf.reserve(std::min<std::size_t>(flushLimit_, 1024));
-  st_ = std::move(st);
+  for (auto& s : st.sets) checked(s.ds, filename_, "make the dataset " + s.path);
 }
 
 void HDF5DataWriter::process(const Eref& e, ProcPtr) {

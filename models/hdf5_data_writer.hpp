@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/class_builder.hpp"
 #include "models/gather_request.hpp"
@@ -93,6 +94,11 @@ class HDF5DataWriter {
   void setFlushLimit(unsigned n);
   unsigned steps() const { return static_cast<unsigned>(steps_); }
   void completeStep();
+  // reinit's steps: what is recorded (a dataset per object), the file by mode, the datasets.
+  std::unique_ptr<State> plan(const std::vector<const ReduceMsg*>& msgs,
+                              const std::string& who) const;
+  void openFile(State& st, const std::string& who) const;
+  void makeDatasets(State& st) const;
 };
 
 }  // namespace antler

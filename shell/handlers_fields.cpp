@@ -52,6 +52,7 @@ void do_get_vec(Reader& r, Writer& w) {
   }
 }
 
+namespace {
 /// A multi-entry write, all or nothing on every node: validate, agree, commit.
 ///
 /// Checks that depend only on metadata every node holds (field, type, entry counts) throw before
@@ -124,6 +125,7 @@ void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n)
   Reader v(r.position(), r.left());
   vf->validate(v, n);
 }
+}  // namespace
 
 void do_set_vec(Reader& r, Writer&) {
   const auto o = r.get<ObjId>();

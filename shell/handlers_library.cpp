@@ -17,6 +17,7 @@ std::map<std::string, Shell::Handler>& extensions() {
   return m;
 }
 
+namespace {
 /// The file a dlopen handle loaded (the path as the loader resolved it), or "".
 std::string loaded_file(void* h) {
   link_map* lm = nullptr;
@@ -33,10 +34,6 @@ std::map<void*, std::pair<std::string, std::string>>& refused_libraries() {  // 
   return m;
 }
 
-// Loading runs the library's static initializers, which register its classes. They must not
-// throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
-// verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
-// of libantler) refuses the whole library, which is unregistered again and closed.
 /// Refuses what dlopen cannot take safely: it blocks on a named pipe (waiting for a writer)
 /// and dies with SIGBUS on a truncated library (its segments are mapped past the end of the
 /// file). A path with no '/' is looked up by dlopen in the library path, and left to it.
@@ -72,7 +69,12 @@ void check_library_file(const std::string& path) {
     throw ValueError("loadLibrary: '" + path + "' is truncated (" + std::to_string(size) +
                      " bytes: its segments reach past the end of the file)");
 }
+}  // namespace
 
+// Loading runs the library's static initializers, which register its classes. They must not
+// throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
+// verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
+// of libantler) refuses the whole library, which is unregistered again and closed.
 void do_load_library(Reader& r, Writer& w) {
   const auto path = r.get<std::string>();
   if (path.empty())

@@ -5,6 +5,7 @@
 
 namespace antler::shell_detail {
 
+namespace {
 /// A shared message (MOOSE's raxial to axial): the source's sources to the destination's
 /// destinations and back, in order, all checked before any is made. Returns the first message.
 Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
@@ -64,6 +65,7 @@ Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
   if (!first) throw MsgError("addMsg: the shared field " + ss->name() + " has no members");
   return first;
 }
+}  // namespace
 
 void do_add_msg(Reader& r, Writer& w) {
   const auto kind = r.get<std::string>();
@@ -109,6 +111,7 @@ void do_add_msg(Reader& r, Writer& w) {
   w.put<std::uint32_t>(m->id());
 }
 
+namespace {
 Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
   Msg* m = MsgTable::instance().get(id);
   if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
@@ -117,6 +120,7 @@ Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
                    to_string(m->kind()) + " message, not " + to_string(kind));
   return m;
 }
+}  // namespace
 
 void do_random(Reader& r, Writer&) {
   const auto id = r.get<std::uint32_t>();

@@ -36,6 +36,7 @@ std::vector<std::string> split_paths(const std::string& list) {
   return out;
 }
 
+namespace {
 /// MOOSE's names for the scheduled functions: anything starting with proc/Proc is the process
 /// phase, init/Init the init phase (MOOSE's Shell::innerUseClock accepts the same).
 Clock::Phase parse_phase(const std::string& field, const char* op) {
@@ -45,6 +46,7 @@ Clock::Phase parse_phase(const std::string& field, const char* op) {
   throw FieldError(std::string(op) + ": unknown scheduling field '" + field +
                    "' (valid: process (or proc), init)");
 }
+}  // namespace
 
 void do_use_clock(Reader& r, Writer&) {
   const auto tick = r.get<unsigned>();

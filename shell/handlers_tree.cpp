@@ -9,6 +9,7 @@
 
 namespace antler::shell_detail {
 
+namespace {
 /// A new Element goes on its class's default tick (MOOSE's default scheduling): process on the
 /// tick, init (for classes that have it) on the tick before. useClock moves it.
 void schedule_default(const DataElement* de) {
@@ -19,6 +20,7 @@ void schedule_default(const DataElement* de) {
     Clock::instance().schedule(static_cast<unsigned>(t - 1), de->id(), Clock::Phase::init);
   if (c->proc()) Clock::instance().schedule(static_cast<unsigned>(t), de->id());
 }
+}  // namespace
 
 void do_create(Reader& r, Writer& w) {
   const auto cls = r.get<std::string>();

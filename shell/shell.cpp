@@ -1,6 +1,7 @@
 #include "shell/shell.hpp"
 
 #include <cstring>
+#include <utility>
 
 #include "core/comm/algorithms.hpp"
 #include "core/layout.hpp"
@@ -100,6 +101,51 @@ void Shell::checkIdle(const char* op) const {
                      ": not allowed while the clock is running (the Shell is not re-entrant)");
 }
 
+namespace {
+
+using CommandHandler = void (*)(Reader&, Writer&);
+
+/// The built-in commands (shell/detail/handlers.hpp): a new one is its Op, its handler and one
+/// row here.
+constexpr std::pair<Op, CommandHandler> kCommands[] = {
+    {Op::create, do_create},
+    {Op::destroy, do_destroy},
+    {Op::addMsg, do_add_msg},
+    {Op::setRandomConnectivity, do_random},
+    {Op::pairFill, do_pair_fill},
+    {Op::setStride, do_set_stride},
+    {Op::set, do_set},
+    {Op::get, do_get},
+    {Op::setVec, do_set_vec},
+    {Op::getVec, do_get_vec},
+    {Op::setAll, do_set_all},
+    {Op::lookupGet, [](Reader& r, Writer& w) { do_lookup(r, w, false); }},
+    {Op::lookupSet, [](Reader& r, Writer& w) { do_lookup(r, w, true); }},
+    {Op::call, do_call},
+    {Op::setClock, do_set_clock},
+    {Op::useClock, do_use_clock},
+    {Op::reinit, do_reinit},
+    {Op::start, do_start},
+    {Op::setNumThreads, do_set_threads},
+    {Op::clearModel, do_clear},
+    {Op::syncDataHandler, do_sync},
+    {Op::reduceNow, do_reduce_now},
+    {Op::seed, [](Reader& r, Writer&) { global_seed() = r.get<std::uint64_t>(); }},
+    {Op::loadLibrary, do_load_library},
+    {Op::extension, do_extension},
+};
+
+/// Runs one command's handler on this node, its reply in w.
+void run_command(const ByteBuffer& cmd, Writer& w) {
+  Reader r(cmd);
+  const auto op = static_cast<Op>(r.get<std::uint32_t>());
+  for (const auto& [o, handler] : kCommands)
+    if (o == op) return handler(r, w);
+  throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
+}
+
+}  // namespace
+
 ByteBuffer Shell::execute(const ByteBuffer& cmd) {
   ByteBuffer payload;
   Writer pw(payload);
@@ -107,87 +153,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
   ErrorKind kind = ErrorKind::value;
   std::string message;
   try {
-    Reader r(cmd);
-    const auto op = static_cast<Op>(r.get<std::uint32_t>());
-    switch (op) {
-      case Op::create:
-        do_create(r, pw);
-        break;
-      case Op::destroy:
-        do_destroy(r, pw);
-        break;
-      case Op::addMsg:
-        do_add_msg(r, pw);
-        break;
-      case Op::setRandomConnectivity:
-        do_random(r, pw);
-        break;
-      case Op::pairFill:
-        do_pair_fill(r, pw);
-        break;
-      case Op::setStride:
-        do_set_stride(r, pw);
-        break;
-      case Op::set:
-        do_set(r, pw);
-        break;
-      case Op::get:
-        do_get(r, pw);
-        break;
-      case Op::setVec:
-        do_set_vec(r, pw);
-        break;
-      case Op::getVec:
-        do_get_vec(r, pw);
-        break;
-      case Op::setAll:
-        do_set_all(r, pw);
-        break;
-      case Op::lookupGet:
-        do_lookup(r, pw, false);
-        break;
-      case Op::lookupSet:
-        do_lookup(r, pw, true);
-        break;
-      case Op::call:
-        do_call(r, pw);
-        break;
-      case Op::setClock:
-        do_set_clock(r, pw);
-        break;
-      case Op::useClock:
-        do_use_clock(r, pw);
-        break;
-      case Op::reinit:
-        do_reinit(r, pw);
-        break;
-      case Op::start:
-        do_start(r, pw);
-        break;
-      case Op::setNumThreads:
-        do_set_threads(r, pw);
-        break;
-      case Op::clearModel:
-        do_clear(r, pw);
-        break;
-      case Op::syncDataHandler:
-        do_sync(r, pw);
-        break;
-      case Op::reduceNow:
-        do_reduce_now(r, pw);
-        break;
-      case Op::seed:
-        global_seed() = r.get<std::uint64_t>();
-        break;
-      case Op::loadLibrary:
-        do_load_library(r, pw);
-        break;
-      case Op::extension:
-        do_extension(r, pw);
-        break;
-      default:
-        throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
-    }
+    run_command(cmd, pw);
   } catch (const FailedElsewhere& e) {
     status = 3;
     kind = e.kind();

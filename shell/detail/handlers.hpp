@@ -9,7 +9,7 @@
 //                          clearModel, syncDataHandler, a reduction now
 //   handlers_library.cpp   loadLibrary and extension commands
 // A new built-in command: a handler in the file of its topic, its declaration below, its Op
-// (shell.hpp) and one case in Shell::execute.
+// (shell.hpp) and one row in shell.cpp's kCommands.
 #include <map>
 #include <string>
 #include <string_view>
