@@ -117,6 +117,11 @@ class Element {
 class ElementState {
  public:
   virtual ~ElementState() = default;
+  /// A destination function of the Element's objects was called outside a run (a Shell `call`:
+  /// e.g. a spike sent straight to a synapse): what the state knows about its objects may no
+  /// longer hold. Messages during a run do not call it (a class whose state depends on them
+  /// sees them itself).
+  virtual void calledOutsideRun() {}
 };
 
 /// An Element that owns N objects of its class, block-distributed over the nodes (or all of them

@@ -30,10 +30,12 @@ class IntFire::Ring final : public ElementState {
   std::vector<Slot, HugeAllocator<Slot>> rows;
   const DataElement* feed = nullptr;  // the SimpleSynHandler Element that feeds it directly
   // With a feed: true if the rows are empty and no neuron has events aside, so that a step
-  // need read only the feed. Found at a run's start (a scan, when not known); cleared by an
-  // event or activation that arrives with a feed set (between runs: during one, a fed Element
-  // takes none, IntFire::quiet).
+  // need read only the feed. Found at a run's start (a scan, when not known). During a fed run
+  // nothing adds to the rows (IntFire::quiet); between runs only a Shell call can (an
+  // activation, a spike straight to a synapse), and it clears this (calledOutsideRun), so the
+  // event path itself pays nothing for it.
   bool onlyFeed = false;
+  void calledOutsideRun() override { onlyFeed = false; }
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   Slot* row(std::size_t k) { return rows.data() + k * n; }
@@ -136,8 +138,6 @@ void IntFire::placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t h
 
 void IntFire::addEvent(const DataElement* e, Index d, double time, double weight) {
   Ring* r = ring_of(e);
-  if (r && r->feed) [[unlikely]]
-    r->onlyFeed = false;
   if (r && placeIn(*r, d - r->begin, r->last.load(std::memory_order_relaxed),
                    r->head.load(std::memory_order_relaxed), time, weight, 1)) [[likely]]
     return;
@@ -149,8 +149,6 @@ void IntFire::activation(const Eref& e, double v) {
   // its events for that step are summed in. Without a ring yet, aside until the first step.
   const auto* de = static_cast<const DataElement*>(e.element());
   Ring* r = ring_of(de);
-  if (r && r->feed) [[unlikely]]
-    r->onlyFeed = false;
   if (r && r->dt > 0) {
     Slot& s = r->row(r->head.load(std::memory_order_relaxed))[e.dataIndex() - r->begin];
     s.sum += v;

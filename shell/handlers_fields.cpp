@@ -280,6 +280,10 @@ void do_call(Reader& r, Writer&) {
   if (!e->isLocal(o.dataIndex)) return;
   check_field_index(e, o.dataIndex, o.fieldIndex, "call");
   df->call(e, o.dataIndex, o.fieldIndex, r);
+  // The objects' Element (a field element's parent holds them) hears of it.
+  const Element* holder = e->isField() ? e->parent().element() : e;
+  if (holder && !holder->isField())
+    if (ElementState* st = static_cast<const DataElement*>(holder)->state()) st->calledOutsideRun();
 }
 
 }  // namespace antler::shell_detail

@@ -1052,3 +1052,33 @@ def test_leakage_on_a_compartment_and_isa_wildcards(model):
     np.testing.assert_allclose(tab.vector, want, rtol=0, atol=1e-15)
     np.testing.assert_allclose(ik.vector, want_ik, rtol=1e-12, atol=0)
     assert want[-1] > em + 1e-4
+
+
+def test_a_call_between_direct_runs_is_not_lost(model):
+    # On the direct path the neurons skip their own event ring while it is known empty; a Shell
+    # call between runs (an activation, a spike straight to a synapse) must make them read it.
+    def run(direct):
+        antler._clearModel()
+        h = antler.vec(antler.SimpleSynHandler("/h", 4))
+        n = antler.vec(antler.IntFire("/n", 4))
+        n.tau, n.thresh = 1.0, 1e9
+        antler.connect(h, "activationOut", n, "activation", "OneToOne")
+        if not direct:
+            antler.connect(h, "activationOut", antler.vec(antler.IntFire("/d", 4)), "activation",
+                           "OneToOne")
+        for t in (1, 2):
+            antler.setClock(t, 1e-4)
+        antler.reinit()
+        antler.start(1e-3)
+        assert h[0].directPath == direct
+        n[2].activation(0.375)
+        antler.start(1e-3)
+        return np.asarray(n.Vm).copy()
+
+    direct, messages = run(True), run(False)
+    decay = 1.0 - antler.element("/clock").tickDt[2] / 1.0
+    want = 0.375
+    for _ in range(10):  # added in the next step, then a decay per step (IntFire's order)
+        want *= decay
+    assert messages[2] == want
+    assert direct.tobytes() == messages.tobytes()
