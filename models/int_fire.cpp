@@ -246,7 +246,8 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   }
 }
 
-inline void IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p, double slack) {
+[[gnu::always_inline]] inline void IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,
+                                                        double slack) {
   // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
   if (Vm_ > thresh_ && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
       [[unlikely]] {

@@ -138,7 +138,8 @@ class alignas(32) IntFire {
   template <Rows kRows>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p);
-  void fireOrDecay(const DataElement* e, Index d, ProcPtr p, double slack);
+  [[gnu::always_inline]] inline void fireOrDecay(const DataElement* e, Index d, ProcPtr p,
+                                                 double slack);
   static void prepareRing(const DataElement* e, const ProcInfo& p, bool reinit);
 
   struct alignas(64) Cold {
