@@ -14,6 +14,7 @@
 #include "msg/msg.hpp"
 #include "reduce/reduce_finfo.hpp"
 #include "reduce/reduce_msg.hpp"
+#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -77,6 +78,24 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
     const Msg* m = MsgTable::instance().get(id);
     return m && m->kind() == MsgKind::reduce && m->src() == e.element() &&
            static_cast<const ReduceMsg*>(m)->requester() == e.dataIndex();
+  }
+  /// A recorder's step: asks for the values of each of its channels (anything with `msgId` and
+  /// a `gone` flag) whose message still exists; a channel whose message was deleted since reinit
+  /// (with its target, or alone) is marked gone for good and handed to gone(channel) instead,
+  /// which records NaN for it. Returns how many were asked for.
+  template <class Channels, class Gone>
+  static std::size_t ask(Channels& channels, const Eref& e, Gone&& gone) {
+    std::size_t live = 0;
+    for (auto& ch : channels) {
+      if (!ch.gone) ch.gone = !stillAsks(ch.msgId, e);
+      if (ch.gone) {
+        gone(ch);
+      } else {
+        ReduceQueue::instance().request(ch.msgId);
+        ++live;
+      }
+    }
+    return live;
   }
 
  private:

@@ -280,25 +280,14 @@ void HDF5DataWriter::process(const Eref& e, ProcPtr) {
     s.error.clear();
     throw ValueError(std::string(kWho) + " " + e.element()->path() + ": " + msg);
   }
-  // A message deleted since reinit (with its target, or alone) is not asked for: its datasets
-  // get NaN from this step on, and the rest is recorded.
-  std::size_t live = 0;
-  for (auto& ch : s.channels) {
-    if (!ch.gone) ch.gone = !requestOut.stillAsks(ch.msgId, e);
-    if (!ch.gone) {
-      ++live;
-      continue;
-    }
+  // A message deleted since reinit is not asked for: its datasets get NaN from this step on,
+  // and the rest is recorded.
+  const std::size_t live = requestOut.ask(s.channels, e, [&](const State::Channel& ch) {
     for (std::size_t k = 0; k < ch.count; ++k)
       s.sets[ch.first + k].buf.push_back(std::numeric_limits<double>::quiet_NaN());
     ++s.delivered;
-  }
-  if (live == 0) {
-    completeStep();
-    return;
-  }
-  for (const auto& ch : s.channels)
-    if (!ch.gone) ReduceQueue::instance().request(ch.msgId);
+  });
+  if (live == 0) completeStep();
 }
 
 void HDF5DataWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) {

@@ -587,28 +587,17 @@ void NSDFWriter::process(const Eref& e, ProcPtr) {
   std::size_t buffered = 0;
   for (const auto& ev : st_->events) buffered += eventInputs_[ev.entry].buffer().size();
   if (buffered >= std::max<std::size_t>(1, flushLimit_ / 2)) st_->writeEvents(eventInputs_);
-  // A message deleted since reinit (its target was deleted, or the message itself) is not
-  // asked for: its rows read NaN from this sample on, and the recording goes on (the file's
-  // layout was fixed at reinit; reinit starts a new file for the model as it is then).
+  // A message deleted since reinit is not asked for: its rows read NaN from this sample on, and
+  // the recording goes on (the file's layout was fixed at reinit; reinit starts a new file for
+  // the model as it is then).
   State& s = *st_;
-  std::size_t live = 0;
-  for (auto& ch : s.channels) {
-    if (!ch.gone) ch.gone = !requestOut.stillAsks(ch.msgId, e);
-    if (ch.gone) {
-      State::Variable& v = s.vars[ch.var];
-      std::fill_n(v.buf.data() + s.cols * v.sources.size() + ch.row, ch.rows,
-                  std::numeric_limits<double>::quiet_NaN());
-      ++s.delivered;
-    } else {
-      ++live;
-    }
-  }
-  if (live == 0) {
-    if (!s.channels.empty()) completeColumn();
-    return;
-  }
-  for (const auto& ch : s.channels)
-    if (!ch.gone) ReduceQueue::instance().request(ch.msgId);
+  const std::size_t live = requestOut.ask(s.channels, e, [&](const State::Channel& ch) {
+    State::Variable& v = s.vars[ch.var];
+    std::fill_n(v.buf.data() + s.cols * v.sources.size() + ch.row, ch.rows,
+                std::numeric_limits<double>::quiet_NaN());
+    ++s.delivered;
+  });
+  if (live == 0 && !s.channels.empty()) completeColumn();
 }
 
 void NSDFWriter::store(const Eref&, std::uint32_t msgId, const GatherValues& g) {
