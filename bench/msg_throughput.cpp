@@ -95,10 +95,10 @@ const Cinfo* BenchReceiver::initCinfo() {
 [[maybe_unused]] const Cinfo* reg[] = {BenchSender::initCinfo(), BulkSender::initCinfo(),
                                        BenchReceiver::initCinfo()};
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+double seconds_since(WallClock::time_point t0) {
+  return std::chrono::duration<double>(WallClock::now() - t0).count();
 }
 
 /// Keeps the compiler from fusing or interchanging the steps of a hand loop.
@@ -145,7 +145,7 @@ std::pair<ObjId, ObjId> make_population(Shell& s, Case& c, Index nsrc, Index nds
   const ObjId src = s.create(senderClass, "/senders", nsrc);
   const ObjId dst = s.create("BenchReceiver", "/receivers", ndst);
   c.value = sender_values(nsrc);
-  Field<double>::setVec(src.id, "value", c.value);
+  Field<double>::setVec(s, src.id, "value", c.value);
   c.receivers = dst.id;
   c.numReceivers = ndst;
   return {src, dst};
@@ -230,16 +230,16 @@ Result measure(Shell& s, const Case& c, unsigned steps, unsigned reps) {
 
   Result r;
   for (unsigned rep = 0; rep < reps; ++rep) {
-    Field<double>::setAll(c.receivers, "sum", 0.0);
+    Field<double>::setAll(s, c.receivers, "sum", 0.0);
     std::fill(sum.begin(), sum.end(), 0.0);
     // Alternate which goes first, so neither always runs on a cache the other warmed.
     auto time_antler = [&] {
-      const auto t0 = Clock::now();
+      const auto t0 = WallClock::now();
       s.start(static_cast<double>(steps));
       r.antler = std::min(r.antler, seconds_since(t0));
     };
     auto time_hand = [&] {
-      const auto t0 = Clock::now();
+      const auto t0 = WallClock::now();
       hand_run(c, sum, steps);
       r.hand = std::min(r.hand, seconds_since(t0));
     };
@@ -252,7 +252,7 @@ Result measure(Shell& s, const Case& c, unsigned steps, unsigned reps) {
     }
   }
   // Both sides hold the sums of the last repetition: steps x the same additions in the same order.
-  const std::vector<double> got = Field<double>::getVec(c.receivers, "sum");
+  const std::vector<double> got = Field<double>::getVec(s, c.receivers, "sum");
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != sum[i]) {
       ++r.mismatches;

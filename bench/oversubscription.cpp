@@ -78,21 +78,21 @@ void build(Shell& s, Index n) {
   const Index numInputs = std::max<Index>(1, n / 10);
   const ObjId input = s.create("RandSpike", "/net/input", numInputs);
   const ObjId stats = s.create("Stats", "/net/stats");
-  Field<double>::setAll(neurons.id, "tau", 0.02);
-  Field<double>::setAll(neurons.id, "thresh", 1.0);
-  Field<double>::setAll(neurons.id, "refractoryPeriod", 0.002);
+  Field<double>::setAll(s, neurons.id, "tau", 0.02);
+  Field<double>::setAll(s, neurons.id, "thresh", 1.0);
+  Field<double>::setAll(s, neurons.id, "refractoryPeriod", 0.002);
   std::vector<double> initVm(n);
   for (Index i = 0; i < n; ++i) initVm[i] = Rng(7, i).uniform();
-  Field<double>::setVec(neurons.id, "initVm", initVm);
-  Field<double>::setAll(input.id, "rate", 100.0);
+  Field<double>::setVec(s, neurons.id, "initVm", initVm);
+  Field<double>::setAll(s, input.id, "rate", 100.0);
   const ObjId syn = s.find("/net/neurons/synapse");
   const std::uint32_t in = s.addMsg("Sparse", input, "spikeOut", syn, "addSpike");
   s.setRandomConnectivity(in, 0.2, 2026);
   const std::uint32_t rec = s.addMsg("Sparse", neurons, "spikeOut", syn, "addSpike");
   s.setRandomConnectivity(rec, 0.02, 2027);
   s.doSyncDataHandler(syn.id);
-  Field<double>::setAll(syn.id, "weight", 0.15);
-  Field<double>::setAll(syn.id, "delay", 1e-3);
+  Field<double>::setAll(s, syn.id, "weight", 0.15);
+  Field<double>::setAll(s, syn.id, "delay", 1e-3);
   s.addMsg("Reduce", stats, "reduce", neurons, "getVm");
   s.setClock(0, kDt);
   s.setClock(1, kDt);
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
       const auto t0 = WallClock::now();
       s.start(steps * kDt);
       perStep[i].push_back(std::chrono::duration<double>(WallClock::now() - t0).count() / steps);
-      const std::vector<double> vm = Field<double>::getVec(neurons.id, "Vm");
+      const std::vector<double> vm = Field<double>::getVec(s, neurons.id, "Vm");
       if (reference.empty())
         reference = vm;
       else

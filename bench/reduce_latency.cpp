@@ -25,7 +25,7 @@ using namespace antler;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 
 class Dot {
  public:
@@ -42,28 +42,28 @@ const Cinfo* registered = Dot::initCinfo();
 
 // Runs on every node (a Shell extension command, so all ranks take part): `iters` raw
 // MPI_Allreduce calls of 3 doubles; replies with this node's seconds per call.
-void allreduce_loop(Reader& r, Writer& w) {
+void allreduce_loop(Simulation& sim, Reader& r, Writer& w) {
   const auto iters = r.get<int>();
   // The raw baseline runs on a duplicate of antler's own communicator.
-  antler::comm::Comm dup = Shell::instance().comm().dup();
+  antler::comm::Comm dup = sim.shell().comm().dup();
   MPI_Comm world = antler::comm::mpi_handle(dup);
   double in[3] = {1, 2, 3}, out[3];
   MPI_Barrier(world);
-  const auto t = Clock::now();
+  const auto t = WallClock::now();
   for (int i = 0; i < iters; ++i) {
     in[0] += out[0] * 1e-300;  // keep the loop honest
     MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_SUM, world);
   }
-  w.put<double>(std::chrono::duration<double>(Clock::now() - t).count() / iters);
+  w.put<double>(std::chrono::duration<double>(WallClock::now() - t).count() / iters);
   // For context: the one collective antler's step makes, an MPI_Allgather of 128-byte blocks.
   int P = 1;
   MPI_Comm_size(world, &P);
   std::vector<char> mine(128, 1), all(128 * static_cast<std::size_t>(P));
   MPI_Barrier(world);
-  const auto t2 = Clock::now();
+  const auto t2 = WallClock::now();
   for (int i = 0; i < iters; ++i)
     MPI_Allgather(mine.data(), 128, MPI_BYTE, all.data(), 128, MPI_BYTE, world);
-  w.put<double>(std::chrono::duration<double>(Clock::now() - t2).count() / iters);
+  w.put<double>(std::chrono::duration<double>(WallClock::now() - t2).count() / iters);
 }
 const bool reg = (Shell::registerCommand("bench.allreduce", &allreduce_loop), true);
 
@@ -89,14 +89,14 @@ int main(int argc, char** argv) {
   double bestA = 1e300, bestB = 1e300, bestC = 1e300;
   // Calls into the communicators of the exchange and of the reduce queue (a vendor collective
   // counts as one message on the MPI backend), per step: the one-collective steady state.
-  comm::Comm& po = PostOffice::instance().comm();
-  comm::Comm& rq = ReduceQueue::instance().comm();
+  comm::Comm& po = rt.simulation().post().comm();
+  comm::Comm& rq = rt.simulation().reduces().comm();
   double callsPerStep = 0;
   for (int rep = 0; rep < 5; ++rep) {
     const auto calls0 = po.stats().messagesSent + rq.stats().messagesSent;
-    const auto t = Clock::now();
+    const auto t = WallClock::now();
     s.start(steps * 1e-3);
-    bestA = std::min(bestA, std::chrono::duration<double>(Clock::now() - t).count() / steps);
+    bestA = std::min(bestA, std::chrono::duration<double>(WallClock::now() - t).count() / steps);
     callsPerStep =
         static_cast<double>(po.stats().messagesSent + rq.stats().messagesSent - calls0) / steps;
     ByteBuffer a;
@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
     bestB = std::min(bestB, r.get<double>());
     bestC = std::min(bestC, r.get<double>());
   }
-  const bool ok = Field<unsigned>::get(stats, "num") == 2u * s.numNodes() &&
-                  Field<double>::get(stats, "mean") == 1.0;
+  const bool ok = Field<unsigned>::get(s, stats, "num") == 2u * s.numNodes() &&
+                  Field<double>::get(s, stats, "mean") == 1.0;
   std::printf("%-40s %10.2f us\n", "antler step with one Stats reduction", bestA * 1e6);
   std::printf("%-40s %10.2f us\n", "raw MPI_Allreduce (3 doubles)", bestB * 1e6);
   std::printf("%-40s %10.2f   (goal <= 1.5)\n", "ratio", bestA / bestB);

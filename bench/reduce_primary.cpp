@@ -47,10 +47,10 @@ class BenchNeuron {
 };
 static const Cinfo* registered = BenchNeuron::initCinfo();
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 
-double seconds(Clock::time_point a) {
-  return std::chrono::duration<double>(Clock::now() - a).count();
+double seconds(WallClock::time_point a) {
+  return std::chrono::duration<double>(WallClock::now() - a).count();
 }
 
 struct Result {
@@ -116,7 +116,7 @@ template <class F>
 double best_of(int reps, F&& f) {
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
-    const auto t = Clock::now();
+    const auto t = WallClock::now();
     f();
     best = std::min(best, seconds(t));
   }
@@ -148,11 +148,11 @@ int main(int argc, char** argv) {
     std::vector<double> vm(n);
     for (std::size_t i = 0; i < n; ++i)
       vm[i] = -0.07 + 0.01 * std::sin(0.001 * static_cast<double>(i));
-    Field<double>::setVec(cells.id, "Vm", vm);
+    Field<double>::setVec(s, cells.id, "Vm", vm);
     s.addMsg("Reduce", stats, "reduce", cells, "getVm");
     s.setClock(0, 1e-4);
     s.useClock(0, "/stats");
-    auto* de = static_cast<DataElement*>(cells.element());
+    auto* de = static_cast<DataElement*>(rt.simulation().elements().get(cells.id));
     const auto* objs = reinterpret_cast<const BenchNeuron*>(de->base());
     const int steps = n >= 10000000 ? 5 : 20, reps = 5;
 
@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
                                 for (int k = 0; k < steps; ++k) hw = hand_welford(objs, n);
                               }) /
                       steps;
-    const double mean = Field<double>::get(stats, "mean"), sdev = Field<double>::get(stats, "sdev");
+    const double mean = Field<double>::get(s, stats, "mean"),
+                 sdev = Field<double>::get(s, stats, "sdev");
     s.setNumThreads(2);
     s.reinit();
     const double t2 = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;

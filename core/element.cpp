@@ -2,57 +2,67 @@
 
 #include <algorithm>
 
+#include "core/context.hpp"
+
 namespace antler {
 
-NodeLayout& node_layout() {
-  static NodeLayout l;
-  return l;
+Context::Context(NodeLayout layout) : layout_(layout), elements_(*this) {}
+
+Context::~Context() = default;
+
+void Context::setLayout(NodeLayout l) {
+  if (l.node == layout_.node && l.numNodes == layout_.numNodes) return;
+  for (const Element* e : elements_.all())
+    if (!e->isGlobal())
+      throw StateError("setLayout: " + e->path() +
+                       " is distributed over the current nodes; clear the model first");
+  layout_ = l;
 }
 
-Element* Id::element() const {
-  return ElementTable::instance().get(*this);
+std::string ElementTable::path(Id id) const {
+  const Element* e = get(id);
+  return e ? e->path() : "/<deleted:" + std::to_string(id.value) + ">";
 }
 
-std::string Id::path() const {
-  const Element* e = element();
-  return e ? e->path() : "/<deleted:" + std::to_string(value) + ">";
+std::string ElementTable::path(const ObjId& o) const {
+  const Element* e = get(o.id);
+  if (!e) return path(o.id);
+  if (e->isField())
+    return path(e->parent()) + "[" + std::to_string(o.dataIndex) + "]/" + e->name() + "[" +
+           std::to_string(o.fieldIndex) + "]";
+  if (o.id == Id::root()) return "/";
+  return e->path() + "[" + std::to_string(o.dataIndex) + "]";
 }
 
-std::string ObjId::path() const {
-  const Element* e = element();
-  if (!e) return id.path();
-  if (e->isField()) {
-    const Element* p = e->parent().element();
-    return p->path() + "[" + std::to_string(dataIndex) + "]/" + e->name() + "[" +
-           std::to_string(fieldIndex) + "]";
-  }
-  if (id == Id::root()) return "/";
-  return e->path() + "[" + std::to_string(dataIndex) + "]";
-}
-
-Element::Element(Id id, std::string name, const Cinfo* cinfo, Id parent)
-    : id_(id), name_(std::move(name)), cinfo_(cinfo), parent_(parent) {}
+Element::Element(Context& context, Id id, std::string name, const Cinfo* cinfo, Id parent)
+    : context_(&context), id_(id), name_(std::move(name)), cinfo_(cinfo), parent_(parent) {}
 
 Element::~Element() = default;
 
 std::string Element::path() const {
   if (id_ == Id::root()) return "/";
-  const Element* p = parent_.element();
+  const Element* p = context_->elements().get(parent_);
   const std::string pp = p ? p->path() : "";
   return (pp == "/" ? "" : pp) + "/" + name_;
 }
 
 Element* Element::child(const std::string& name) const {
+  const ElementTable& t = context_->elements();
   for (Id c : children_) {
-    Element* e = c.element();
+    Element* e = t.get(c);
     if (e && e->name() == name) return e;
   }
   return nullptr;
 }
 
 int Element::owner(Index d) const {
-  if (isGlobal()) return node_layout().node;
-  return block_owner(numData_, node_layout().numNodes, d);
+  const NodeLayout& l = context_->layout();
+  if (isGlobal()) return l.node;
+  return block_owner(numData_, l.numNodes, d);
+}
+
+int Element::myNode() const {
+  return context_->layout().node;
 }
 
 void Element::addConn(unsigned bindIndex, Conn c) {
@@ -68,10 +78,12 @@ void Element::removeChild(Id c) {
   std::erase(children_, c);
 }
 
-DataElement::DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent, Index n,
-                         bool global)
-    : Element(id, std::move(name), cinfo, parent), global_(global), size_(cinfo->dinfo().size()) {
-  const auto& l = node_layout();
+DataElement::DataElement(Context& context, Id id, std::string name, const Cinfo* cinfo, Id parent,
+                         Index n, bool global)
+    : Element(context, id, std::move(name), cinfo, parent),
+      global_(global),
+      size_(cinfo->dinfo().size()) {
+  const auto& l = context.layout();
   if (global)
     setRange(n, 0, n);
   else {
@@ -87,7 +99,9 @@ DataElement::~DataElement() {
 
 FieldElement::FieldElement(Id id, std::string name, const Cinfo* cinfo, DataElement* parent,
                            const FieldElementFinfoBase* finfo)
-    : Element(id, std::move(name), cinfo, parent->id()), parentData_(parent), finfo_(finfo) {
+    : Element(parent->context(), id, std::move(name), cinfo, parent->id()),
+      parentData_(parent),
+      finfo_(finfo) {
   setIsField();
   setRange(parent->numData(), parent->localBegin(), parent->localEnd());
 }
@@ -104,21 +118,17 @@ void FieldElement::setNumField(Index d, Index n) const {
   finfo_->setNum(parentData_->localData(d), n);
 }
 
-ElementTable& ElementTable::instance() {
-  static ElementTable t;
-  return t;
-}
-
-ElementTable::ElementTable() {
-  elements_.push_back(
-      std::make_unique<DataElement>(Id::root(), "root", Neutral::initCinfo(), Id::root(), 1, true));
+ElementTable::ElementTable(Context& context) : context_(&context) {
+  elements_.push_back(std::make_unique<DataElement>(context, Id::root(), "root",
+                                                    Neutral::initCinfo(), Id::root(), 1, true));
 }
 
 Element* ElementTable::insert(std::unique_ptr<Element> e) {
   if (e->id() != nextId()) throw InternalError("element inserted out of Id order");
+  if (&e->context() != context_) throw InternalError("element inserted into another simulation");
   Element* raw = e.get();
   elements_.push_back(std::move(e));
-  if (Element* p = raw->parent().element()) p->addChild(raw->id());
+  if (Element* p = get(raw->parent())) p->addChild(raw->id());
   return raw;
 }
 
@@ -127,7 +137,7 @@ void ElementTable::erase(Id id) {
   if (!e) return;
   const std::vector<Id> kids = e->children();
   for (Id c : kids) erase(c);
-  if (Element* p = e->parent().element(); p && id != Id::root()) p->removeChild(id);
+  if (Element* p = get(e->parent()); p && id != Id::root()) p->removeChild(id);
   elements_[id.value].reset();
 }
 

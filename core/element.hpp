@@ -18,7 +18,8 @@
 
 namespace antler {
 
-class Msg;  // msg/ layer; core only stores pointers
+class Msg;      // msg/ layer; core only stores pointers
+class Context;  // core/context.hpp: the simulation an Element lives in
 
 /// One outgoing connection of a SrcFinfo: a message and the function it calls.
 struct Conn {
@@ -29,11 +30,14 @@ struct Conn {
 /// Base of the Element kinds.
 class Element {
  public:
-  Element(Id id, std::string name, const Cinfo* cinfo, Id parent);
+  Element(Context& context, Id id, std::string name, const Cinfo* cinfo, Id parent);
   virtual ~Element();
   Element(const Element&) = delete;
   Element& operator=(const Element&) = delete;
 
+  /// The simulation this Element belongs to (its tables, layout, seed; the layers above reach
+  /// their parts through it: msg_context, reduce_context, simulation_of).
+  Context& context() const { return *context_; }
   Id id() const { return id_; }
   const std::string& name() const { return name_; }
   const Cinfo* cinfo() const { return cinfo_; }
@@ -63,6 +67,8 @@ class Element {
   bool isLocal(Index d) const { return d >= localBegin_ && d < localEnd_; }
   /// The node that owns data index d (for a global element, this node).
   int owner(Index d) const;
+  /// This process's node in the Element's simulation.
+  int myNode() const;
   /// Object pointer for a local (d, f); d must be local and f in range.
   virtual char* data(Index d, Index f) const = 0;
   /// Entries of the field array at local data index d (1 for a DataElement).
@@ -98,6 +104,7 @@ class Element {
   }
 
  private:
+  Context* context_;
   Id id_;
   std::string name_;
   const Cinfo* cinfo_;
@@ -128,7 +135,9 @@ class ElementState {
 /// on every node when global).
 class DataElement final : public Element {
  public:
-  DataElement(Id id, std::string name, const Cinfo* cinfo, Id parent, Index n, bool global);
+  /// n entries, split over the nodes of context's layout (every node holds all when global).
+  DataElement(Context& context, Id id, std::string name, const Cinfo* cinfo, Id parent, Index n,
+              bool global);
   ~DataElement() override;
   bool isGlobal() const override { return global_; }
   char* data(Index d, Index) const override { return localData(d); }
@@ -186,11 +195,13 @@ class FieldElement final : public Element {
   Index fieldDimension_ = 0;
 };
 
-/// The process-wide table of Elements, indexed by Id. Ids are never reused, so a stale Id
-/// resolves to nullptr rather than to another Element.
+/// A simulation's table of Elements, indexed by Id (its Context owns it). Ids are never reused,
+/// so a stale Id resolves to nullptr rather than to another Element.
 class ElementTable {
  public:
-  static ElementTable& instance();
+  /// The table of `context`, holding its root element.
+  explicit ElementTable(Context& context);
+  Context& context() const { return *context_; }
   Element* get(Id id) const {
     return id.value < elements_.size() ? elements_[id.value].get() : nullptr;
   }
@@ -204,9 +215,13 @@ class ElementTable {
   void clear();
   /// All live Elements, in Id order.
   std::vector<Element*> all() const;
+  /// The Element's full path ("/model/neurons"), or "/<deleted:N>" if it is gone.
+  std::string path(Id id) const;
+  /// The object's path with indices ("/model/neurons[3]/synapse[2]").
+  std::string path(const ObjId& o) const;
 
  private:
-  ElementTable();
+  Context* context_;
   std::vector<std::unique_ptr<Element>> elements_;
 };
 

@@ -44,6 +44,10 @@ struct HugeAllocator {
 /// Blocks of 64 bytes to 1 MiB (rounded up to a power of two, 64-byte aligned) carved from
 /// huge-page chunks; larger ones go to huge_alloc. Thread-safe (one mutex: blocks are made
 /// with their objects, not per event). Freed blocks are kept for reuse, not returned.
+///
+/// One per process, shared by every simulation in it: like the heap it draws from, memory is a
+/// resource of the process, and a block carries no state of any simulation (with the class
+/// registry, the only process-wide instance in antler; see core/context.hpp).
 class SmallBlockPool {
  public:
   static SmallBlockPool& instance();

@@ -2,24 +2,20 @@
 /// Id names an Element; ObjId names one object (or one field entry) of it.
 #include <cstdint>
 #include <functional>
-#include <string>
 
 #include "core/fwd.hpp"
 
 namespace antler {
 
-/// Names an Element. Ids are handed out in creation order, identically on every node (every
-/// node executes the same commands in the same order), so an Id means the same thing everywhere.
+/// Names an Element of one simulation. Ids are handed out in creation order, identically on every
+/// node (every node executes the same commands in the same order), so an Id means the same thing
+/// everywhere; the simulation's ElementTable resolves it (get, path).
 struct Id {
   std::uint32_t value = 0;
   constexpr Id() = default;
   constexpr explicit Id(std::uint32_t v) : value(v) {}
   /// The root element "/".
   static constexpr Id root() { return Id(0); }
-  /// The Element, or nullptr if it was deleted or never existed.
-  Element* element() const;
-  /// Full path, e.g. "/model/neurons".
-  std::string path() const;
   friend constexpr bool operator==(Id a, Id b) { return a.value == b.value; }
   friend constexpr auto operator<=>(Id a, Id b) { return a.value <=> b.value; }
 };
@@ -31,10 +27,6 @@ struct ObjId {
   Index fieldIndex = 0;
   constexpr ObjId() = default;
   constexpr ObjId(Id i, Index d = 0, Index f = 0) : id(i), dataIndex(d), fieldIndex(f) {}
-  /// The Element, or nullptr.
-  Element* element() const { return id.element(); }
-  /// Path with indices, e.g. "/model/neurons[3]/synapse[2]".
-  std::string path() const;
   friend constexpr bool operator==(const ObjId&, const ObjId&) = default;
   friend constexpr auto operator<=>(const ObjId&, const ObjId&) = default;
 };

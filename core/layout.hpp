@@ -10,14 +10,11 @@
 
 namespace antler {
 
-/// This process's node index and the node count (set once by the Runtime).
+/// A process's node index and the node count of its simulation (core/context.hpp keeps it).
 struct NodeLayout {
   int node = 0;
   int numNodes = 1;
 };
-
-/// The process-wide node layout.
-NodeLayout& node_layout();
 
 /// [begin, end) of part `part` of `parts` contiguous blocks over n entries.
 constexpr std::pair<Index, Index> block_range(Index n, int parts, int part) {

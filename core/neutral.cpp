@@ -1,6 +1,7 @@
 #include "core/neutral.hpp"
 
 #include "core/class_builder.hpp"
+#include "core/context.hpp"
 
 namespace antler {
 
@@ -12,7 +13,10 @@ const Cinfo* makeNeutral() {
           "name", [](const Eref& e, const Neutral&) { return e.element()->name(); },
           "name of the element")
       .readOnlyFn<std::string>(
-          "path", [](const Eref& e, const Neutral&) { return e.objId().path(); },
+          "path",
+          [](const Eref& e, const Neutral&) {
+            return e.element()->context().elements().path(e.objId());
+          },
           "full path of the object")
       .readOnlyFn<std::string>(
           "className", [](const Eref& e, const Neutral&) { return e.element()->cinfo()->name(); },

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/context.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
 
@@ -96,8 +97,9 @@ Index index_of(const Component& c, const Element* e, bool knownLimit, Index limi
 
 std::vector<std::string> child_names(const Element* e) {
   std::vector<std::string> out;
+  const ElementTable& t = e->context().elements();
   for (Id c : e->children())
-    if (const Element* k = c.element()) out.push_back(k->name());
+    if (const Element* k = t.get(c)) out.push_back(k->name());
   return out;
 }
 
@@ -117,14 +119,14 @@ struct WalkMode {
 /// with '/'), as a shell resolves a path: '.' stays, '..' goes back to where the walk was (its
 /// indices included), or to the parent element from the start, and stays at the root. `path`
 /// is the whole path as given, for messages.
-ObjId walk(std::string_view part, std::string_view path, std::string_view op, ObjId base,
-           WalkMode mode) {
-  Element* root = Id::root().element();
+ObjId walk(const ElementTable& t, std::string_view part, std::string_view path, std::string_view op,
+           ObjId base, WalkMode mode) {
+  Element* root = t.get(Id::root());
   std::vector<Step> steps;
   if (!part.empty() && part[0] == '/') {
     steps.push_back({root, 0, 0});
   } else {
-    Element* b = base.element();
+    Element* b = t.get(base.id);
     if (!b)
       throw InternalError(str(op) + ": the base element of path " + quoted(path) + " is gone");
     steps.push_back({b, base.dataIndex, base.fieldIndex});
@@ -141,7 +143,7 @@ ObjId walk(std::string_view part, std::string_view path, std::string_view op, Ob
         // '..' above where a relative walk began: the parent element (the entry a field
         // element belongs to keeps its index).
         const Step top = steps.back();
-        Element* p = top.e->parent().element();
+        Element* p = t.get(top.e->parent());
         if (!p) throw InternalError(str(op) + ": " + top.e->path() + " has no parent");
         steps.back() = {p, top.e->isField() ? top.data : 0, 0};
       }
@@ -283,8 +285,9 @@ void match(const Element* cur, const std::vector<Pattern>& pats,
            const std::vector<std::size_t>& active, std::vector<ObjId>& out) {
   const std::size_t end = pats.size();
   std::vector<std::size_t> next;
+  const ElementTable& t = cur->context().elements();
   for (Id cid : cur->children()) {
-    const Element* c = cid.element();
+    const Element* c = t.get(cid);
     if (!c) continue;
     next.clear();
     auto add = [&next](std::size_t k) {
@@ -311,14 +314,15 @@ void match(const Element* cur, const std::vector<Pattern>& pats,
 
 }  // namespace
 
-ObjId resolve_path(std::string_view path, std::string_view operation, ObjId base) {
+ObjId resolve_path(const ElementTable& t, std::string_view path, std::string_view operation,
+                   ObjId base) {
   check_not_empty(path, operation);
-  return walk(path, path, operation, base, WalkMode{});
+  return walk(t, path, path, operation, base, WalkMode{});
 }
 
-ObjId find_path(std::string_view path, ObjId base) {
+ObjId find_path(const ElementTable& t, std::string_view path, ObjId base) {
   check_not_empty(path, "find");
-  return walk(path, path, "find", base, WalkMode{.throwMissing = false});
+  return walk(t, path, path, "find", base, WalkMode{.throwMissing = false});
 }
 
 bool valid_name(std::string_view name) {
@@ -329,8 +333,8 @@ bool valid_name(std::string_view name) {
   return true;
 }
 
-std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n,
-                                                  std::string_view op, ObjId base) {
+std::pair<Element*, std::string> resolve_new_path(const ElementTable& t, std::string_view path,
+                                                  Index n, std::string_view op, ObjId base) {
   if (n == 0)
     throw ValueError(str(op) + ": cannot create " + quoted(path) +
                      " with 0 entries (n must be >= 1)");
@@ -357,30 +361,29 @@ std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n
   if (!valid_name(name))
     throw ValueError(str(op) + ": invalid name " + quoted(name) + " in path " + quoted(path) +
                      " (use letters, digits, '_', '-', '.')");
-  Element* pe = parent.empty()
-                    ? base.element()
-                    : walk(parent, path, op, base, WalkMode{.wholeOnly = true}).element();
+  Element* pe = t.get(
+      parent.empty() ? base.id : walk(t, parent, path, op, base, WalkMode{.wholeOnly = true}).id);
   if (!pe) throw InternalError(str(op) + ": the base element of path " + quoted(path) + " is gone");
   return {pe, str(name)};
 }
 
-std::vector<ObjId> wildcard_find(std::string_view pattern) {
+std::vector<ObjId> wildcard_find(const ElementTable& t, std::string_view pattern) {
   check_not_empty(pattern, "wildcardFind");
   const auto parts = split(pattern);
   std::size_t first = 0;  // first component that needs matching
   while (first < parts.size() && !is_wildcard(parts[first])) ++first;
   if (first == parts.size()) {
     // No wildcard: the one element the path names, exactly as a lookup finds it.
-    const ObjId o =
-        walk(pattern, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
-    if (o.element()) return {o};
+    const ObjId o = walk(t, pattern, pattern, "wildcardFind", ObjId(Id::root()),
+                         WalkMode{.throwMissing = false});
+    if (t.get(o.id)) return {o};
     return {};
   }
   // The literal part before the first wildcard is a path ('.' and '..' included).
   std::string literal = "/";
   for (std::size_t i = 0; i < first; ++i) literal.append(parts[i]).append("/");
   const ObjId start =
-      walk(literal, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
+      walk(t, literal, pattern, "wildcardFind", ObjId(Id::root()), WalkMode{.throwMissing = false});
   std::vector<Pattern> pats;
   for (std::size_t i = first; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
@@ -391,8 +394,7 @@ std::vector<ObjId> wildcard_find(std::string_view pattern) {
     pats.push_back(parse_pattern(parts[i], pattern));
   }
   std::vector<ObjId> out;
-  if (!start.element()) return out;
-  match(start.element(), pats, {0}, out);
+  if (const Element* e = t.get(start.id)) match(e, pats, {0}, out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-/// Paths ("/model/neurons[3]/synapse[2]") and wildcard patterns ("/model/##[TYPE=IntFire]").
+/// Paths ("/model/neurons[3]/synapse[2]") and wildcard patterns ("/model/##[TYPE=IntFire]"),
+/// resolved in one simulation's ElementTable.
 ///
 /// What a path means (every lookup, create, exists and wildcardFind agree on it):
 /// - Components are separated by '/'; empty components ("//", a trailing '/') are ignored. A path
@@ -27,22 +28,24 @@
 
 namespace antler {
 
+class ElementTable;
+
 /// The object a path names (see above); relative paths start at base. `operation` prefixes
 /// errors. PathError for an unknown name (listing the children that exist), IndexError for an
 /// index out of range, ValueError for a malformed path.
-ObjId resolve_path(std::string_view path, std::string_view operation,
+ObjId resolve_path(const ElementTable& t, std::string_view path, std::string_view operation,
                    ObjId base = ObjId(Id::root()));
 
-/// Like resolve_path, but returns an ObjId whose element() is nullptr instead of throwing
-/// PathError (malformed paths and bad indices still throw).
-ObjId find_path(std::string_view path, ObjId base = ObjId(Id::root()));
+/// Like resolve_path, but returns an ObjId that t does not resolve (t.get(o.id) is nullptr)
+/// instead of throwing PathError (malformed paths and bad indices still throw).
+ObjId find_path(const ElementTable& t, std::string_view path, ObjId base = ObjId(Id::root()));
 
 /// Where a new element of n entries at `path` goes: its parent and its name. ValueError for
 /// n == 0, an empty path, the root, a last component that is not a valid name ("." and ".."
 /// included) or carries an index, and an ambiguous index in the parent part; PathError or
 /// IndexError if the parent cannot be resolved. Does not check whether the name is taken.
-std::pair<Element*, std::string> resolve_new_path(std::string_view path, Index n,
-                                                  std::string_view operation,
+std::pair<Element*, std::string> resolve_new_path(const ElementTable& t, std::string_view path,
+                                                  Index n, std::string_view operation,
                                                   ObjId base = ObjId(Id::root()));
 
 /// True if name is a valid element name: [A-Za-z0-9_.-]+, but not "." or "..".
@@ -55,6 +58,6 @@ bool valid_name(std::string_view name);
 /// component (resolved as in paths); "." after it is ignored and ".." after it is a ValueError.
 /// Patterns without wildcards return the one element the path names (or none). The search visits
 /// each element at most once: linear in the size of the tree times the pattern's length.
-std::vector<ObjId> wildcard_find(std::string_view pattern);
+std::vector<ObjId> wildcard_find(const ElementTable& t, std::string_view pattern);
 
 }  // namespace antler

@@ -1,18 +1,11 @@
 #pragma once
 /// Small, fast, reproducible random numbers. Streams are keyed by (seed, key) so that the numbers
-/// an object draws do not depend on which node or thread runs it.
+/// an object draws do not depend on which node or thread runs it. The seed is the simulation's
+/// (Context::seed, set on every node by Shell::seed / antler.seed; default 0).
 #include <cmath>
 #include <cstdint>
 
 namespace antler {
-
-/// The model's random seed (set on every node by Shell::seed / antler.seed; default 0). Random
-/// classes derive each object's stream from it and the object's global index, never from the
-/// node or thread, so results do not depend on the split.
-inline std::uint64_t& global_seed() {
-  static std::uint64_t s = 0;
-  return s;
-}
 
 /// SplitMix64 finaliser: a good 64-bit mix of x.
 constexpr std::uint64_t mix64(std::uint64_t x) {

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   const ObjId total = s.create("Total", "/total");
   std::vector<double> start(n);
   for (Index i = 0; i < n; ++i) start[i] = i;
-  Field<double>::setVec(counters.id, "start", start);
+  Field<double>::setVec(s, counters.id, "start", start);
   s.addMsg("Reduce", total, "reduce", counters, "getValue");
   s.setClock(0, 1e-3);
   s.setClock(1, 1e-3);
@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   s.start(10e-3);
   // Exact in doubles: sum(i) + 10 n.
   const double want = 0.5 * n * (n - 1) + 10.0 * n;
-  const double got = Field<double>::get(total, "total");
-  const unsigned count = Field<unsigned>::get(total, "count");
+  const double got = Field<double>::get(s, total, "total");
+  const unsigned count = Field<unsigned>::get(s, total, "count");
   const bool ok = got == want && count == n;
   std::printf("minimal: %u counters on %d node(s), total after 10 steps %.1f (want %.1f): %s\n",
               count, s.numNodes(), got, want, ok ? "OK" : "WRONG");

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> tau(n);
   for (Index i = 0; i < n; ++i) tau[i] = 0.01 + 0.02 * i / n;  // a spread of time constants
-  Field<double>::setVec(cells.id, "tau", tau);
+  Field<double>::setVec(s, cells.id, "tau", tau);
 
   s.setClock(0, 1e-3);
   s.useClock(0, "/net/drive");
@@ -100,8 +100,8 @@ int main(int argc, char** argv) {
   s.reinit();
   s.start(0.2);
 
-  const auto spikes = Field<unsigned>::getVec(cells.id, "spikes");
-  const auto vm = Field<double>::getVec(cells.id, "Vm");
+  const auto spikes = Field<unsigned>::getVec(s, cells.id, "spikes");
+  const auto vm = Field<double>::getVec(s, cells.id, "Vm");
   const unsigned long total = std::accumulate(spikes.begin(), spikes.end(), 0ul);
   unsigned long checksum = 0;
   for (Index i = 0; i < n; ++i) checksum = checksum * 31 + spikes[i];

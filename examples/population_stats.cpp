@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
     target[i] = -0.065 + 0.01 * std::sin(0.013 * i * i);
     tau[i] = 0.005 + 0.02 * ((i * 7919) % 1000) / 1000.0;
   }
-  Field<double>::setVec(cells.id, "target", target);
-  Field<double>::setVec(cells.id, "tau", tau);
+  Field<double>::setVec(s, cells.id, "target", target);
+  Field<double>::setVec(s, cells.id, "tau", tau);
   s.addMsg("Reduce", stats, "reduce", cells, "getVm");
   s.addMsg("Reduce", census, "reduce", cells, "getVm");
   s.setClock(0, 1e-4);
@@ -141,12 +141,13 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (int k = 1; k <= 5; ++k) {
     s.start(0.002);
-    const double mean = Field<double>::get(stats, "mean"), sdev = Field<double>::get(stats, "sdev");
-    const double mn = Field<double>::get(stats, "min"), mx = Field<double>::get(stats, "max");
+    const double mean = Field<double>::get(s, stats, "mean"),
+                 sdev = Field<double>::get(s, stats, "sdev");
+    const double mn = Field<double>::get(s, stats, "min"), mx = Field<double>::get(s, stats, "max");
     std::printf("%8.1f %14.6f %14.6f %14.6f %14.6f\n", s.currentTime() * 1e3, mean * 1e3,
                 sdev * 1e3, mn * 1e3, mx * 1e3);
     // The same statistics by a plain serial loop over every Vm.
-    const auto vm = Field<double>::getVec(cells.id, "Vm");
+    const auto vm = Field<double>::getVec(s, cells.id, "Vm");
     double sum = 0;
     for (double v : vm) sum += v;
     const double m = sum / n;
@@ -155,23 +156,24 @@ int main(int argc, char** argv) {
     ok = ok && std::abs(mean - m) <= 1e-12 * std::abs(m) &&
          std::abs(sdev - std::sqrt(q / n)) <= 1e-9 * sdev &&
          mn == *std::min_element(vm.begin(), vm.end()) &&
-         mx == *std::max_element(vm.begin(), vm.end()) && Field<unsigned>::get(stats, "num") == n;
+         mx == *std::max_element(vm.begin(), vm.end()) &&
+         Field<unsigned>::get(s, stats, "num") == n;
   }
-  const auto vm = Field<double>::getVec(cells.id, "Vm");
+  const auto vm = Field<double>::getVec(s, cells.id, "Vm");
   std::vector<unsigned> order(n);
   for (Index i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](unsigned a, unsigned b) { return vm[a] > vm[b]; });
-  const auto topIdx = Field<std::vector<unsigned>>::get(census, "topIndices");
-  const auto topVal = Field<std::vector<double>>::get(census, "topValues");
+  const auto topIdx = Field<std::vector<unsigned>>::get(s, census, "topIndices");
+  const auto topVal = Field<std::vector<double>>::get(s, census, "topValues");
   std::printf("top %zu cells by Vm (TopK, a user-defined reduce class):", topIdx.size());
   for (std::size_t i = 0; i < topIdx.size(); ++i) {
     std::printf(" %u (%.6f mV)", topIdx[i], topVal[i] * 1e3);
     ok = ok && topIdx[i] == order[i] && topVal[i] == vm[order[i]];
   }
   std::printf("\nresult: mean=%.12g sdev=%.12g top=%u,%u,%u,%u,%u\n",
-              Field<double>::get(stats, "mean"), Field<double>::get(stats, "sdev"), topIdx.at(0),
-              topIdx.at(1), topIdx.at(2), topIdx.at(3), topIdx.at(4));
+              Field<double>::get(s, stats, "mean"), Field<double>::get(s, stats, "sdev"),
+              topIdx.at(0), topIdx.at(1), topIdx.at(2), topIdx.at(3), topIdx.at(4));
   std::printf("check against a serial loop over every Vm: %s\n", ok ? "OK" : "MISMATCH");
   return rt.finish(ok ? 0 : 1);
 }

@@ -12,9 +12,9 @@
 
 #include "core/error.hpp"
 #include "msg/msg.hpp"
+#include "reduce/context.hpp"
 #include "reduce/reduce_finfo.hpp"
 #include "reduce/reduce_msg.hpp"
-#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -75,7 +75,7 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
   /// True if message `id` is still one of e's requests (false once it, or its target, was
   /// deleted).
   static bool stillAsks(std::uint32_t id, const Eref& e) {
-    const Msg* m = MsgTable::instance().get(id);
+    const Msg* m = msg_context(*e.element()).msgs().get(id);
     return m && m->kind() == MsgKind::reduce && m->src() == e.element() &&
            static_cast<const ReduceMsg*>(m)->requester() == e.dataIndex();
   }
@@ -86,12 +86,13 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
   template <class Channels, class Gone>
   static std::size_t ask(Channels& channels, const Eref& e, Gone&& gone) {
     std::size_t live = 0;
+    ReduceQueue& q = reduce_context(*e.element()).reduces();
     for (auto& ch : channels) {
       if (!ch.gone) ch.gone = !stillAsks(ch.msgId, e);
       if (ch.gone) {
         gone(ch);
       } else {
-        ReduceQueue::instance().request(ch.msgId);
+        q.request(ch.msgId);
         ++live;
       }
     }

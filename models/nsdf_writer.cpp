@@ -17,8 +17,8 @@
 
 #include "models/detail/hdf5.hpp"
 #include "msg/msg.hpp"
+#include "reduce/context.hpp"
 #include "reduce/reduce_finfo.hpp"
-#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -390,7 +390,7 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
       }
     }
     if (v.pop.empty()) {
-      v.pop = unique_name(popNames, ElementTable::instance().get(v.element)->name());
+      v.pop = unique_name(popNames, me->context().elements().get(v.element)->name());
       pops.emplace_back(k, v.pop);
     }
   }
@@ -400,13 +400,13 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
   if (st->block > kChunkCols) st->block -= st->block % kChunkCols;
 
   // Event sources: the messages into this writer's eventInput entries.
-  Element* fe = ElementTable::instance().get(me->id())->child("eventInput");
+  Element* fe = me->child("eventInput");
   std::set<std::string> evPops;
   std::map<std::uint32_t, std::string> evPopOf;  // source element -> population
   if (fe) {
     std::vector<const Msg*> in;
     for (std::uint32_t id : fe->msgIds()) {
-      const Msg* m = MsgTable::instance().get(id);
+      const Msg* m = msg_context(*me).msgs().get(id);
       if (m && m->dest() == fe) in.push_back(m);
     }
     std::sort(in.begin(), in.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
@@ -572,7 +572,8 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
   }
   st_ = std::move(st);
   // The initial values, as a Table records them at reinit.
-  for (const auto& ch : st_->channels) ReduceQueue::instance().request(ch.msgId);
+  ReduceQueue& q = reduce_context(*me).reduces();
+  for (const auto& ch : st_->channels) q.request(ch.msgId);
 }
 
 void NSDFWriter::process(const Eref& e, ProcPtr) {

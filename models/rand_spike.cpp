@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/context.hpp"
 #include "core/random.hpp"
 #include "models/step_time.hpp"
 
@@ -29,7 +30,7 @@ void RandSpike::process(const Eref& e, ProcPtr p) {
 
 void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, Index n, ProcPtr p) {
   const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
-  const std::uint64_t seed = global_seed();
+  const std::uint64_t seed = e->context().seed();
   const double slack = detail::step_slack(p->dt);
   for (Index i = 0; i < n; ++i) objs[i].step(Eref(e, lo + i), p, step, seed, slack);
 }

@@ -5,10 +5,10 @@
 /// correction for the time lost to refractoriness (realRate = rate when refractT is 0, or when
 /// rate * refractT >= 1). reinit sets lastEvent = -refractT (a spike is allowed at the first step).
 ///
-/// The random number of a step comes from Rng(global_seed(), key), the key mixing the element's
-/// path, the object's global data index and the step number (currTime / dt). It depends on
-/// nothing else: the spikes are the same for any threads x nodes split, and for the same seed and
-/// model, run after run.
+/// The random number of a step comes from Rng(seed, key), seed the simulation's (Context::seed),
+/// the key mixing the element's path, the object's global data index and the step number (currTime
+/// / dt). It depends on nothing else: the spikes are the same for any threads x nodes split, and
+/// for the same seed and model, run after run.
 #include <cstdint>
 
 #include "core/class_builder.hpp"

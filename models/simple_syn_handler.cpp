@@ -9,6 +9,7 @@
 #include "core/huge_pages.hpp"
 #include "core/prefetch.hpp"
 #include "models/step_time.hpp"
+#include "msg/context.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
@@ -174,7 +175,7 @@ const DataElement* SimpleSynHandler::directTarget(const DataElement* h, const Pr
   if (cell == cells.end() || !cell->quiet(c)) return nullptr;
   unsigned into = 0;  // messages into the cell's activation: this one only
   for (std::uint32_t id : c->msgIds())
-    if (const Msg* m = MsgTable::instance().get(id); m && m->dest() == c && m->destFinfo() == act)
+    if (const Msg* m = msg_context(*c).msgs().get(id); m && m->dest() == c && m->destFinfo() == act)
       ++into;
   if (into != 1) return nullptr;
   const int th = p.schedule->tickOf(h), tc = p.schedule->tickOf(c);
@@ -187,7 +188,7 @@ const DataElement* SimpleSynHandler::directTarget(const DataElement* h, const Pr
 
 const DataElement* SimpleSynHandler::directFeed(const DataElement* cell, const ProcInfo& p) {
   for (std::uint32_t id : cell->msgIds()) {
-    const Msg* m = MsgTable::instance().get(id);
+    const Msg* m = msg_context(*cell).msgs().get(id);
     if (!m || m->dest() != cell || m->kind() != MsgKind::oneToOne ||
         m->src()->cinfo() != initCinfo())
       continue;

@@ -1,4 +1,5 @@
 #include "core/error.hpp"
+#include "msg/context.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
@@ -26,14 +27,14 @@ void check_index(const char* op, const char* role, const Element* e, Index d) {
 
 }  // namespace
 
-Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcField,
-             const ObjId& dest, std::string_view destField) {
+Msg* connect(MsgContext& sim, std::string_view kindName, const ObjId& src,
+             std::string_view srcField, const ObjId& dest, std::string_view destField) {
   constexpr const char* op = "connect";
   const MsgKind kind = parse_msg_kind(kindName, op);
   if (kind == MsgKind::reduce)
     throw MsgError("connect: Reduce messages start at a ReduceFinfo; use Shell::addMsg");
-  Element* se = src.element();
-  Element* de = dest.element();
+  Element* se = sim.elements().get(src.id);
+  Element* de = sim.elements().get(dest.id);
   if (!se) throw PathError("connect: the source element does not exist");
   if (!de) throw PathError("connect: the destination element does not exist");
 
@@ -62,7 +63,7 @@ Msg* connect(std::string_view kindName, const ObjId& src, std::string_view srcFi
                     sig(s->argTypes()) + " but " + de->cinfo()->name() + "." + d->name() +
                     " takes " + sig(d->argTypes()));
 
-  auto& table = MsgTable::instance();
+  MsgTable& table = sim.msgs();
   const std::uint32_t id = table.nextId();
   std::unique_ptr<Msg> m;
   switch (kind) {

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/random.hpp"
+#include "msg/context.hpp"
 
 namespace antler {
 
@@ -300,11 +301,6 @@ void SparseMsg::byParent(Fn fn) const {
   }
 }
 
-MsgTable& MsgTable::instance() {
-  static MsgTable t;
-  return t;
-}
-
 Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo,
                       const DestFinfoBase* func) {
   if (m->id() != nextId()) throw InternalError("message inserted out of id order");
@@ -328,11 +324,12 @@ void MsgTable::erase(std::uint32_t id, bool destStays) {
 
 void MsgTable::eraseTouching(Element* e) {
   // A message into the subtree need not give its destination's entries back.
-  auto inside = [e](const Element* x) {
+  const ElementTable& t = e->context().elements();
+  auto inside = [e, &t](const Element* x) {
     for (;;) {
       if (x == e) return true;
       if (x->id() == Id::root()) return false;
-      x = x->parent().element();
+      x = t.get(x->parent());
     }
   };
   std::vector<Element*> stack{e};
@@ -340,11 +337,17 @@ void MsgTable::eraseTouching(Element* e) {
     Element* x = stack.back();
     stack.pop_back();
     for (Id c : x->children())
-      if (Element* k = c.element()) stack.push_back(k);
+      if (Element* k = t.get(c)) stack.push_back(k);
     const std::vector<std::uint32_t> ids = x->msgIds();
     for (auto id : ids)
       if (Msg* m = get(id)) erase(id, !inside(m->dest()));
   }
+}
+
+MsgContext::MsgContext(NodeLayout layout) : Context(layout), post_(*this) {}
+
+MsgContext::~MsgContext() {
+  msgs_.clear();
 }
 
 void MsgTable::clear() {

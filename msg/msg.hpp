@@ -13,6 +13,8 @@
 
 namespace antler {
 
+class MsgContext;  // msg/context.hpp
+
 /// The message kinds.
 enum class MsgKind : std::uint8_t { single, oneToOne, oneToAll, diagonal, sparse, reduce };
 
@@ -143,10 +145,12 @@ class SparseMsg final : public Msg {
   std::vector<std::uint64_t> localFirst_;  // per row: the index of its first local entry
 };
 
-/// Owns every message, indexed by message id (ids are never reused).
+/// Owns every message of a simulation, indexed by message id (ids are never reused).
 class MsgTable {
  public:
-  static MsgTable& instance();
+  MsgTable() = default;
+  MsgTable(const MsgTable&) = delete;
+  MsgTable& operator=(const MsgTable&) = delete;
   /// The message with this id, or nullptr.
   Msg* get(std::uint32_t id) const { return id < msgs_.size() ? msgs_[id].get() : nullptr; }
   std::uint32_t nextId() const { return static_cast<std::uint32_t>(msgs_.size()); }
@@ -169,7 +173,7 @@ class MsgTable {
 /// Checks and creates a message `kind` from (src, srcField) to (dest, destField): the fields
 /// must exist and be a SrcFinfo and a DestFinfo with the same argument types, indices must be in
 /// range. Every failure is an Error naming the thing and the valid choices; nothing changes then.
-Msg* connect(std::string_view kind, const ObjId& src, std::string_view srcField, const ObjId& dest,
-             std::string_view destField);
+Msg* connect(MsgContext& sim, std::string_view kind, const ObjId& src, std::string_view srcField,
+             const ObjId& dest, std::string_view destField);
 
 }  // namespace antler

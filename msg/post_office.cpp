@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/comm/algorithms.hpp"
-#include "core/element.hpp"
-#include "core/layout.hpp"
+#include "core/context.hpp"
+#include "msg/context.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
@@ -39,12 +39,12 @@ T load(const char* p) {
 /// Reads the batch at p and advances p past it. The header alone says how long the batch is, so a
 /// batch whose source was deleted after sending is skipped (src == nullptr); otherwise the record
 /// size is checked against the source class.
-BatchView parse_batch(const char*& p, const char* end) {
+BatchView parse_batch(const ElementTable& table, const char*& p, const char* end) {
   if (static_cast<std::size_t>(end - p) < sizeof(BatchHeader)) corrupt("truncated batch header");
   const auto h = load<BatchHeader>(p);
   p += sizeof(BatchHeader);
   if (h.dense > 1) corrupt("bad batch flags " + std::to_string(h.dense));
-  BatchView b{Id(h.src).element(), h.bind, h.count, h.recBytes, h.first, h.dense == 1, p};
+  BatchView b{table.get(Id(h.src)), h.bind, h.count, h.recBytes, h.first, h.dense == 1, p};
   if (h.recBytes % 4) corrupt("record size " + std::to_string(h.recBytes));
   if (b.dense || h.recBytes) {
     if (!b.dense && h.recBytes < 2 * sizeof(Index))
@@ -110,8 +110,16 @@ void PostOffice::sendInBulk() {
                  "may only compute and return the value, or use the ordinary proc with send()");
 }
 
-PostOffice::PostOffice() {
+thread_local constinit Outbox* PostOffice::current_ = nullptr;
+thread_local constinit int PostOffice::thread_ = -1;
+thread_local constinit const char* PostOffice::bulkPort_ = nullptr;
+
+PostOffice::PostOffice(Context& context) : context_(context) {
   setNumThreads(1);
+}
+
+Outbox& PostOffice::deferredOutbox(const Element& sender) {
+  return msg_context(sender).post().deferredOutbox();
 }
 
 void PostOffice::setNumThreads(unsigned n) {
@@ -160,7 +168,7 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
   if (segSpans_.size() < nseg) segSpans_.resize(nseg);
   for (auto& v : segSpans_) v.clear();
   attachments_.clear();
-  const NodeLayout& l = node_layout();
+  const NodeLayout& l = context_.layout();
 
   if (l.numNodes == 1) {
     attachments_.emplace_back(attachment.data(), attachment.size());
@@ -249,7 +257,7 @@ void PostOffice::plan(std::size_t nseg) {
   for (const Span& s : deferredSpans_) {
     const char* p = s.begin;
     while (p < s.end) {
-      const BatchView b = parse_batch(p, s.end);
+      const BatchView b = parse_batch(context_.elements(), p, s.end);
       if (!b.src) continue;
       for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {
         deferredPlan_.push_back(
@@ -272,7 +280,7 @@ void PostOffice::plan(std::size_t nseg) {
 void PostOffice::deliver(unsigned t) const {
   const unsigned T = numThreads();
   for (const Record& r : deferredPlan_) {
-    const Element* src = Id(r.src).element();
+    const Element* src = context_.elements().get(Id(r.src));
     if (!src) continue;
     for (const Conn& c : src->conns(r.bind)) {
       auto [lo, hi] = thread_slice(c.msg->dest(), t, T);
@@ -292,7 +300,7 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
   };
   std::vector<Slice> slices;
   while (p < s.end) {
-    const BatchView b = parse_batch(p, s.end);
+    const BatchView b = parse_batch(context_.elements(), p, s.end);
     if (!b.src) continue;
     const auto& conns = b.src->conns(b.bind);
     if (conns.empty()) continue;

@@ -23,6 +23,10 @@
 #include "msg/outbox.hpp"
 
 namespace antler {
+class Context;
+}
+
+namespace antler {
 
 /// Flags every node contributes to an exchange; the union comes back.
 enum ExchangeFlags : std::uint32_t {
@@ -32,10 +36,8 @@ enum ExchangeFlags : std::uint32_t {
 
 class PostOffice {
  public:
-  static PostOffice& instance() {
-    static PostOffice p;
-    return p;
-  }
+  /// The post office of `context`'s simulation (its MsgContext owns it): one thread's queues.
+  explicit PostOffice(Context& context);
 
   /// Sets the number of per-thread queues (only while no run is in progress).
   void setNumThreads(unsigned n);
@@ -50,8 +52,14 @@ class PostOffice {
   /// run is in its process phase is not enough, since between runs the clock has already begun
   /// the next round's (a Shell call's sends would then land, unsorted, in thread 0's process queue
   /// and be delivered in an order that depends on the node count).
-  Outbox& outbox() {
+  /// `sender` is the Element whose object sends: its simulation's post office takes a deferred
+  /// send.
+  static Outbox& outbox(const Element& sender) {
     if (Outbox* o = current_) return *o;
+    return deferredOutbox(sender);
+  }
+  /// This post office's deferred queue for the calling thread.
+  Outbox& deferredOutbox() {
     if (bulkPort_) [[unlikely]]
       sendInBulk();
     const unsigned t = thread();
@@ -98,7 +106,7 @@ class PostOffice {
   void clear();
 
  private:
-  PostOffice();
+  static Outbox& deferredOutbox(const Element& sender);
   struct Span {
     const char* begin;
     const char* end;
@@ -112,12 +120,16 @@ class PostOffice {
   void plan(std::size_t nseg);
   void deliverSpan(Span s, unsigned t) const;
 
-  // initial-exec: a send from user code reads it with one instruction; antler is loaded at start
-  // or by Python's import, and 8 bytes fit the static TLS surplus glibc keeps for such modules.
-  inline static thread_local Outbox* current_ [[gnu::tls_model("initial-exec")]] = nullptr;
-  inline static thread_local int thread_ [[gnu::tls_model("initial-exec")]] = -1;
-  inline static thread_local const char* bulkPort_ [[gnu::tls_model("initial-exec")]] = nullptr;
+  // The calling OS thread's place in whichever simulation's run it is running (a thread runs one
+  // at a time). Defined once, in post_office.cpp (not inline here, so a library of classes built
+  // with hidden visibility shares them); constinit: no TLS wrapper call. initial-exec: a send
+  // from user code reads them with one instruction; antler is loaded at start or by Python's
+  // import, and a few bytes fit the static TLS surplus glibc keeps for such modules.
+  static thread_local constinit Outbox* current_ [[gnu::tls_model("initial-exec")]];
+  static thread_local constinit int thread_ [[gnu::tls_model("initial-exec")]];
+  static thread_local constinit const char* bulkPort_ [[gnu::tls_model("initial-exec")]];
   [[noreturn]] static void sendInBulk();
+  Context& context_;
   std::vector<Outbox> process_, deferredIn_, deferredOut_;
   // The delivery plan built by exchange().
   std::vector<Record> deferredPlan_;

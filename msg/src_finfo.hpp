@@ -61,8 +61,8 @@ class SrcFinfo final : public SrcFinfoBase {
                           a...))
         return;
     if (!e.element()->hasConns(bindIndex())) return;
-    PostOffice::instance().outbox().append(e.element()->id().value, bindIndex(), e.dataIndex(),
-                                           e.fieldIndex(), a...);
+    PostOffice::outbox(*e.element())
+        .append(e.element()->id().value, bindIndex(), e.dataIndex(), e.fieldIndex(), a...);
   }
 
   /// What arg(i) of sendEach returns: the argument, or a std::tuple of them for several.

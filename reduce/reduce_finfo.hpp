@@ -19,8 +19,8 @@
 #include <type_traits>
 
 #include "core/type_name.hpp"
+#include "reduce/context.hpp"
 #include "reduce/reduce_msg.hpp"
-#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -217,9 +217,10 @@ class ReduceFinfo final : public ReduceFinfoBase {
   /// Asks for a reduction over every target of every Reduce message from object e.
   void send(const Eref& e) const {
     if (!e.element()->hasConns(bindIndex())) return;
+    ReduceQueue& q = reduce_context(*e.element()).reduces();
     for (const Conn& c : e.element()->conns(bindIndex()))
       if (static_cast<const ReduceMsg*>(c.msg)->requester() == e.dataIndex())
-        ReduceQueue::instance().request(c.msg->id());
+        q.request(c.msg->id());
   }
 
   std::unique_ptr<ReduceBase> makeJob(const ReduceMsg& msg) const override {

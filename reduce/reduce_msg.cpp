@@ -1,6 +1,7 @@
 #include "reduce/reduce_msg.hpp"
 
 #include "core/error.hpp"
+#include "msg/context.hpp"
 
 namespace antler {
 
@@ -14,11 +15,11 @@ std::vector<std::string> get_fields(const Cinfo* c) {
 }
 }  // namespace
 
-Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest,
+Msg* reduce_connect(MsgContext& sim, const ObjId& src, std::string_view srcField, const ObjId& dest,
                     std::string_view destField, bool single) {
   constexpr const char* op = "connect";
-  Element* se = src.element();
-  Element* de = dest.element();
+  Element* se = sim.elements().get(src.id);
+  Element* de = sim.elements().get(dest.id);
   if (!se || !de) throw PathError("connect: the source or destination element does not exist");
   const Finfo* sf = se->cinfo()->findFinfo(srcField);
   if (!sf || sf->kind() != FinfoKind::reduce) {
@@ -41,7 +42,7 @@ Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& de
                      " out of range for " + de->path() + ", which has " +
                      std::to_string(de->numData()) + " entries");
   auto* rf = static_cast<const ReduceFinfoBase*>(sf);
-  auto& table = MsgTable::instance();
+  MsgTable& table = sim.msgs();
   auto m = std::make_unique<ReduceMsg>(table.nextId(), se, src.dataIndex, de, rf,
                                        static_cast<const DestFinfoBase*>(df));
   if (single) m->setSingleTarget(Target{dest.dataIndex, dest.fieldIndex});

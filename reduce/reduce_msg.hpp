@@ -72,7 +72,7 @@ class ReduceMsg final : public Msg {
 /// Checks and creates a Reduce message from src.srcField (a ReduceFinfo) to dest.destField (a
 /// 'getX' function), over every entry of dest's Element, or over the one object dest when
 /// `single`: errors name the fields that would be valid; nothing changes on error.
-Msg* reduce_connect(const ObjId& src, std::string_view srcField, const ObjId& dest,
+Msg* reduce_connect(MsgContext& sim, const ObjId& src, std::string_view srcField, const ObjId& dest,
                     std::string_view destField, bool single = false);
 
 }  // namespace antler

@@ -8,8 +8,8 @@
 
 #include "core/comm/algorithms.hpp"
 #include "core/error.hpp"
-#include "core/layout.hpp"
-#include "msg/post_office.hpp"
+#include "msg/context.hpp"
+#include "reduce/context.hpp"
 #include "reduce/reduce_msg.hpp"
 
 namespace antler {
@@ -118,11 +118,6 @@ NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggy
   return tree <= doubling ? NodeStage::tree : NodeStage::recursive_doubling;
 }
 
-ReduceQueue& ReduceQueue::instance() {
-  static ReduceQueue q;
-  return q;
-}
-
 void ReduceQueue::prepare(unsigned T) {
   if (requests_.size() < T) requests_.resize(T);
   for (auto& p : predicted_) p.clear();
@@ -173,7 +168,7 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
   Writer w(attachment_);
   w.put(all);
   const auto& pred = predicted_[tick];
-  if (!pred.empty() && node_layout().numNodes > 1) {
+  if (!pred.empty() && context_.layout().numNodes > 1) {
     for (ReduceBase* j : pred) j->secondary();
     // Chosen when the prediction was set (below), alike on every node.
     if (predictedStage_[tick] == NodeStage::allgather) save_partials(w, pred);
@@ -203,7 +198,7 @@ void ReduceQueue::afterExchange(unsigned tick,
   for (std::size_t i = 0; hit && i < all.size(); ++i) hit = pred[i]->id() == all[i];
   if (hit) {
     // Every node computed the same verdict from the same bytes; the partials are in the readers.
-    if (node_layout().numNodes == 1) {
+    if (context_.layout().numNodes == 1) {
       for (ReduceBase* j : pred) {
         j->secondary();
         j->finishLocal();
@@ -228,7 +223,7 @@ void ReduceQueue::afterExchange(unsigned tick,
       if (count != pred.size() || theirSum != sum)
         throw CommError("nodes disagree on the predicted reductions: node " + std::to_string(r) +
                         " sent " + std::to_string(count) + " partials, node " +
-                        std::to_string(node_layout().node) + " expected " +
+                        std::to_string(context_.layout().node) + " expected " +
                         std::to_string(pred.size()));
       for (std::size_t k = 0; k < pred.size(); ++k) {
         const auto len = rd.get<std::uint64_t>();
@@ -244,7 +239,7 @@ void ReduceQueue::afterExchange(unsigned tick,
   // A miss: the actual set becomes this tick's prediction and runs the long way this round.
   pending_.clear();
   for (std::uint32_t id : all) {
-    const Msg* m = MsgTable::instance().get(id);
+    const Msg* m = context_.msgs().get(id);
     if (!m || m->kind() != MsgKind::reduce)
       throw CommError("reduction request for message " + std::to_string(id) +
                       ", which is not a Reduce message");
@@ -255,7 +250,8 @@ void ReduceQueue::afterExchange(unsigned tick,
   pred = pending_;
   // The same choice on every node (the set the nodes agreed on), made once per prediction rather
   // than every round: the model reads the environment.
-  predictedStage_[tick] = node_layout().numNodes > 1 ? stageFor(pred, true) : NodeStage::allgather;
+  predictedStage_[tick] =
+      context_.layout().numNodes > 1 ? stageFor(pred, true) : NodeStage::allgather;
 }
 
 void ReduceQueue::primary(unsigned t, unsigned T) {
@@ -271,7 +267,7 @@ std::uint32_t ReduceQueue::finish(std::uint32_t flags) {
 
 std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
   for (ReduceBase* j : pending_) j->secondary();
-  const NodeLayout& l = node_layout();
+  const NodeLayout& l = context_.layout();
   if (l.numNodes == 1) {
     if (flags & kFlagError) return flags;
     for (ReduceBase* j : pending_) {
@@ -347,7 +343,7 @@ namespace {
 // throws: a failure marks the result, and the first failure's text stays in `error` on the node
 // where it happened.
 void fold_partials(const std::vector<ReduceBase*>& jobs, ByteBuffer& acc,
-                   std::span<const char> other, bool otherOnLeft, std::string& error) {
+                   std::span<const char> other, bool otherOnLeft, int node, std::string& error) {
   ByteBuffer out;
   Writer w(out);
   std::uint32_t flags = 0, status = kFoldOk;
@@ -376,8 +372,8 @@ void fold_partials(const std::vector<ReduceBase*>& jobs, ByteBuffer& acc,
     }
   } catch (const std::exception& e) {
     if (error.empty())
-      error = "reduction node stage: folding the partials of node " +
-              std::to_string(node_layout().node) + " failed: " + e.what();
+      error = "reduction node stage: folding the partials of node " + std::to_string(node) +
+              " failed: " + e.what();
     out.clear();
     Writer(out).put<std::uint32_t>(flags).put<std::uint32_t>(kFoldFailed).put<std::uint64_t>(sum);
   }
@@ -396,7 +392,7 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   std::string error;
   comm::Fold f;
   f.fold = [&](ByteBuffer& acc, std::span<const char> other, bool otherOnLeft) {
-    fold_partials(jobs, acc, other, otherOnLeft, error);
+    fold_partials(jobs, acc, other, otherOnLeft, comm_.rank(), error);
   };
   f.commutative = false;
   comm::Options o;
@@ -440,7 +436,7 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
     std::vector<std::uint64_t> mine;
     for (ReduceBase* j : jobs) mine.push_back(j->id());
     throw CommError("nodes disagree on the pending reductions (their id checksums differ); node " +
-                    std::to_string(node_layout().node) + " has [" + ids(mine) + "]");
+                    std::to_string(context_.layout().node) + " has [" + ids(mine) + "]");
   }
   if (status != kFoldOk)
     throw CommError("reduction node stage: folding the partials failed on another node");

@@ -70,10 +70,16 @@ constexpr int kEveryNode = -1, kSeveralNodes = -2;
 NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggyback,
                             const comm::CostModel& m);
 
+class MsgContext;
+
 class ReduceQueue {
  public:
   static constexpr unsigned kMaxTicks = 32;
-  static ReduceQueue& instance();
+  /// The reduce queue of `context`'s simulation (its ReduceContext owns it): its Reduce messages
+  /// are in context's message table.
+  explicit ReduceQueue(MsgContext& context) : context_(context) {}
+  ReduceQueue(const ReduceQueue&) = delete;
+  ReduceQueue& operator=(const ReduceQueue&) = delete;
   /// The communicator the node stage goes through (the Runtime sets it).
   void setComm(comm::Comm c) { comm_ = std::move(c); }
   comm::Comm& comm() { return comm_; }
@@ -113,8 +119,8 @@ class ReduceQueue {
   NodeStage lastNodeStage() const { return last_; }
 
  private:
+  MsgContext& context_;
   comm::Comm comm_;
-  ReduceQueue() = default;
   std::uint32_t fold(std::uint32_t flags);
   /// The stage for jobs (the same on every node: P, the agreed set and declared bounds only).
   NodeStage stageFor(const std::vector<ReduceBase*>& jobs, bool piggyback) const;

@@ -1,8 +1,8 @@
 #include "reduce/sync_data_handler.hpp"
 
+#include "reduce/context.hpp"
 #include "reduce/reduce_field_dimension.hpp"
 #include "reduce/reduce_finfo.hpp"
-#include "reduce/reduce_queue.hpp"
 
 namespace antler {
 
@@ -31,7 +31,7 @@ class FieldDimensionJob final : public detail::TypedReduceJob<ReduceFieldDimensi
 
 Index sync_data_handler(FieldElement* fe, unsigned numThreads) {
   FieldDimensionJob job(fe);
-  ReduceQueue::instance().runNow({&job}, numThreads);
+  reduce_context(*fe).reduces().runNow({&job}, numThreads);
   return fe->fieldDimension();
 }
 

@@ -47,16 +47,10 @@
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/proc_info.hpp"
-#include "msg/post_office.hpp"
-#include "reduce/reduce_queue.hpp"
+#include "shell/simulation.hpp"
 #include "shell/spin_barrier.hpp"
 
 namespace antler {
-
-Clock& Clock::instance() {
-  static Clock c;
-  return c;
-}
 
 const std::array<double, Clock::kNumTicks>& Clock::defaultDts() {
   // MOOSE 4.1's table (scheduling/Clock.cpp, buildDefaultTick): 0-7 electrical (50 us), 8 the
@@ -78,7 +72,7 @@ const std::array<double, Clock::kNumTicks>& Clock::defaultDts() {
   return d;
 }
 
-Clock::Clock() {
+Clock::Clock(Simulation& sim) : sim_(sim) {
   numThreads_ = static_cast<unsigned>(std::max(1, omp_get_max_threads()));
   clear();
 }
@@ -201,7 +195,7 @@ void Clock::reinit() {
   step_ = 0;
   nsteps_ = 0;
   // Sends still queued from the previous run belong to it: reinit starts afresh without them.
-  PostOffice::instance().clear();
+  sim_.post().clear();
   runSteps(1, true);
   currentTime_ = 0;
   step_ = 0;
@@ -273,11 +267,11 @@ class Clock::Run {
         reinit_(reinit),
         stride_(std::max<std::uint64_t>(1, c.stride())),
         step0_(c.step_),
-        po_(PostOffice::instance()),
-        rq_(ReduceQueue::instance()),
+        po_(c.sim_.post()),
+        rq_(c.sim_.reduces()),
         T_(c.numThreads_),
         W_(workers(T_)),
-        layout_(node_layout()),
+        layout_(c.sim_.layout()),
         multiNode_(layout_.numNodes > 1),
         errors_(T_),
         barrier_(W_) {
@@ -286,7 +280,7 @@ class Clock::Run {
       if (c.steps_[k] == 0) continue;
       tickDt_[k] = c.tickDt(k);
       for (const Entry& x : c.elements_[k])
-        if (const Element* e = x.id.element())
+        if (const Element* e = c.sim_.elements().get(x.id))
           ticks_[k].push_back(
               {e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
     }

@@ -10,7 +10,9 @@
 
 namespace antler {
 
-/// The scheduler. One per process; every node runs the same steps in lockstep.
+class Simulation;
+
+/// The scheduler of one Simulation; every node runs the same steps in lockstep.
 ///
 /// Time, as in MOOSE 3/4: the clock has a base step `dt` (50 us until a smaller tick dt is set)
 /// and each of its 32 ticks runs every `tickStep` base steps (0: never), so a tick's dt is
@@ -35,7 +37,10 @@ class Clock {
   static constexpr double kMinimumDt = 1e-7;
   /// MOOSE's default dt of each tick (0: unused), from which the ticks' steps start.
   static const std::array<double, kNumTicks>& defaultDts();
-  static Clock& instance();
+  /// The clock of `sim` (its Simulation owns it): MOOSE's default ticks, time 0.
+  explicit Clock(Simulation& sim);
+  Clock(const Clock&) = delete;
+  Clock& operator=(const Clock&) = delete;
 
   /// Which proc field of a scheduled Element the clock calls.
   enum class Phase : std::uint8_t { process, init };
@@ -113,7 +118,6 @@ class Clock {
   unsigned numThreads() const { return numThreads_; }
 
  private:
-  Clock();
   /// nsteps strides of the run (or one reinit round): for each, one process / deliver / reduce
   /// round per due tick. Runs inside the parallel region on every thread.
   void runSteps(std::uint64_t nsteps, bool reinit);
@@ -121,6 +125,7 @@ class Clock {
   void checkTick(unsigned tick, const char* op) const;
   void checkIdle(const char* op) const;
 
+  Simulation& sim_;
   double dt_ = kDefaultBaseDt;
   std::array<std::uint64_t, kNumTicks> steps_{};
   std::array<std::vector<Entry>, kNumTicks> elements_{};

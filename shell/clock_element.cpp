@@ -5,13 +5,11 @@
 #include "core/class_builder.hpp"
 #include "core/element.hpp"
 #include "shell/clock.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler {
 
 namespace {
-Clock& clock() {
-  return Clock::instance();
-}
 void check_tick(unsigned tick, const char* field) {
   if (tick >= Clock::kNumTicks)
     throw IndexError(std::string("/clock.") + field + "[" + std::to_string(tick) +
@@ -21,50 +19,50 @@ void check_tick(unsigned tick, const char* field) {
 }  // namespace
 
 double ClockElement::dt() const {
-  return clock().dt();
+  return clock_->dt();
 }
 void ClockElement::setDt(double dt) {
-  clock().setDt(dt);
+  clock_->setDt(dt);
 }
 double ClockElement::runTime() const {
-  return clock().runTime();
+  return clock_->runTime();
 }
 double ClockElement::currentTime() const {
-  return clock().currentTime();
+  return clock_->currentTime();
 }
 unsigned long long ClockElement::currentStep() const {
-  return clock().currentStep();
+  return clock_->currentStep();
 }
 unsigned long long ClockElement::nsteps() const {
-  return clock().nsteps();
+  return clock_->nsteps();
 }
 unsigned long long ClockElement::stride() const {
-  const auto s = clock().stride();
+  const auto s = clock_->stride();
   return s ? s : 1;  // MOOSE's stride with nothing scheduled
 }
 unsigned ClockElement::numTicks() const {
   return Clock::kNumTicks;
 }
 bool ClockElement::isRunning() const {
-  return clock().running();
+  return clock_->running();
 }
 std::vector<double> ClockElement::dts() const {
-  return clock().dts();
+  return clock_->dts();
 }
 double ClockElement::tickDt(unsigned tick) const {
   check_tick(tick, "tickDt");
-  return clock().tickDt(tick);
+  return clock_->tickDt(tick);
 }
 void ClockElement::setTickDt(unsigned tick, double dt) {
   check_tick(tick, "tickDt");
-  clock().setTickDt(tick, dt);
+  clock_->setTickDt(tick, dt);
 }
 unsigned long long ClockElement::tickStep(unsigned tick) const {
   check_tick(tick, "tickStep");
-  return clock().tickStep(tick);
+  return clock_->tickStep(tick);
 }
 void ClockElement::setTickStep(unsigned tick, unsigned long long steps) {
-  clock().setTickStep(tick, steps);
+  clock_->setTickStep(tick, steps);
 }
 int ClockElement::defaultTick(std::string className) const {
   return Cinfo::require(className, "/clock.defaultTick")->defaultTick();
@@ -95,13 +93,14 @@ const Cinfo* ClockElement::initCinfo() {
   return c;
 }
 
-ObjId make_clock_element() {
-  auto& t = ElementTable::instance();
+ObjId make_clock_element(Simulation& sim) {
+  ElementTable& t = sim.elements();
   Element* root = t.get(Id::root());
   if (Element* old = root->child("clock"); old && old->isSystem()) return ObjId(old->id());
   auto* de = static_cast<DataElement*>(t.insert(std::make_unique<DataElement>(
-      t.nextId(), "clock", ClockElement::initCinfo(), Id::root(), 1, /*global=*/true)));
+      sim, t.nextId(), "clock", ClockElement::initCinfo(), Id::root(), 1, /*global=*/true)));
   de->setSystem();
+  object<ClockElement>(de, 0)->clock_ = &sim.clock();
   return ObjId(de->id());
 }
 

@@ -7,12 +7,15 @@
 ///   tickDt[i]     tick i's dt (set: MOOSE's setClock rule);  tickStep[i] its step in base dts
 ///   defaultTick[c] the tick a new element of class c goes on (-1: none)
 ///
-/// It is a global element created with the Shell, on every node at the same point, so it has the
-/// same id everywhere; clearModel keeps it, and delete, move and copy refuse it.
+/// It is a global element created with its Simulation, on every node at the same point, so it has
+/// the same id everywhere; clearModel keeps it, and delete, move and copy refuse it.
 #include "core/cinfo.hpp"
 #include "core/id.hpp"
 
 namespace antler {
+
+class Clock;
+class Simulation;
 
 class ClockElement {
  public:
@@ -34,13 +37,12 @@ class ClockElement {
   static const Cinfo* initCinfo();
 
  private:
-  // The object holds nothing (every field is the Clock's). A word keeps GCC's -Warray-bounds
-  // quiet: a call through a member-function pointer reads a pointer's worth of the object in its
-  // (never taken) virtual branch, more than an empty class has.
-  [[maybe_unused]] void* unused_ = nullptr;
+  friend ObjId make_clock_element(Simulation& sim);
+  // Every field is the clock's, this simulation's (set when /clock is made).
+  Clock* clock_ = nullptr;
 };
 
-/// Makes /clock if it is not there yet (the Shell does, when it is made).
-ObjId make_clock_element();
+/// Makes sim's /clock if it is not there yet (the Simulation does, when it is made).
+ObjId make_clock_element(Simulation& sim);
 
 }  // namespace antler

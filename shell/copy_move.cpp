@@ -32,6 +32,7 @@
 #include "msg/msg.hpp"
 #include "reduce/reduce_msg.hpp"
 #include "shell/shell.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler {
 
@@ -39,8 +40,8 @@ namespace {
 
 constexpr Index kMaxEntries = 0xFFFFFFFEu;  // create's limit
 
-Element* require(ObjId o, const char* op, const char* role) {
-  Element* e = o.element();
+Element* require(const ElementTable& t, ObjId o, const char* op, const char* role) {
+  Element* e = t.get(o.id);
   if (!e)
     throw PathError(std::string(op) + ": the " + role + " element (id " +
                     std::to_string(o.id.value) + ") does not exist");
@@ -52,7 +53,7 @@ bool inside(const Element* e, const Element* root) {
   for (;;) {
     if (e == root) return true;
     if (e->id() == Id::root()) return false;
-    e = e->parent().element();
+    e = e->context().elements().get(e->parent());
     if (!e) return false;
   }
 }
@@ -65,7 +66,7 @@ void check_move(const Element* se, const Element* pe) {
                      " element; it cannot be moved");
   if (se->isField())
     throw ValueError("move: " + se->path() + " is a field element, part of its parent " +
-                     se->parent().path() + "; move the parent instead");
+                     se->context().elements().path(se->parent()) + "; move the parent instead");
   if (pe->isField())
     throw PathError("move: cannot move " + se->path() + " under the field element " + pe->path() +
                     " (field elements have no children)");
@@ -78,14 +79,14 @@ void check_move(const Element* se, const Element* pe) {
                     "); cannot move " + se->path() + " there");
 }
 
-void do_move(Reader& r, Writer&) {
+void do_move(Simulation& sim, Reader& r, Writer&) {
   const auto src = r.get<Id>();
   const auto parent = r.get<Id>();
-  Element* se = require(ObjId(src), "move", "source");
-  Element* pe = require(ObjId(parent), "move", "destination parent");
+  Element* se = require(sim.elements(), ObjId(src), "move", "source");
+  Element* pe = require(sim.elements(), ObjId(parent), "move", "destination parent");
   check_move(se, pe);
   if (se->parent() == pe->id()) return;
-  if (Element* old = se->parent().element()) old->removeChild(se->id());
+  if (Element* old = sim.elements().get(se->parent())) old->removeChild(se->id());
   se->setParent(pe->id());
   pe->addChild(se->id());
 }
@@ -183,11 +184,11 @@ std::string unreplicable(const Msg* m) {
 
 namespace {
 /// A destination parent must be a whole element: children belong to every entry of an array.
-void check_whole_parent(ObjId p, const char* op) {
-  const Element* e = p.element();
+void check_whole_parent(const ElementTable& t, ObjId p, const char* op) {
+  const Element* e = t.get(p.id);
   // (A field element as destination is refused by its own check, with its own message.)
   if (e && !e->isField() && (p.dataIndex != 0 || p.fieldIndex != 0) && e->numData() > 1)
-    throw ValueError(std::string(op) + ": the destination '" + p.path() + "' names one entry of " +
+    throw ValueError(std::string(op) + ": the destination '" + t.path(p) + "' names one entry of " +
                      e->path() + "; a new element is a child of a " +
                      "whole element (its children are shared by its " +
                      std::to_string(e->numData()) + " entries): use '" + e->path() + "'");
@@ -196,19 +197,22 @@ void check_whole_parent(ObjId p, const char* op) {
 
 ObjId Shell::copy(std::string_view src, std::string_view newParent, std::string_view name,
                   Index n) {
-  return copy(resolve_path(absolute(src), "copy"), resolve_path(absolute(newParent), "copy"), name,
-              n);
+  return copy(resolve_path(sim_.elements(), absolute(src), "copy"),
+              resolve_path(sim_.elements(), absolute(newParent), "copy"), name, n);
 }
 
 void Shell::move(std::string_view src, std::string_view newParent) {
-  move(resolve_path(absolute(src), "move"), resolve_path(absolute(newParent), "move"));
+  move(resolve_path(sim_.elements(), absolute(src), "move"),
+       resolve_path(sim_.elements(), absolute(newParent), "move"));
 }
 
 void Shell::move(ObjId src, ObjId newParent) {
   checkIdle("move");
-  check_whole_parent(newParent, "move");
+  const ElementTable& t = sim_.elements();
+  check_whole_parent(t, newParent, "move");
   // Checked here too, so that the error reads as one (the same on every node).
-  check_move(require(src, "move", "source"), require(newParent, "move", "destination parent"));
+  check_move(require(t, src, "move", "source"),
+             require(t, newParent, "move", "destination parent"));
   ByteBuffer args;
   Writer(args).put<Id>(src.id).put<Id>(newParent.id);
   dispatchExtension("move", args);
@@ -216,16 +220,17 @@ void Shell::move(ObjId src, ObjId newParent) {
 
 ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n) {
   checkIdle("copy");
-  check_whole_parent(newParent, "copy");
-  const Element* se = require(src, "copy", "source");
-  const Element* pe = require(newParent, "copy", "destination parent");
+  const ElementTable& t = sim_.elements();
+  check_whole_parent(t, newParent, "copy");
+  const Element* se = require(t, src, "copy", "source");
+  const Element* pe = require(t, newParent, "copy", "destination parent");
   if (se->id() == Id::root()) throw ValueError("copy: cannot copy the root element '/'");
   if (se->isSystem())
     throw ValueError("copy: " + se->path() + " is antler's own " + se->cinfo()->name() +
                      " element; it cannot be copied");
   if (se->isField())
     throw ValueError("copy: " + se->path() + " is a field element, part of its parent " +
-                     se->parent().path() + "; copy the parent instead");
+                     t.path(se->parent()) + "; copy the parent instead");
   if (pe->isField())
     throw PathError("copy: cannot copy " + se->path() + " under the field element " + pe->path() +
                     " (field elements have no children)");
@@ -245,7 +250,7 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
   std::vector<Element*> elems;
   std::set<const Element*> inTree;
   {
-    std::vector<Element*> stack{src.element()};
+    std::vector<Element*> stack{t.get(src.id)};
     while (!stack.empty()) {
       Element* e = stack.back();
       stack.pop_back();
@@ -253,7 +258,7 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
       inTree.insert(e);
       const auto& kids = e->children();
       for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-        if (Element* k = it->element()) stack.push_back(k);
+        if (Element* k = t.get(*it)) stack.push_back(k);
     }
   }
   for (const Element* e : elems)
@@ -284,7 +289,7 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
   try {
     for (const Element* e : elems) {
       if (e->isField()) continue;  // made with its parent
-      const Element* p = e == se ? pe : made.at(e->parent().element());
+      const Element* p = e == se ? pe : made.at(t.get(e->parent()));
       const std::string pp = p->path();
       const std::string path = (pp == "/" ? "" : pp) + "/" + (e == se ? name : e->name());
       const ObjId o = create(e->cinfo()->name(), path, e->numData() * n, e->isGlobal());
@@ -292,10 +297,10 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
         root = o;
         rootMade = true;
       }
-      Element* c = o.element();
+      Element* c = t.get(o.id);
       made[e] = c;
       for (Id k : e->children())
-        if (const Element* ke = k.element(); ke && ke->isField()) made[ke] = c->child(ke->name());
+        if (const Element* ke = t.get(k); ke && ke->isField()) made[ke] = c->child(ke->name());
     }
     for (const Msg* m : msgs) {
       const Element* os = m->src();

@@ -9,11 +9,11 @@
 
 namespace antler::shell_detail {
 
-void do_set(Reader& r, Writer&) {
+void do_set(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag t = get_type(r);
-  Element* e = require_element(o, "set");
+  Element* e = require_element(sim, o, "set");
   auto* vf = require_value(e, field, "set", true);
   check_type(vf->valueType(), t.mangled, t.name, "set", e->cinfo()->name() + "." + field);
   check_data_index(e, o.dataIndex, "set");
@@ -22,11 +22,11 @@ void do_set(Reader& r, Writer&) {
   vf->set(e, o.dataIndex, o.fieldIndex, r);
 }
 
-void do_get(Reader& r, Writer& w) {
+void do_get(Simulation& sim, Reader& r, Writer& w) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag t = get_type(r);
-  Element* e = require_element(o, "get");
+  Element* e = require_element(sim, o, "get");
   auto* vf = require_value(e, field, "get", false);
   check_type(vf->valueType(), t.mangled, t.name, "get", e->cinfo()->name() + "." + field);
   check_data_index(e, o.dataIndex, "get");
@@ -35,12 +35,12 @@ void do_get(Reader& r, Writer& w) {
   vf->get(e, o.dataIndex, o.fieldIndex, w);
 }
 
-void do_get_vec(Reader& r, Writer& w) {
+void do_get_vec(Simulation& sim, Reader& r, Writer& w) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag t = get_type(r);
   const auto whole = r.get<bool>();
-  Element* e = require_element(o, "getVec");
+  Element* e = require_element(sim, o, "getVec");
   auto* vf = require_value(e, field, "getVec", false);
   check_type(vf->valueType(), t.mangled, t.name, "getVec", e->cinfo()->name() + "." + field);
   if (whole || !e->isField()) {
@@ -106,8 +106,9 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
     failure = std::current_exception();
   }
   bool failed = failure != nullptr;
-  if (agree && node_layout().numNodes > 1 && !e->isGlobal())
-    failed = comm::algo::any(Shell::instance().comm(), failed);
+  Simulation& sim = simulation_of(*e);
+  if (agree && sim.layout().numNodes > 1 && !e->isGlobal())
+    failed = comm::algo::any(sim.shell().comm(), failed);
   if (!failed) return;
   Reader old(undo);
   std::uint64_t k = 0;
@@ -127,13 +128,13 @@ void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n)
 }
 }  // namespace
 
-void do_set_vec(Reader& r, Writer&) {
+void do_set_vec(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag t = get_type(r);
   const auto whole = r.get<bool>();
   const auto n = r.get<std::uint64_t>();
-  Element* e = require_element(o, "setVec");
+  Element* e = require_element(sim, o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
   if (!e->isField()) {
@@ -156,17 +157,17 @@ void do_set_vec(Reader& r, Writer&) {
     std::uint64_t mine = 0;
     for (Index d = e->localBegin(); d < e->localEnd(); ++d) mine += e->numField(d);
     std::uint64_t before = 0, total = mine;
-    if (node_layout().numNodes > 1 && !e->isGlobal()) {
+    if (sim.layout().numNodes > 1 && !e->isGlobal()) {
       std::vector<std::size_t> counts;
       std::vector<char> all;
-      comm::algo::allgather_inline(Shell::instance().comm(),
+      comm::algo::allgather_inline(sim.shell().comm(),
                                    {reinterpret_cast<const char*>(&mine), sizeof mine}, sizeof mine,
                                    counts, all);
       total = 0;
-      for (int k = 0; k < node_layout().numNodes; ++k) {
+      for (int k = 0; k < sim.layout().numNodes; ++k) {
         std::uint64_t x;
         std::memcpy(&x, all.data() + k * sizeof x, sizeof x);
-        if (k < node_layout().node) before += x;
+        if (k < sim.layout().node) before += x;
         total += x;
       }
     }
@@ -190,8 +191,8 @@ void do_set_vec(Reader& r, Writer&) {
   if (!e->isLocal(o.dataIndex)) return;
   if (n != e->numField(o.dataIndex))
     throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
-                     e->parent().path() + "[" + std::to_string(o.dataIndex) + "], which has " +
-                     std::to_string(e->numField(o.dataIndex)) + " entries");
+                     sim.elements().path(e->parent()) + "[" + std::to_string(o.dataIndex) +
+                     "], which has " + std::to_string(e->numField(o.dataIndex)) + " entries");
   atomic_write(
       e, vf, r,
       [&](auto&& fn) {
@@ -200,11 +201,11 @@ void do_set_vec(Reader& r, Writer&) {
       false, "setVec");
 }
 
-void do_set_all(Reader& r, Writer&) {
+void do_set_all(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag t = get_type(r);
-  Element* e = require_element(o, "setVec");
+  Element* e = require_element(sim, o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
   validate_values(vf, r, 1);
@@ -231,13 +232,13 @@ const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view fi
   return static_cast<const LookupValueFinfoBase*>(f);
 }
 
-void do_lookup(Reader& r, Writer& w, bool set) {
+void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set) {
   const char* op = set ? "setLookup" : "getLookup";
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const TypeTag kt = get_type(r);
   const TypeTag vt = get_type(r);
-  Element* e = require_element(o, op);
+  Element* e = require_element(sim, o, op);
   auto* lf = require_lookup(e, field, op);
   check_type(lf->keyType(), kt.mangled, kt.name, op,
              "the key of " + e->cinfo()->name() + "." + field);
@@ -254,13 +255,13 @@ void do_lookup(Reader& r, Writer& w, bool set) {
     lf->get(e, o.dataIndex, o.fieldIndex, kr, w);
 }
 
-void do_call(Reader& r, Writer&) {
+void do_call(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
   const auto n = r.get<std::uint32_t>();
   std::vector<TypeTag> types;
   for (std::uint32_t i = 0; i < n; ++i) types.push_back(get_type(r));
-  Element* e = require_element(o, "call");
+  Element* e = require_element(sim, o, "call");
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::dest)
     throw FieldError("call: '" + field + "' is not a destination function of " +
@@ -281,7 +282,7 @@ void do_call(Reader& r, Writer&) {
   check_field_index(e, o.dataIndex, o.fieldIndex, "call");
   df->call(e, o.dataIndex, o.fieldIndex, r);
   // The objects' Element (a field element's parent holds them) hears of it.
-  const Element* holder = e->isField() ? e->parent().element() : e;
+  const Element* holder = e->isField() ? sim.elements().get(e->parent()) : e;
   if (holder && !holder->isField())
     if (ElementState* st = static_cast<const DataElement*>(holder)->state()) st->calledOutsideRun();
 }

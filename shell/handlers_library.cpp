@@ -75,7 +75,7 @@ void check_library_file(const std::string& path) {
 // throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
 // verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
 // of libantler) refuses the whole library, which is unregistered again and closed.
-void do_load_library(Reader& r, Writer& w) {
+void do_load_library(Simulation&, Reader& r, Writer& w) {
   const auto path = r.get<std::string>();
   if (path.empty())
     throw ValueError(
@@ -164,11 +164,11 @@ void do_load_library(Reader& r, Writer& w) {
   throw ValueError(msg);
 }
 
-void do_extension(Reader& r, Writer& w) {
+void do_extension(Simulation& sim, Reader& r, Writer& w) {
   const auto name = r.get<std::string>();
   auto it = extensions().find(name);
   if (it == extensions().end()) throw InternalError("unknown extension command " + name);
-  it->second(r, w);
+  it->second(sim, r, w);
 }
 
 }  // namespace antler::shell_detail

@@ -8,11 +8,11 @@ namespace antler::shell_detail {
 namespace {
 /// A shared message (MOOSE's raxial to axial): the source's sources to the destination's
 /// destinations and back, in order, all checked before any is made. Returns the first message.
-Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
+Msg* connect_shared(Simulation& sim, const std::string& kindName, MsgKind kind, const ObjId& src,
                     const SharedMsgFinfo* ss, const ObjId& dest, const std::string& df) {
-  const Cinfo* dc = dest.element()->cinfo();
+  const Cinfo* dc = sim.elements().get(dest.id)->cinfo();
   const auto* ds = dynamic_cast<const SharedMsgFinfo*>(dc->findFinfo(df));
-  const Cinfo* sc = src.element()->cinfo();
+  const Cinfo* sc = sim.elements().get(src.id)->cinfo();
   if (!ds) {
     std::vector<std::string> shared;
     for (const Finfo* f : dc->finfos())
@@ -55,11 +55,11 @@ Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
                      " and " + ss->name());
   Msg* first = nullptr;
   for (std::size_t i = 0; i < ss->srcs().size(); ++i) {
-    Msg* m = connect(kindName, src, ss->srcs()[i], dest, ds->dests()[i]);
+    Msg* m = connect(sim, kindName, src, ss->srcs()[i], dest, ds->dests()[i]);
     if (!first) first = m;
   }
   for (std::size_t i = 0; i < ds->srcs().size(); ++i) {
-    Msg* m = connect(kindName, dest, ds->srcs()[i], src, ss->dests()[i]);
+    Msg* m = connect(sim, kindName, dest, ds->srcs()[i], src, ss->dests()[i]);
     if (!first) first = m;
   }
   if (!first) throw MsgError("addMsg: the shared field " + ss->name() + " has no members");
@@ -67,17 +67,17 @@ Msg* connect_shared(const std::string& kindName, MsgKind kind, const ObjId& src,
 }
 }  // namespace
 
-void do_add_msg(Reader& r, Writer& w) {
+void do_add_msg(Simulation& sim, Reader& r, Writer& w) {
   const auto kind = r.get<std::string>();
   const auto src = r.get<ObjId>();
   const auto sf = r.get<std::string>();
   const auto dest = r.get<ObjId>();
   const auto df = r.get<std::string>();
-  require_element(src, "addMsg");
-  require_element(dest, "addMsg");
+  require_element(sim, src, "addMsg");
+  require_element(sim, dest, "addMsg");
   Msg* m = nullptr;
   const MsgKind k = parse_msg_kind(kind, "addMsg");
-  const Finfo* srcFinfo = src.element()->cinfo()->findFinfo(sf);
+  const Finfo* srcFinfo = sim.elements().get(src.id)->cinfo()->findFinfo(sf);
   if (k == MsgKind::reduce || (srcFinfo && srcFinfo->kind() == FinfoKind::reduce)) {
     // A reduce field reads every entry of an Element (Reduce) or one object (Single); OneToOne
     // (MOOSE's array of Tables reading an array) is a Single message per entry pair, d to d.
@@ -86,8 +86,8 @@ void do_add_msg(Reader& r, Writer& w) {
                      "' connects with a Reduce message (every entry), a Single message (one " +
                      "object) or OneToOne (entry i of each to entry i of the other), not " + kind);
     if (k == MsgKind::oneToOne) {
-      const Element* se = src.element();
-      const Element* de = dest.element();
+      const Element* se = sim.elements().get(src.id);
+      const Element* de = sim.elements().get(dest.id);
       if (se->numData() != de->numData() || de->isField())
         throw MsgError("addMsg: OneToOne from " + se->path() + "." + sf + " (" +
                        std::to_string(se->numData()) +
@@ -96,24 +96,24 @@ void do_add_msg(Reader& r, Writer& w) {
                        de->path() + " (" + std::to_string(de->numData()) +
                        (de->isField() ? ", a field element)" : ")"));
       for (Index d = 0; d < se->numData(); ++d) {
-        Msg* one = reduce_connect(ObjId(src.id, d), sf, ObjId(dest.id, d), df, true);
+        Msg* one = reduce_connect(sim, ObjId(src.id, d), sf, ObjId(dest.id, d), df, true);
         if (!m) m = one;
       }
       if (!m) throw MsgError("addMsg: OneToOne between empty elements");
     } else {
-      m = reduce_connect(src, sf, dest, df, k == MsgKind::single);
+      m = reduce_connect(sim, src, sf, dest, df, k == MsgKind::single);
     }
   } else if (const auto* ss = dynamic_cast<const SharedMsgFinfo*>(srcFinfo)) {
-    m = connect_shared(kind, k, src, ss, dest, df);
+    m = connect_shared(sim, kind, k, src, ss, dest, df);
   } else {
-    m = connect(kind, src, sf, dest, df);
+    m = connect(sim, kind, src, sf, dest, df);
   }
   w.put<std::uint32_t>(m->id());
 }
 
 namespace {
-Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
-  Msg* m = MsgTable::instance().get(id);
+Msg* require_msg(Simulation& sim, std::uint32_t id, MsgKind kind, const char* op) {
+  Msg* m = sim.msgs().get(id);
   if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
   if (m->kind() != kind)
     throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " +
@@ -122,25 +122,25 @@ Msg* require_msg(std::uint32_t id, MsgKind kind, const char* op) {
 }
 }  // namespace
 
-void do_random(Reader& r, Writer&) {
+void do_random(Simulation& sim, Reader& r, Writer&) {
   const auto id = r.get<std::uint32_t>();
   const auto p = r.get<double>();
   const auto seed = r.get<std::uint64_t>();
-  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "setRandomConnectivity"))
+  static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "setRandomConnectivity"))
       ->setRandomConnectivity(p, seed);
 }
 
-void do_pair_fill(Reader& r, Writer&) {
+void do_pair_fill(Simulation& sim, Reader& r, Writer&) {
   const auto id = r.get<std::uint32_t>();
   const auto s = r.get<std::vector<Index>>();
   const auto d = r.get<std::vector<Index>>();
-  static_cast<SparseMsg*>(require_msg(id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
+  static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
 }
 
-void do_set_stride(Reader& r, Writer&) {
+void do_set_stride(Simulation& sim, Reader& r, Writer&) {
   const auto id = r.get<std::uint32_t>();
   const auto s = r.get<long>();
-  static_cast<DiagonalMsg*>(require_msg(id, MsgKind::diagonal, "setStride"))->setStride(s);
+  static_cast<DiagonalMsg*>(require_msg(sim, id, MsgKind::diagonal, "setStride"))->setStride(s);
 }
 
 }  // namespace antler::shell_detail

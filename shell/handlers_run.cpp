@@ -12,10 +12,10 @@
 
 namespace antler::shell_detail {
 
-void do_set_clock(Reader& r, Writer&) {
+void do_set_clock(Simulation& sim, Reader& r, Writer&) {
   const auto tick = r.get<unsigned>();
   const auto dt = r.get<double>();
-  Clock::instance().setTickDt(tick, dt);
+  sim.clock().setTickDt(tick, dt);
 }
 
 /// The pieces of a comma-separated path list ("/a,/b/##"), spaces around them dropped.
@@ -48,7 +48,7 @@ Clock::Phase parse_phase(const std::string& field, const char* op) {
 }
 }  // namespace
 
-void do_use_clock(Reader& r, Writer&) {
+void do_use_clock(Simulation& sim, Reader& r, Writer&) {
   const auto tick = r.get<unsigned>();
   const auto path = r.get<std::string>();
   const auto field = r.get<std::string>();
@@ -65,11 +65,11 @@ void do_use_clock(Reader& r, Writer&) {
   std::vector<Id> chosen;
   for (const std::string& piece : pieces) {
     if (piece.empty()) throw PathError("useClock: empty path in the list " + quoted(path));
-    const auto found = wildcard_find(piece);
+    const auto found = wildcard_find(sim.elements(), piece);
     const bool pattern = piece.find('#') != std::string::npos || pieces.size() > 1;
     if (found.empty()) throw PathError("useClock: no element matches '" + piece + "'");
     for (const ObjId& o : found) {
-      const Element* e = o.element();
+      const Element* e = sim.elements().get(o.id);
       const bool ok =
           !e->isField() && (phase == Clock::Phase::init ? e->cinfo()->init() : e->cinfo()->proc());
       if (!ok) {
@@ -83,36 +83,36 @@ void do_use_clock(Reader& r, Writer&) {
   }
   for (Id id : chosen) {
     if (off)
-      Clock::instance().unschedule(id, phase);
+      sim.clock().unschedule(id, phase);
     else
-      Clock::instance().schedule(tick, id, phase);
+      sim.clock().schedule(tick, id, phase);
   }
 }
 
-void do_reinit(Reader&, Writer&) {
-  Clock::instance().reinit();
+void do_reinit(Simulation& sim, Reader&, Writer&) {
+  sim.clock().reinit();
 }
-void do_start(Reader& r, Writer&) {
-  Clock::instance().start(r.get<double>());
+void do_start(Simulation& sim, Reader& r, Writer&) {
+  sim.clock().start(r.get<double>());
 }
-void do_set_threads(Reader& r, Writer&) {
+void do_set_threads(Simulation& sim, Reader& r, Writer&) {
   const auto n = r.get<unsigned>();
   Clock::checkNumThreads(n);  // before anything changes
-  PostOffice::instance().setNumThreads(n);
-  Clock::instance().setNumThreads(n);
+  sim.post().setNumThreads(n);
+  sim.clock().setNumThreads(n);
 }
 
-void do_clear(Reader&, Writer&) {
-  MsgTable::instance().clear();
-  ElementTable::instance().clear();
-  Clock::instance().clear();
-  PostOffice::instance().clear();
-  ReduceQueue::instance().clear();
+void do_clear(Simulation& sim, Reader&, Writer&) {
+  sim.msgs().clear();
+  sim.elements().clear();
+  sim.clock().clear();
+  sim.post().clear();
+  sim.reduces().clear();
 }
 
-void do_sync(Reader& r, Writer& w) {
+void do_sync(Simulation& sim, Reader& r, Writer& w) {
   const auto id = r.get<Id>();
-  Element* e = require_element(ObjId(id), "syncDataHandler");
+  Element* e = require_element(sim, ObjId(id), "syncDataHandler");
   if (!e->isField()) {
     std::vector<std::string> fields;
     for (auto* f : e->cinfo()->fieldElementFinfos()) fields.push_back(e->path() + "/" + f->name());
@@ -120,13 +120,13 @@ void do_sync(Reader& r, Writer& w) {
         "syncDataHandler: " + e->path() + " is not a field element" +
         (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
   }
-  w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), Clock::instance().numThreads()));
+  w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), sim.clock().numThreads()));
 }
 
-void do_reduce_now(Reader& r, Writer&) {
+void do_reduce_now(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
-  Element* e = require_element(o, "reduceNow");
+  Element* e = require_element(sim, o, "reduceNow");
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::reduce)
     throw FieldError("reduceNow: '" + field + "' is not a reduce field of " + e->cinfo()->name() +
@@ -137,7 +137,7 @@ void do_reduce_now(Reader& r, Writer&) {
   for (const Conn& c : e->conns(static_cast<const SrcFinfoBase*>(f)->bindIndex()))
     if (static_cast<const ReduceMsg*>(c.msg)->requester() == o.dataIndex)
       jobs.push_back(static_cast<const ReduceMsg*>(c.msg)->job());
-  ReduceQueue::instance().runNow(jobs, Clock::instance().numThreads());
+  sim.reduces().runNow(jobs, sim.clock().numThreads());
 }
 
 }  // namespace antler::shell_detail

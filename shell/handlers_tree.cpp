@@ -1,5 +1,4 @@
 // The Shell's handlers for the element tree: create and destroy (see shell/detail/handlers.hpp).
-#include "core/layout.hpp"
 #include "core/limits.hpp"
 #include "core/path.hpp"
 #include "msg/msg.hpp"
@@ -12,23 +11,24 @@ namespace antler::shell_detail {
 namespace {
 /// A new Element goes on its class's default tick (MOOSE's default scheduling): process on the
 /// tick, init (for classes that have it) on the tick before. useClock moves it.
-void schedule_default(const DataElement* de) {
+void schedule_default(Simulation& sim, const DataElement* de) {
   const Cinfo* c = de->cinfo();
   const int t = c->defaultTick();
   if (t < 0 || t >= static_cast<int>(Clock::kNumTicks)) return;
   if (c->init() && t > 0)
-    Clock::instance().schedule(static_cast<unsigned>(t - 1), de->id(), Clock::Phase::init);
-  if (c->proc()) Clock::instance().schedule(static_cast<unsigned>(t), de->id());
+    sim.clock().schedule(static_cast<unsigned>(t - 1), de->id(), Clock::Phase::init);
+  if (c->proc()) sim.clock().schedule(static_cast<unsigned>(t), de->id());
 }
 }  // namespace
 
-void do_create(Reader& r, Writer& w) {
+void do_create(Simulation& sim, Reader& r, Writer& w) {
   const auto cls = r.get<std::string>();
   const auto path = r.get<std::string>();
   const auto n = r.get<Index>();
   const auto global = r.get<bool>();
   const Cinfo* c = Cinfo::require(cls, "create");
-  auto [pe, name] = resolve_new_path(path, n, "create");  // n >= 1, a name, an unambiguous parent
+  auto [pe, name] =
+      resolve_new_path(sim.elements(), path, n, "create");  // n >= 1, a name, an unambiguous parent
   if (pe->isField())
     throw PathError("create: cannot create '" + name + "' under the field element " + pe->path());
   if (pe->isSystem())
@@ -40,43 +40,43 @@ void do_create(Reader& r, Writer& w) {
     throw ValueError("create: " + std::to_string(n) + " entries for " + quoted(path) +
                      " (at most " + std::to_string(0xFFFFFFFEu) + " entries per element)");
   // This node's share (every entry, for a global element) must fit in its memory.
-  const NodeLayout& nl = node_layout();
+  const NodeLayout& nl = sim.layout();
   const Index share = global ? n
                              : block_range(n, nl.numNodes, nl.node).second -
                                    block_range(n, nl.numNodes, nl.node).first;
   check_allocation("create " + quoted(path) + " with " + std::to_string(n) + " entries (" +
                        std::to_string(share) + " on node " + std::to_string(nl.node) + ")",
                    c->name(), share, c->dinfo().size());
-  auto& t = ElementTable::instance();
+  auto& t = sim.elements();
   auto* de = static_cast<DataElement*>(
-      t.insert(std::make_unique<DataElement>(t.nextId(), name, c, pe->id(), n, global)));
+      t.insert(std::make_unique<DataElement>(sim, t.nextId(), name, c, pe->id(), n, global)));
   for (const FieldElementFinfoBase* ff : c->fieldElementFinfos())
     t.insert(std::make_unique<FieldElement>(t.nextId(), ff->name(), ff->fieldCinfo(), de, ff));
-  schedule_default(de);
+  schedule_default(sim, de);
   w.put<ObjId>(ObjId(de->id()));
 }
 
-void do_destroy(Reader& r, Writer&) {
+void do_destroy(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
-  Element* e = require_element(o, "delete");
+  Element* e = require_element(sim, o, "delete");
   if (o.id == Id::root()) throw ValueError("delete: cannot delete the root element '/'");
   if (e->isSystem())
     throw ValueError("delete: " + e->path() + " is antler's own " + e->cinfo()->name() +
                      " element; it cannot be deleted");
   if (e->isField())
     throw ValueError("delete: " + e->path() + " is a field element, part of its parent " +
-                     e->parent().path() + "; delete the parent instead");
+                     sim.elements().path(e->parent()) + "; delete the parent instead");
   // Unschedule the whole subtree, drop every message touching it, then the elements.
   std::vector<Element*> stack{e};
   while (!stack.empty()) {
     Element* x = stack.back();
     stack.pop_back();
-    Clock::instance().dropElement(x->id());
+    sim.clock().dropElement(x->id());
     for (Id c : x->children())
-      if (Element* k = c.element()) stack.push_back(k);
+      if (Element* k = sim.elements().get(c)) stack.push_back(k);
   }
-  MsgTable::instance().eraseTouching(e);
-  ElementTable::instance().erase(o.id);
+  sim.msgs().eraseTouching(e);
+  sim.elements().erase(o.id);
 }
 
 }  // namespace antler::shell_detail

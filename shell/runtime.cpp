@@ -7,9 +7,6 @@
 #include <exception>
 
 #include "core/error.hpp"
-#include "core/layout.hpp"
-#include "msg/post_office.hpp"
-#include "reduce/reduce_queue.hpp"
 #include "shell/clock.hpp"
 
 namespace antler {
@@ -31,32 +28,17 @@ void default_threads(const comm::Comm& c) {
   omp_set_num_threads(std::max(1, omp_get_num_procs() / localSize));
 }
 
-/// After the workers were released: this process runs antler alone again.
-void detach() {
-  node_layout() = NodeLayout{0, 1};
-  Shell::instance().setComm({});
-  PostOffice::instance().setComm({});
-  ReduceQueue::instance().setComm({});
-  Clock::instance().commsChanged();
-}
-
 }  // namespace
 
 void Runtime::start(comm::Comm c) {
   rank_ = c.rank();
   size_ = c.size();
-  node_layout() = NodeLayout{rank_, size_};
   default_threads(c);
-  // Each part gets its own duplicate: the command channel, the step's exchange and the node
-  // stage of reductions never share a message space.
-  Shell::instance().setComm(c.dup());
-  PostOffice::instance().setComm(c.dup());
-  ReduceQueue::instance().setComm(c.dup());
-  Clock::instance().commsChanged();
+  sim_ = std::make_unique<Simulation>(c);
   // Every rank sets its own default (not a Shell command: the workers are not serving yet).
   const unsigned threads = static_cast<unsigned>(std::max(1, omp_get_max_threads()));
-  PostOffice::instance().setNumThreads(threads);
-  Clock::instance().setNumThreads(std::min(threads, Clock::kMaxThreads));
+  sim_->post().setNumThreads(threads);
+  sim_->clock().setNumThreads(std::min(threads, Clock::kMaxThreads));
 }
 
 Runtime::Runtime(int& argc, char**& argv)
@@ -65,7 +47,7 @@ Runtime::Runtime(int& argc, char**& argv)
   if (rank_ == 0) return;
   int code = 0;
   try {
-    code = Shell::instance().serve();
+    code = sim_->shell().serve();
   } catch (const std::exception& e) {
     // A broken command protocol cannot be recovered from: every rank must stop.
     comm::abort(std::string("worker loop failed: ") + e.what());
@@ -79,12 +61,12 @@ Runtime::Runtime(comm::Comm c) {
   start(std::move(c));
   if (rank_ == 0) return;
   try {
-    workerExit_ = Shell::instance().serve();
+    workerExit_ = sim_->shell().serve();
   } catch (const std::exception& e) {
     comm::abort(std::string("worker loop failed: ") + e.what());
   }
   finished_ = true;
-  detach();
+  sim_->detach();
 }
 
 int Runtime::finish(int exitCode) {
@@ -93,9 +75,9 @@ int Runtime::finish(int exitCode) {
     finished_ = true;
     if (rank_ == 0) {
       // On a communicator of the caller's, the ranks go on after this: leave no model behind.
-      if (!env_ && size_ > 1) Shell::instance().clearModel();
-      Shell::instance().quitWorkers(exitCode);
-      detach();
+      if (!env_ && size_ > 1) sim_->shell().clearModel();
+      sim_->shell().quitWorkers(exitCode);
+      sim_->detach();
     }
   }
   return exitCode;

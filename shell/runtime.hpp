@@ -20,6 +20,7 @@
 #include "core/comm/comm.hpp"
 #include "core/comm/mpi.hpp"
 #include "shell/shell.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler {
 
@@ -36,7 +37,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  Shell& shell() { return Shell::instance(); }
+  /// The simulation this Runtime runs (on its communicator's ranks).
+  Simulation& simulation() { return *sim_; }
+  Shell& shell() { return sim_->shell(); }
   bool isDriver() const { return rank_ == 0; }
   int numNodes() const { return size_; }
   int myNode() const { return rank_; }
@@ -46,11 +49,11 @@ class Runtime {
   int finish(int exitCode);
 
  private:
-  /// Wires the communicator into the Shell, the post office and the reduce queue; returns
-  /// whether this rank is the driver. Workers serve inside.
+  /// Makes the simulation on the communicator and sets this rank's default threads.
   void start(comm::Comm comm);
 
   std::unique_ptr<comm::Environment> env_;
+  std::unique_ptr<Simulation> sim_;
   int rank_ = 0, size_ = 1;
   int exitCode_ = 0, workerExit_ = 0;
   bool finished_ = false;

@@ -4,9 +4,7 @@
 #include <utility>
 
 #include "core/comm/algorithms.hpp"
-#include "core/layout.hpp"
 #include "core/path.hpp"
-#include "core/random.hpp"
 #include "msg/msg.hpp"
 #include "reduce/reduce_msg.hpp"
 #include "reduce/reduce_queue.hpp"
@@ -14,6 +12,7 @@
 #include "shell/clock.hpp"
 #include "shell/clock_element.hpp"
 #include "shell/detail/handlers.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler {
 
@@ -80,30 +79,24 @@ const char* op_name(const ByteBuffer& cmd) {
 
 }  // namespace
 
-Shell& Shell::instance() {
-  static Shell s;
-  // /clock exists as soon as there is a Shell, made at the same point on every node.
-  static const ObjId clockElement = make_clock_element();
-  (void)clockElement;
-  return s;
-}
+Shell::Shell(Simulation& sim) : sim_(sim) {}
 
 int Shell::numNodes() const {
-  return node_layout().numNodes;
+  return sim_.layout().numNodes;
 }
 int Shell::myNode() const {
-  return node_layout().node;
+  return sim_.layout().node;
 }
 
 void Shell::checkIdle(const char* op) const {
-  if (Clock::instance().running())
+  if (sim_.clock().running())
     throw StateError(std::string(op) +
                      ": not allowed while the clock is running (the Shell is not re-entrant)");
 }
 
 namespace {
 
-using CommandHandler = void (*)(Reader&, Writer&);
+using CommandHandler = void (*)(Simulation&, Reader&, Writer&);
 
 /// The built-in commands (shell/detail/handlers.hpp): a new one is its Op, its handler and one
 /// row here.
@@ -119,8 +112,8 @@ constexpr std::pair<Op, CommandHandler> kCommands[] = {
     {Op::setVec, do_set_vec},
     {Op::getVec, do_get_vec},
     {Op::setAll, do_set_all},
-    {Op::lookupGet, [](Reader& r, Writer& w) { do_lookup(r, w, false); }},
-    {Op::lookupSet, [](Reader& r, Writer& w) { do_lookup(r, w, true); }},
+    {Op::lookupGet, [](Simulation& s, Reader& r, Writer& w) { do_lookup(s, r, w, false); }},
+    {Op::lookupSet, [](Simulation& s, Reader& r, Writer& w) { do_lookup(s, r, w, true); }},
     {Op::call, do_call},
     {Op::setClock, do_set_clock},
     {Op::useClock, do_use_clock},
@@ -130,17 +123,17 @@ constexpr std::pair<Op, CommandHandler> kCommands[] = {
     {Op::clearModel, do_clear},
     {Op::syncDataHandler, do_sync},
     {Op::reduceNow, do_reduce_now},
-    {Op::seed, [](Reader& r, Writer&) { global_seed() = r.get<std::uint64_t>(); }},
+    {Op::seed, [](Simulation& s, Reader& r, Writer&) { s.setSeed(r.get<std::uint64_t>()); }},
     {Op::loadLibrary, do_load_library},
     {Op::extension, do_extension},
 };
 
 /// Runs one command's handler on this node, its reply in w.
-void run_command(const ByteBuffer& cmd, Writer& w) {
+void run_command(Simulation& sim, const ByteBuffer& cmd, Writer& w) {
   Reader r(cmd);
   const auto op = static_cast<Op>(r.get<std::uint32_t>());
   for (const auto& [o, handler] : kCommands)
-    if (o == op) return handler(r, w);
+    if (o == op) return handler(sim, r, w);
   throw CommError("unknown command " + std::to_string(static_cast<std::uint32_t>(op)));
 }
 
@@ -153,7 +146,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
   ErrorKind kind = ErrorKind::value;
   std::string message;
   try {
-    run_command(cmd, pw);
+    run_command(sim_, cmd, pw);
   } catch (const FailedElsewhere& e) {
     status = 3;
     kind = e.kind();
@@ -259,7 +252,7 @@ ObjId Shell::create(std::string_view className, std::string_view path, Index n, 
 }
 
 void Shell::destroy(std::string_view path) {
-  destroy(resolve_path(absolute(path), "delete"));
+  destroy(resolve_path(sim_.elements(), absolute(path), "delete"));
 }
 
 void Shell::destroy(ObjId obj) {
@@ -284,8 +277,8 @@ std::uint32_t Shell::addMsg(std::string_view kind, ObjId src, std::string_view s
 
 std::uint32_t Shell::addMsg(std::string_view kind, std::string_view src, std::string_view srcField,
                             std::string_view dest, std::string_view destField) {
-  return addMsg(kind, resolve_path(absolute(src), "addMsg"), srcField,
-                resolve_path(absolute(dest), "addMsg"), destField);
+  return addMsg(kind, resolve_path(sim_.elements(), absolute(src), "addMsg"), srcField,
+                resolve_path(sim_.elements(), absolute(dest), "addMsg"), destField);
 }
 
 void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed) {
@@ -308,7 +301,7 @@ void Shell::setStride(std::uint32_t msg, long stride) {
 }
 
 const Msg* Shell::msg(std::uint32_t id) const {
-  return MsgTable::instance().get(id);
+  return sim_.msgs().get(id);
 }
 
 void Shell::clearModel() {
@@ -316,9 +309,9 @@ void Shell::clearModel() {
 }
 
 void Shell::ce(std::string_view path) {
-  const ObjId o = resolve_path(absolute(path), "ce");
+  const ObjId o = resolve_path(sim_.elements(), absolute(path), "ce");
   // A field entry exists only if its parent holds that many (known on the parent's node).
-  if (o.element()->isField()) {
+  if (sim_.elements().get(o.id)->isField()) {
     try {
       getPacked(o, "name", typeid(std::string));
     } catch (const IndexError& e) {
@@ -330,7 +323,7 @@ void Shell::ce(std::string_view path) {
 
 ObjId Shell::cwe() const {
   // An element that was deleted (its id no longer names an element) leaves the root current.
-  const Element* e = cwe_.element();
+  const Element* e = sim_.elements().get(cwe_.id);
   if (!e || cwe_.dataIndex >= e->numData()) return ObjId(Id::root());
   return cwe_;
 }
@@ -338,8 +331,8 @@ ObjId Shell::cwe() const {
 std::string Shell::pwd() const {
   // The element's path, or the entry's ("/net/cells[3]") when ce named another entry than 0.
   const ObjId c = cwe();
-  const Element* e = c.element();
-  return c.dataIndex == 0 && !e->isField() ? e->path() : c.path();
+  const Element* e = sim_.elements().get(c.id);
+  return c.dataIndex == 0 && !e->isField() ? e->path() : sim_.elements().path(c);
 }
 
 std::string Shell::absolute(std::string_view path) const {
@@ -351,12 +344,12 @@ std::string Shell::absolute(std::string_view path) const {
 }
 
 ObjId Shell::find(std::string_view path) const {
-  return resolve_path(absolute(path), "find");
+  return resolve_path(sim_.elements(), absolute(path), "find");
 }
 
 bool Shell::exists(std::string_view path) const {
   try {
-    return find_path(absolute(path)).element() != nullptr;
+    return sim_.elements().get(find_path(sim_.elements(), absolute(path)).id) != nullptr;
   } catch (const Error&) {
     return false;
   }
@@ -364,12 +357,21 @@ bool Shell::exists(std::string_view path) const {
 
 std::vector<ObjId> Shell::children(std::string_view path) const {
   std::vector<ObjId> out;
-  for (Id c : resolve_path(absolute(path), "children").element()->children()) out.emplace_back(c);
+  const ObjId o = resolve_path(sim_.elements(), absolute(path), "children");
+  for (Id c : sim_.elements().get(o.id)->children()) out.emplace_back(c);
   return out;
 }
 
+std::string Shell::path(Id id) const {
+  return sim_.elements().path(id);
+}
+
+std::string Shell::path(const ObjId& o) const {
+  return sim_.elements().path(o);
+}
+
 std::vector<ObjId> Shell::wildcardFind(std::string_view pattern) const {
-  return wildcard_find(absolute(pattern));
+  return wildcard_find(sim_.elements(), absolute(pattern));
 }
 
 std::vector<std::string> Shell::classNames() {
@@ -400,7 +402,7 @@ ByteBuffer Shell::getPacked(ObjId obj, std::string_view field, const std::type_i
   w.put<ObjId>(obj).put<std::string>(std::string(field));
   put_type(w, type);
   auto rep = dispatch(c);
-  const Element* e = obj.element();
+  const Element* e = sim_.elements().get(obj.id);
   return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
 }
 
@@ -412,7 +414,7 @@ ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::typ
   put_type(w, type);
   w.put<bool>(whole);
   auto rep = dispatch(c);
-  const Element* e = obj.element();
+  const Element* e = sim_.elements().get(obj.id);
   if (e->isGlobal() || rep.size() == 1) return std::move(rep[0]);
   ByteBuffer out;
   std::size_t total = 0;
@@ -452,7 +454,7 @@ ByteBuffer Shell::lookupGetPacked(ObjId obj, std::string_view field, const std::
   put_type(w, type);
   w.put<std::string>(std::string(key.data(), key.size()));
   auto rep = dispatch(c);
-  const Element* e = obj.element();
+  const Element* e = sim_.elements().get(obj.id);
   return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
 }
 
@@ -509,11 +511,11 @@ void Shell::start(double runtime) {
 }
 
 void Shell::stop() {
-  if (Clock::instance().running()) Clock::instance().requestStop();
+  if (sim_.clock().running()) sim_.clock().requestStop();
 }
 
 double Shell::currentTime() const {
-  return Clock::instance().currentTime();
+  return sim_.clock().currentTime();
 }
 
 void Shell::setNumThreads(unsigned n) {
@@ -523,7 +525,7 @@ void Shell::setNumThreads(unsigned n) {
 }
 
 unsigned Shell::numThreads() const {
-  return Clock::instance().numThreads();
+  return sim_.clock().numThreads();
 }
 
 std::vector<std::string> Shell::loadLibrary(const std::string& path) {
@@ -535,7 +537,7 @@ std::vector<std::string> Shell::loadLibrary(const std::string& path) {
 }
 
 double Shell::baseDt() const {
-  return Clock::instance().baseDt();
+  return sim_.clock().baseDt();
 }
 
 void Shell::seed(std::uint64_t s) {
@@ -545,7 +547,7 @@ void Shell::seed(std::uint64_t s) {
 }
 
 Index Shell::doSyncDataHandler(std::string_view path) {
-  return doSyncDataHandler(resolve_path(absolute(path), "syncDataHandler").id);
+  return doSyncDataHandler(resolve_path(sim_.elements(), absolute(path), "syncDataHandler").id);
 }
 
 Index Shell::doSyncDataHandler(Id fe) {

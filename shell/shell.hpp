@@ -22,6 +22,7 @@
 namespace antler {
 
 class Msg;
+class Simulation;
 
 /// Ops of the command protocol (internal; stable only within one build).
 enum class Op : std::uint32_t {
@@ -53,10 +54,11 @@ enum class Op : std::uint32_t {
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
-/// The Shell of this process (one per process; only the driver's issues commands).
+/// The Shell of one Simulation (Simulation::shell(); only the driver's issues commands).
 class Shell {
  public:
-  static Shell& instance();
+  Shell(const Shell&) = delete;
+  Shell& operator=(const Shell&) = delete;
 
   // ---- structure: create, delete, connect ----
 
@@ -104,6 +106,9 @@ class Shell {
   bool exists(std::string_view path) const;
   /// Children of the element at path.
   std::vector<ObjId> children(std::string_view path) const;
+  /// The path of an Element ("/model/neurons"), or of one object ("/model/neurons[3]").
+  std::string path(Id id) const;
+  std::string path(const ObjId& o) const;
   /// Elements matching a wildcard pattern such as "/model/##[TYPE=IntFire]".
   std::vector<ObjId> wildcardFind(std::string_view pattern) const;
   /// Every registered class name.
@@ -223,15 +228,18 @@ class Shell {
   void setComm(comm::Comm c) { comm_ = std::move(c); }
   comm::Comm& comm() { return comm_; }
 
-  /// A handler for Op::extension commands, registered under a name by another layer.
-  using Handler = void (*)(Reader& args, Writer& reply);
+  /// A handler for Op::extension commands, registered under a name by another layer; it runs on
+  /// every node, on that node's part of the simulation.
+  using Handler = void (*)(Simulation& sim, Reader& args, Writer& reply);
   static void registerCommand(const std::string& name, Handler h);
   /// Runs a registered extension command on every node; returns each node's payload.
   std::vector<ByteBuffer> dispatchExtension(const std::string& name, const ByteBuffer& args);
 
  private:
-  Shell() = default;
+  friend class Simulation;
+  explicit Shell(Simulation& sim);
   void checkIdle(const char* op) const;
+  Simulation& sim_;
   comm::Comm comm_;
   ObjId cwe_ = ObjId(Id::root());
 };

@@ -40,6 +40,19 @@ namespace {
 std::unique_ptr<comm::Environment> g_env;
 std::unique_ptr<Runtime> g_rt;
 int g_exit_code = 0;
+// The one-node simulation scripts use when antler is not running on a communicator (before
+// init, after release).
+std::unique_ptr<Simulation> g_serial;
+
+/// The simulation the module's functions act on: the Runtime's, or the serial one.
+Simulation& sim() {
+  if (g_rt) return g_rt->simulation();
+  if (!g_serial) g_serial = std::make_unique<Simulation>();
+  return *g_serial;
+}
+Shell& shell() {
+  return sim().shell();
+}
 
 // ---- errors: antler::Error kinds -> the Python classes defined in antler/__init__.py ----
 
@@ -73,7 +86,7 @@ ObjId to_objid(py::handle h, const cv::Ctx& c) {
   py::object o = py::reinterpret_borrow<py::object>(h);
   if (py::hasattr(o, "_oid")) o = o.attr("_oid");
   if (py::isinstance<py::str>(o))
-    return resolve_path(Shell::instance().absolute(cv::to_str(o, c, true)), c.where);
+    return resolve_path(sim().elements(), shell().absolute(cv::to_str(o, c, true)), c.where);
   if (py::isinstance<py::tuple>(o) && py::len(o) == 3) {
     auto t = py::reinterpret_borrow<py::tuple>(o);
     return ObjId(Id(static_cast<std::uint32_t>(cv::to_uint(t[0], c, 0, 0xFFFFFFFFu))),
@@ -249,7 +262,7 @@ const Conv& conv_for(const std::type_info& t, const std::string& what) {
 // ---- field lookups (metadata is local: every node holds the whole tree) ----
 
 Element* element_of(const ObjId& o) {
-  Element* e = o.element();
+  Element* e = sim().elements().get(o.id);
   if (!e) throw PathError("the element " + std::to_string(o.id.value) + " no longer exists");
   return e;
 }
@@ -295,7 +308,7 @@ Access access(const Triple& t, const std::string& field, bool set) {
 
 py::object get_field(const Triple& t, const std::string& field) {
   const auto [o, e, vf, c] = access(t, field, false);
-  const ByteBuffer b = Shell::instance().getPacked(o, field, vf->valueType());
+  const ByteBuffer b = shell().getPacked(o, field, vf->valueType());
   Reader r(b);
   return c.from(r);
 }
@@ -305,12 +318,12 @@ void set_field(const Triple& t, const std::string& field, py::handle value) {
   ByteBuffer b;
   Writer w(b);
   c.to(value, w, {"set " + e->cinfo()->name() + "." + field});
-  Shell::instance().setPacked(o, field, vf->valueType(), b);
+  shell().setPacked(o, field, vf->valueType(), b);
 }
 
 py::object get_vec(const Triple& t, const std::string& field, bool whole) {
   const auto [o, e, vf, c] = access(t, field, false);
-  return c.many(Shell::instance().getVecPacked(o, field, vf->valueType(), whole));
+  return c.many(shell().getVecPacked(o, field, vf->valueType(), whole));
 }
 
 void set_vec(const Triple& t, const std::string& field, py::handle value, bool whole) {
@@ -328,11 +341,11 @@ void set_vec(const Triple& t, const std::string& field, py::handle value, bool w
   if (scalar) {
     Writer w(b);
     c.to(value, w, ctx);
-    Shell::instance().setAllPacked(o, field, vf->valueType(), b);
+    shell().setAllPacked(o, field, vf->valueType(), b);
     return;
   }
   const std::size_t n = c.toMany(value, b, ctx);
-  Shell::instance().setVecPacked(o, field, vf->valueType(), b, n, whole);
+  shell().setVecPacked(o, field, vf->valueType(), b, n, whole);
 }
 
 const LookupValueFinfoBase* lookup_finfo(const Element* e, const std::string& field,
@@ -354,8 +367,7 @@ py::object lookup_get(const Triple& t, const std::string& field, py::handle key)
   ByteBuffer k;
   Writer kw(k);
   conv_for(lf->keyType(), where).to(key, kw, {"get " + where + "[key]", true});
-  const ByteBuffer b =
-      Shell::instance().lookupGetPacked(o, field, lf->keyType(), k, lf->valueType());
+  const ByteBuffer b = shell().lookupGetPacked(o, field, lf->keyType(), k, lf->valueType());
   Reader r(b);
   return conv_for(lf->valueType(), where).from(r);
 }
@@ -371,7 +383,7 @@ void lookup_set(const Triple& t, const std::string& field, py::handle key, py::h
   Writer kw(k), vw(v);
   conv_for(lf->keyType(), where).to(key, kw, {"set " + where + "[key]", true});
   conv_for(lf->valueType(), where).to(value, vw, {"set " + where + "[key]"});
-  Shell::instance().lookupSetPacked(o, field, lf->keyType(), k, lf->valueType(), v);
+  shell().lookupSetPacked(o, field, lf->keyType(), k, lf->valueType(), v);
 }
 
 void call_dest(const Triple& t, const std::string& dest, py::args args) {
@@ -390,7 +402,7 @@ void call_dest(const Triple& t, const std::string& dest, py::args args) {
   Writer w(b);
   for (std::size_t i = 0; i < types.size(); ++i)
     conv_for(*types[i], where).to(args[i], w, {where + ": argument " + std::to_string(i + 1)});
-  Shell::instance().callPacked(o, dest, types, b);
+  shell().callPacked(o, dest, types, b);
 }
 
 py::tuple element_info(py::handle t) {
@@ -402,8 +414,8 @@ py::tuple element_info(py::handle t) {
 }
 
 py::object find(const std::string& path) {
-  const ObjId o = find_path(Shell::instance().absolute(path));
-  if (!o.element()) return py::none();
+  const ObjId o = find_path(sim().elements(), shell().absolute(path));
+  if (!sim().elements().get(o.id)) return py::none();
   return py::cast(triple(o));
 }
 
@@ -428,7 +440,7 @@ py::tuple snapshot() {
   py::list elements;
   std::vector<Id> stack{Id::root()};
   while (!stack.empty()) {
-    const Element* e = stack.back().element();
+    const Element* e = sim().elements().get(stack.back());
     stack.pop_back();
     if (!e) continue;
     elements.append(
@@ -438,7 +450,7 @@ py::tuple snapshot() {
     for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
   }
   py::list msgs;
-  for (const Msg* m : MsgTable::instance().all()) {
+  for (const Msg* m : sim().msgs().all()) {
     std::size_t entries = 0;
     if (m->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(m)->numEntries();
     msgs.append(py::make_tuple(m->id(), to_string(m->kind()), m->src()->path(),
@@ -446,32 +458,36 @@ py::tuple snapshot() {
                                entries));
   }
   py::list ticks;
-  const Clock& clk = Clock::instance();
+  const Clock& clk = sim().clock();
   for (unsigned k = 0; k < Clock::kNumTicks; ++k) {
     py::list paths;
     for (const Clock::Entry& x : clk.elements(k))
-      if (const Element* e = x.id.element())
+      if (const Element* e = sim().elements().get(x.id))
         paths.append(x.phase == Clock::Phase::init ? e->path() + ":init" : e->path());
     ticks.append(py::make_tuple(clk.tickDt(k), paths));
   }
   return py::make_tuple(elements, msgs, ticks, clk.currentTime(), clk.currentStep(),
-                        clk.numThreads(), global_seed(), Cinfo::classNames());
+                        clk.numThreads(), sim().seed(), Cinfo::classNames());
 }
 
 // ---- Ctrl-C during a serial run ----
 
 std::atomic<bool> g_interrupted{false};
 
+// The clock of the run an InterruptGuard protects.
+Clock* g_guarded_clock = nullptr;
+
 extern "C" void on_interrupt(int) {
   // Async-signal-safe: two lock-free atomic stores. The clock reads its flag at each step's end.
   g_interrupted.store(true, std::memory_order_relaxed);
-  Clock::instance().requestStop();
+  if (Clock* c = g_guarded_clock) c->requestStop();
 }
 
 /// SIGINT handled by antler for the guard's lifetime (Python's handler restored after).
 class InterruptGuard {
  public:
-  InterruptGuard() {
+  explicit InterruptGuard(Clock& c) {
+    g_guarded_clock = &c;
     g_interrupted.store(false);
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
@@ -480,6 +496,7 @@ class InterruptGuard {
   }
   ~InterruptGuard() {
     if (installed_) sigaction(SIGINT, &old_, nullptr);
+    g_guarded_clock = nullptr;
   }
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
@@ -498,6 +515,7 @@ void finalize_driver() {
     comm::abort(std::string("could not stop the workers: ") + e.what());
   }
   g_rt.reset();
+  g_serial.reset();
   g_env.reset();  // MPI_Finalize, if antler initialised MPI
 }
 
@@ -515,6 +533,7 @@ template <class Make>
 bool start_on(Make make) {
   refuse_if_running();
   g_rt = std::make_unique<Runtime>(make());
+  g_serial.reset();  // a model made before init stays behind with the one-node simulation
   if (g_rt->isDriver()) return true;
   g_exit_code = g_rt->workerExitCode();
   g_rt.reset();
@@ -551,7 +570,7 @@ PYBIND11_MODULE(_antler, m) {
     if (g_rt) {
       // The model goes with the nodes that held it, on one node as on several (init's
       // contract: antler runs serially again afterwards, with an empty model).
-      Shell::instance().clearModel();
+      shell().clearModel();
       g_rt->finish(0);
       g_rt.reset();
     }
@@ -592,26 +611,27 @@ PYBIND11_MODULE(_antler, m) {
   m.def("create", [=](H cls, H path, H n, H global) {
     const std::string c = str(cls, "create: class"), p = str(path, "create: path");
     const std::string where = "create " + c + " at " + quoted(p);
-    return triple(Shell::instance().create(c, p, u32(n, (where + ": n").c_str(), 1, 0xFFFFFFFEu),
-                                           cv::to_bool(global, {where + ": global"})));
+    return triple(shell().create(c, p, u32(n, (where + ": n").c_str(), 1, 0xFFFFFFFEu),
+                                 cv::to_bool(global, {where + ": global"})));
   });
-  m.def("delete", [=](H t) { Shell::instance().destroy(obj(t, "delete")); });
+  m.def("delete", [=](H t) { shell().destroy(obj(t, "delete")); });
   m.def("find", [=](H p) { return find(str(p, "exists")); });
   m.def(
       "resolve",
       [=](H p, const std::string& where) {
-        return triple(resolve_path(Shell::instance().absolute(str(p, where.c_str())), where));
+        return triple(
+            resolve_path(sim().elements(), shell().absolute(str(p, where.c_str())), where));
       },
       py::arg("path"), py::arg("where") = "element");
-  m.def("ce", [=](H p) { Shell::instance().ce(str(p, "ce: path")); });
-  m.def("pwd", [] { return Shell::instance().pwd(); });
-  m.def("cwe", [] { return triple(Shell::instance().cwe()); });
+  m.def("ce", [=](H p) { shell().ce(str(p, "ce: path")); });
+  m.def("pwd", [] { return shell().pwd(); });
+  m.def("cwe", [] { return triple(shell().cwe()); });
   m.def("class_doc", [=](H c) { return Cinfo::require(str(c, "doc: class"), "doc")->doc(); });
   m.def("msgs_of", [=](H t) {
     // (outgoing, incoming) message ids of an element, in id order.
     const Element* e = element_of(obj(t, "showmsg"));
     std::vector<std::uint32_t> out, in;
-    for (const Msg* m : MsgTable::instance().all()) {
+    for (const Msg* m : sim().msgs().all()) {
       if (m->src() == e) out.push_back(m->id());
       if (m->dest() == e) in.push_back(m->id());
     }
@@ -625,7 +645,7 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("wildcard_find", [=](H p) {
     std::vector<Triple> out;
-    for (auto& o : Shell::instance().wildcardFind(str(p, "wildcardFind"))) out.push_back(triple(o));
+    for (auto& o : shell().wildcardFind(str(p, "wildcardFind"))) out.push_back(triple(o));
     return out;
   });
   m.def("class_names", &Shell::classNames);
@@ -636,7 +656,7 @@ PYBIND11_MODULE(_antler, m) {
         return field_info(str(c, (where + ": className").c_str()), where);
       },
       py::arg("cls"), py::arg("where") = "getFieldNames");
-  m.def("object_path", [](const Triple& t) { return oid(t).path(); });
+  m.def("object_path", [](const Triple& t) { return sim().elements().path(oid(t)); });
   m.def("get", &get_field);
   m.def("set", &set_field);
   m.def("get_vec", &get_vec);
@@ -652,13 +672,13 @@ PYBIND11_MODULE(_antler, m) {
   m.def("lookup_set", &lookup_set);
 
   m.def("add_msg", [=](H kind, H s, H sf, H d, H df) {
-    return Shell::instance().addMsg(str(kind, "connect: msgType"), obj(s, "connect: src"),
-                                    str(sf, "connect: srcField"), obj(d, "connect: dest"),
-                                    str(df, "connect: destField"));
+    return shell().addMsg(str(kind, "connect: msgType"), obj(s, "connect: src"),
+                          str(sf, "connect: srcField"), obj(d, "connect: dest"),
+                          str(df, "connect: destField"));
   });
   m.def("msg_info", [=](H h) {
     const std::uint32_t id = u32(h, "Msg: id");
-    const Msg* msg = Shell::instance().msg(id);
+    const Msg* msg = shell().msg(id);
     if (!msg) throw MsgError("Msg: no message with id " + std::to_string(id));
     std::size_t entries = 0;
     if (msg->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(msg)->numEntries();
@@ -680,41 +700,38 @@ PYBIND11_MODULE(_antler, m) {
     if (prob < 0 || prob > 1)
       throw ValueError("setRandomConnectivity: probability must lie in [0, 1], got " +
                        format_double(prob));
-    Shell::instance().setRandomConnectivity(
-        u32(id, "setRandomConnectivity: msg"), prob,
-        cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
+    shell().setRandomConnectivity(u32(id, "setRandomConnectivity: msg"), prob,
+                                  cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
   });
   m.def("pair_fill", [=](H id, H s, H d) {
-    Shell::instance().pairFill(u32(id, "pairFill: msg"),
-                               cast_value<std::vector<Index>>(s, {"pairFill: srcIndices"}),
-                               cast_value<std::vector<Index>>(d, {"pairFill: destIndices"}));
+    shell().pairFill(u32(id, "pairFill: msg"),
+                     cast_value<std::vector<Index>>(s, {"pairFill: srcIndices"}),
+                     cast_value<std::vector<Index>>(d, {"pairFill: destIndices"}));
   });
   m.def("set_stride", [=](H id, H s) {
-    Shell::instance().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));
+    shell().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));
   });
 
   m.def("set_clock", [=](H tick, H dt) {
-    Shell::instance().setClock(
-        static_cast<unsigned>(cv::to_uint(tick, {"setClock: tick", true}, 0, 31)),
-        cv::to_real(dt, {"setClock: dt"}, false));
+    shell().setClock(static_cast<unsigned>(cv::to_uint(tick, {"setClock: tick", true}, 0, 31)),
+                     cv::to_real(dt, {"setClock: dt"}, false));
   });
   m.def("use_clock", [=](H tick, H path, H field) {
-    Shell::instance().useClock(
-        static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
-        str(path, "useClock: path"), str(field, "useClock: field"));
+    shell().useClock(static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
+                     str(path, "useClock: path"), str(field, "useClock: field"));
   });
   m.def("tick_of", [=](H t, bool init) {
     const ObjId o = to_objid(t, {"tick"});
     element_of(o);
-    return Clock::instance().tickOf(o.id, init ? Clock::Phase::init : Clock::Phase::process);
+    return sim().clock().tickOf(o.id, init ? Clock::Phase::init : Clock::Phase::process);
   });
   m.def("unschedule", [=](H path, H field) {
-    Shell::instance().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
+    shell().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
   });
-  m.def("reinit", [] { Shell::instance().reinit(); });
+  m.def("reinit", [] { shell().reinit(); });
   m.def("start", [=](H t) {
     const double runtime = cv::to_real(t, {"start: runtime"}, false);
-    Shell& s = Shell::instance();
+    Shell& s = shell();
     if (s.numNodes() > 1) {  // under mpirun, SIGINT ends every rank (mpirun forwards it)
       s.start(runtime);
       return;
@@ -722,49 +739,46 @@ PYBIND11_MODULE(_antler, m) {
     // Ctrl-C during a serial run stops it at the end of the current step: the model stays
     // consistent (time at that step; start() goes on from there) and the script gets a
     // KeyboardInterrupt. Python's own handler would only act once the run had returned.
-    InterruptGuard guard;
+    InterruptGuard guard(sim().clock());
     s.start(runtime);
     if (guard.interrupted()) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw py::error_already_set();
     }
   });
-  m.def("stop", [] { Shell::instance().stop(); });
-  m.def("current_time", [] { return Shell::instance().currentTime(); });
-  m.def("base_dt", [] { return Shell::instance().baseDt(); });
-  m.def("set_num_threads", [=](H n) {
-    Shell::instance().setNumThreads(u32(n, "setNumThreads: n", 1, Clock::kMaxThreads));
-  });
-  m.def("get_num_threads", [] { return Shell::instance().numThreads(); });
-  m.def("num_nodes", [] { return Shell::instance().numNodes(); });
-  m.def("my_node", [] { return Shell::instance().myNode(); });
-  m.def("seed", [=](H s) { Shell::instance().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });
+  m.def("stop", [] { shell().stop(); });
+  m.def("current_time", [] { return shell().currentTime(); });
+  m.def("base_dt", [] { return shell().baseDt(); });
+  m.def("set_num_threads",
+        [=](H n) { shell().setNumThreads(u32(n, "setNumThreads: n", 1, Clock::kMaxThreads)); });
+  m.def("get_num_threads", [] { return shell().numThreads(); });
+  m.def("num_nodes", [] { return shell().numNodes(); });
+  m.def("my_node", [] { return shell().myNode(); });
+  m.def("seed", [=](H s) { shell().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });
   m.def("sync_data_handler",
-        [=](H t) { return Shell::instance().doSyncDataHandler(obj(t, "syncDataHandler").id); });
-  m.def("reduce_now", [=](H t, H f) {
-    Shell::instance().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field"));
-  });
+        [=](H t) { return shell().doSyncDataHandler(obj(t, "syncDataHandler").id); });
+  m.def("reduce_now",
+        [=](H t, H f) { shell().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field")); });
   m.def("load_library", [=](H p) {
     const std::string path = str(p, "loadLibrary: path");
     if (path.empty())
       throw ValueError("loadLibrary: the path is empty (give a shared library file)");
-    return Shell::instance().loadLibrary(path);
+    return shell().loadLibrary(path);
   });
   // copy / move take elements, vecs or paths (a relative path starts at the current element).
   auto tree_arg = [=](H h, const char* where) {
     if (py::isinstance<py::str>(h))
-      return resolve_path(Shell::instance().absolute(str(h, where)), where);
+      return resolve_path(sim().elements(), shell().absolute(str(h, where)), where);
     return obj(h, where);
   };
   m.def("copy", [=](H s, H p, H name, H n) {
     const ObjId src = tree_arg(s, "copy: src"), parent = tree_arg(p, "copy: newParent");
     const std::string nm = name.is_none() ? std::string() : str(name, "copy: name");
-    return triple(Shell::instance().copy(src, parent, nm, u32(n, "copy: n")));
+    return triple(shell().copy(src, parent, nm, u32(n, "copy: n")));
   });
-  m.def("move", [=](H s, H p) {
-    Shell::instance().move(tree_arg(s, "move: src"), tree_arg(p, "move: newParent"));
-  });
-  m.def("clear_model", [] { Shell::instance().clearModel(); });
+  m.def("move",
+        [=](H s, H p) { shell().move(tree_arg(s, "move: src"), tree_arg(p, "move: newParent")); });
+  m.def("clear_model", [] { shell().clearModel(); });
   m.def("snapshot", &snapshot, "the model's structure (for tests)");
   // The conversions themselves, for the arguments the Python layer handles (indices of a vec).
   m.def("to_int", [](H h, const std::string& where, long long lo, long long hi, bool index) {

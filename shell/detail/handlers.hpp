@@ -20,11 +20,12 @@
 #include "core/error.hpp"
 #include "core/value_finfo.hpp"
 #include "shell/shell.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler::shell_detail {
 
-inline Element* require_element(const ObjId& o, const char* op) {
-  Element* e = o.element();
+inline Element* require_element(const Simulation& sim, const ObjId& o, const char* op) {
+  Element* e = sim.elements().get(o.id);
   if (!e)
     throw PathError(std::string(op) + ": element " + std::to_string(o.id.value) +
                     " does not exist");
@@ -41,8 +42,9 @@ inline void check_data_index(const Element* e, Index d, const char* op) {
 inline void check_field_index(const Element* e, Index d, Index f, const char* op) {
   if (e->isField() && f >= e->numField(d))
     throw IndexError(std::string(op) + ": index " + std::to_string(f) + " out of range for " +
-                     e->name() + " of " + e->parent().path() + "[" + std::to_string(d) +
-                     "], which has " + std::to_string(e->numField(d)) + " entries");
+                     e->name() + " of " + e->context().elements().path(e->parent()) + "[" +
+                     std::to_string(d) + "], which has " + std::to_string(e->numField(d)) +
+                     " entries");
 }
 
 inline std::vector<std::string> value_fields(const Cinfo* c) {
@@ -99,32 +101,33 @@ void for_each_local(const Element* e, Fn&& fn) {
 /// (handlers_run.cpp).
 std::vector<std::string> split_paths(const std::string& list);
 
-/// The extension commands registered on this node (Shell::registerCommand), by name.
+/// The extension commands registered in this process (Shell::registerCommand), by name: like the
+/// class registry, a registry of what the loaded code can do, shared by every simulation.
 std::map<std::string, Shell::Handler>& extensions();
 
 // ---- the handlers: each runs on every node, reading its arguments from r, its reply to w ----
-void do_create(Reader& r, Writer& w);
-void do_destroy(Reader& r, Writer& w);
-void do_add_msg(Reader& r, Writer& w);
-void do_random(Reader& r, Writer& w);
-void do_pair_fill(Reader& r, Writer& w);
-void do_set_stride(Reader& r, Writer& w);
-void do_set(Reader& r, Writer& w);
-void do_get(Reader& r, Writer& w);
-void do_set_vec(Reader& r, Writer& w);
-void do_get_vec(Reader& r, Writer& w);
-void do_set_all(Reader& r, Writer& w);
-void do_lookup(Reader& r, Writer& w, bool set);
-void do_call(Reader& r, Writer& w);
-void do_set_clock(Reader& r, Writer& w);
-void do_use_clock(Reader& r, Writer& w);
-void do_reinit(Reader& r, Writer& w);
-void do_start(Reader& r, Writer& w);
-void do_set_threads(Reader& r, Writer& w);
-void do_clear(Reader& r, Writer& w);
-void do_sync(Reader& r, Writer& w);
-void do_reduce_now(Reader& r, Writer& w);
-void do_load_library(Reader& r, Writer& w);
-void do_extension(Reader& r, Writer& w);
+void do_create(Simulation& sim, Reader& r, Writer& w);
+void do_destroy(Simulation& sim, Reader& r, Writer& w);
+void do_add_msg(Simulation& sim, Reader& r, Writer& w);
+void do_random(Simulation& sim, Reader& r, Writer& w);
+void do_pair_fill(Simulation& sim, Reader& r, Writer& w);
+void do_set_stride(Simulation& sim, Reader& r, Writer& w);
+void do_set(Simulation& sim, Reader& r, Writer& w);
+void do_get(Simulation& sim, Reader& r, Writer& w);
+void do_set_vec(Simulation& sim, Reader& r, Writer& w);
+void do_get_vec(Simulation& sim, Reader& r, Writer& w);
+void do_set_all(Simulation& sim, Reader& r, Writer& w);
+void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set);
+void do_call(Simulation& sim, Reader& r, Writer& w);
+void do_set_clock(Simulation& sim, Reader& r, Writer& w);
+void do_use_clock(Simulation& sim, Reader& r, Writer& w);
+void do_reinit(Simulation& sim, Reader& r, Writer& w);
+void do_start(Simulation& sim, Reader& r, Writer& w);
+void do_set_threads(Simulation& sim, Reader& r, Writer& w);
+void do_clear(Simulation& sim, Reader& r, Writer& w);
+void do_sync(Simulation& sim, Reader& r, Writer& w);
+void do_reduce_now(Simulation& sim, Reader& r, Writer& w);
+void do_load_library(Simulation& sim, Reader& r, Writer& w);
+void do_extension(Simulation& sim, Reader& r, Writer& w);
 
 }  // namespace antler::shell_detail

@@ -23,9 +23,9 @@ std::vector<std::string> tree() {
   std::function<void(const Element*)> visit = [&](const Element* e) {
     out.push_back(e->path() + " " + e->cinfo()->name() + " " + std::to_string(e->numData()));
     for (Id c : e->children())
-      if (const Element* k = c.element()) visit(k);
+      if (const Element* k = antler::test::element(c)) visit(k);
   };
-  visit(Id::root().element());
+  visit(antler::test::element(Id::root()));
   return out;
 }
 
@@ -81,10 +81,10 @@ TEST_CASE("paths: '.' and '..' resolve as a shell resolves them") {
   const std::string w = message_of<ValueError>([&] { m.s.wildcardFind("/net/#/.."); });
   CHECK(has(w, "'/net/#/..'"));
   // A base element for relative paths (the hook for a current element).
-  CHECK(resolve_path("b", "find", ObjId(a.id, 2)) == b);
-  CHECK(resolve_path("..", "find", ObjId(a.id, 2)) == net);
-  CHECK(resolve_path("../a[1]", "find", ObjId(a.id, 2)) == ObjId(a.id, 1));
-  CHECK(resolve_path("/net", "find", ObjId(a.id, 2)) == net);
+  CHECK(resolve_path(m.sim.elements(), "b", "find", ObjId(a.id, 2)) == b);
+  CHECK(resolve_path(m.sim.elements(), "..", "find", ObjId(a.id, 2)) == net);
+  CHECK(resolve_path(m.sim.elements(), "../a[1]", "find", ObjId(a.id, 2)) == ObjId(a.id, 1));
+  CHECK(resolve_path(m.sim.elements(), "/net", "find", ObjId(a.id, 2)) == net);
 }
 
 TEST_CASE("paths: create refuses '.' and '..' as names, and resolves them before the name") {
@@ -103,10 +103,10 @@ TEST_CASE("paths: create refuses '.' and '..' as names, and resolves them before
   }
   // '..' and '.' in the parent part resolve like lookups.
   const ObjId c = m.s.create("Neutral", "/net/a/../c");
-  CHECK(c.element()->path() == "/net/c");
+  CHECK(antler::test::element(c)->path() == "/net/c");
   CHECK(m.s.find("/net/./c") == c);
   const ObjId d = m.s.create("Neutral", "/net/./d");
-  CHECK(d.element()->path() == "/net/d");
+  CHECK(antler::test::element(d)->path() == "/net/d");
   CHECK_THROWS_AS(m.s.create("Neutral", "/nope/../e"), PathError);
   CHECK_FALSE(m.s.exists("/e"));
 }
@@ -132,8 +132,8 @@ TEST_CASE("paths: an index in the middle of a create path only where it is unamb
   CHECK(has(w, "takes no index"));
   CHECK(tree() == before);
   // [0] of a one-entry element is the element itself (ObjId paths print it: '/net[0]').
-  const ObjId x = m.s.create("Neutral", ObjId(m.s.find("/net")).path() + "/x");
-  CHECK(x.element()->path() == "/net/x");
+  const ObjId x = m.s.create("Neutral", antler::test::path(ObjId(m.s.find("/net"))) + "/x");
+  CHECK(antler::test::element(x)->path() == "/net/x");
 }
 
 TEST_CASE("paths: create with n = 0, empty paths and odd names are refused by name") {
@@ -157,7 +157,7 @@ TEST_CASE("paths: create with n = 0, empty paths and odd names are refused by na
     CHECK(w.find('\n') == std::string::npos);
   }
   CHECK(tree() == before);
-  CHECK(m.s.create("Neutral", "/net/a.b-c_1").element()->name() == "a.b-c_1");
+  CHECK(antler::test::element(m.s.create("Neutral", "/net/a.b-c_1"))->name() == "a.b-c_1");
 }
 
 TEST_CASE("paths: indices out of range are IndexErrors naming the index as written") {
@@ -210,7 +210,7 @@ TEST_CASE("paths: '##' finds each element once, in tree order, in linear time") 
   visit(0);
   auto paths = [&](const std::string& pat) {
     std::vector<std::string> out;
-    for (auto& o : m.s.wildcardFind(pat)) out.push_back(o.element()->path());
+    for (auto& o : m.s.wildcardFind(pat)) out.push_back(antler::test::element(o)->path());
     return out;
   };
   auto depth_of = [](const std::string& s) { return std::count(s.begin(), s.end(), '/'); };

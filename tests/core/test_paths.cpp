@@ -11,14 +11,14 @@ TEST_CASE("create builds a tree of paths with indices") {
   Model m;
   const ObjId model = m.s.create("Neutral", "/model");
   const ObjId n = m.s.create("TestAdder", "/model/neurons", 10);
-  CHECK(model.path() == "/model[0]");
-  CHECK(n.element()->path() == "/model/neurons");
-  CHECK(n.element()->numData() == 10);
+  CHECK(antler::test::path(model) == "/model[0]");
+  CHECK(antler::test::element(n)->path() == "/model/neurons");
+  CHECK(antler::test::element(n)->numData() == 10);
   CHECK(m.s.find("/model/neurons[3]") == ObjId(n.id, 3));
   CHECK(m.s.find("/model/neurons") == ObjId(n.id, 0));
   CHECK(m.s.find("model/neurons[9]") == ObjId(n.id, 9));
-  CHECK(ObjId(n.id, 3).path() == "/model/neurons[3]");
-  CHECK(n.element()->parent() == model.id);
+  CHECK(antler::test::path(ObjId(n.id, 3)) == "/model/neurons[3]");
+  CHECK(antler::test::element(n)->parent() == model.id);
   auto kids = m.s.children("/model");
   REQUIRE(kids.size() == 1);
   CHECK(kids[0].id == n.id);
@@ -31,12 +31,12 @@ TEST_CASE("field elements appear under their parent with two indices") {
   m.s.create("Neutral", "/net");
   const ObjId r = m.s.create("TestReceiver", "/net/r", 5);
   const ObjId syn = m.s.find("/net/r/syn");
-  CHECK(syn.element()->isField());
-  CHECK(syn.element()->cinfo()->name() == "TestSyn");
+  CHECK(antler::test::element(syn)->isField());
+  CHECK(antler::test::element(syn)->cinfo()->name() == "TestSyn");
   const ObjId one = m.s.find("/net/r[3]/syn[2]");
   CHECK(one == ObjId(syn.id, 3, 2));
-  CHECK(one.path() == "/net/r[3]/syn[2]");
-  CHECK(syn.element()->parent() == r.id);
+  CHECK(antler::test::path(one) == "/net/r[3]/syn[2]");
+  CHECK(antler::test::element(syn)->parent() == r.id);
 }
 
 TEST_CASE("bad paths and names are errors naming the thing and the choices") {
@@ -69,7 +69,7 @@ TEST_CASE("bad paths and names are errors naming the thing and the choices") {
   } catch (const PathError& e) {
     CHECK(std::string(e.what()).find("already exists") != std::string::npos);
   }
-  CHECK(m.s.find("/model/a").element()->cinfo()->name() == "TestAdder");
+  CHECK(antler::test::element(m.s.find("/model/a"))->cinfo()->name() == "TestAdder");
   CHECK(m.s.children("/model").size() == 1);
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("delete removes a subtree; the root and field elements cannot be delet
   CHECK(m.s.msg(msg) != nullptr);
   m.s.destroy("/model/a");
   CHECK_FALSE(m.s.exists("/model/a"));
-  CHECK(a.element() == nullptr);
+  CHECK(antler::test::element(a) == nullptr);
   CHECK(m.s.msg(msg) == nullptr);  // messages touching a deleted element go with it
   CHECK_THROWS_AS(m.s.destroy(ObjId(Id::root())), ValueError);
   CHECK_THROWS_AS(m.s.destroy("/model/r/syn"), ValueError);
@@ -91,7 +91,7 @@ TEST_CASE("delete removes a subtree; the root and field elements cannot be delet
   m.s.destroy("/model");
   CHECK_FALSE(m.s.exists("/model"));
   REQUIRE(m.s.children("/").size() == 1);  // only antler's /clock is left
-  CHECK(m.s.children("/")[0].element()->path() == "/clock");
+  CHECK(antler::test::element(m.s.children("/")[0])->path() == "/clock");
 }
 
 TEST_CASE("wildcardFind matches names, prefixes, depth and class conditions") {
@@ -104,7 +104,7 @@ TEST_CASE("wildcardFind matches names, prefixes, depth and class conditions") {
   m.s.create("TestReceiver", "/model/sub/rec", 1);
   auto paths = [&](const std::string& p) {
     std::vector<std::string> out;
-    for (auto& o : m.s.wildcardFind(p)) out.push_back(o.element()->path());
+    for (auto& o : m.s.wildcardFind(p)) out.push_back(antler::test::element(o)->path());
     return out;
   };
   CHECK(paths("/model/##[TYPE=TestAdder]") ==

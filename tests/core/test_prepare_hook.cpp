@@ -82,7 +82,8 @@ class TestBlock {
 [[maybe_unused]] const Cinfo* registered = TestBlock::initCinfo();
 
 const BlockState* state_of(ObjId o) {
-  return static_cast<const BlockState*>(static_cast<const DataElement*>(o.id.element())->state());
+  return static_cast<const BlockState*>(
+      static_cast<const DataElement*>(antler::test::element(o.id))->state());
 }
 
 }  // namespace
@@ -120,7 +121,7 @@ TEST_CASE(
     CHECK(s->calls[2].currTime == 5 * dt);
 
     // Each thread with entries made one call per step, starting at its slice.
-    const DataElement* de = static_cast<const DataElement*>(a.id.element());
+    const DataElement* de = static_cast<const DataElement*>(antler::test::element(a.id));
     long withEntries = 0;
     std::vector<double> wantBlock(n);
     for (unsigned t = 0; t < threads; ++t) {
@@ -131,9 +132,9 @@ TEST_CASE(
     CHECK(s->blocks == 3 * withEntries);
     for (Index i = de->localBegin(); i < de->localEnd(); ++i) {
       CAPTURE(i);
-      CHECK(Field<double>::get(ObjId(a.id, i), "steps") == 8);
-      CHECK(Field<double>::get(ObjId(a.id, i), "time") == 8 * dt);
-      CHECK(Field<unsigned>::get(ObjId(a.id, i), "block") == wantBlock[i]);
+      CHECK(Field<double>::get(m.s, ObjId(a.id, i), "steps") == 8);
+      CHECK(Field<double>::get(m.s, ObjId(a.id, i), "time") == 8 * dt);
+      CHECK(Field<unsigned>::get(m.s, ObjId(a.id, i), "block") == wantBlock[i]);
     }
 
     // A copy starts without the state (its first run prepares its own); deleting an Element

@@ -39,17 +39,18 @@ Params params(Index i) {
 
 TEST_CASE("Compartment Vm equals the closed-form solution for a constant inject") {
   Model m;
+  Shell& s = m.s;
   const Index n = 7;
   const ObjId comp = m.s.create("Compartment", "/comp", n);
   std::vector<Params> p(n);
   for (Index i = 0; i < n; ++i) {
     p[i] = params(i);
     const ObjId c(comp.id, i);
-    Field<double>::set(c, "Rm", p[i].Rm);
-    Field<double>::set(c, "Cm", p[i].Cm);
-    Field<double>::set(c, "Em", p[i].Em);
-    Field<double>::set(c, "inject", p[i].inject);
-    Field<double>::set(c, "initVm", p[i].initVm);
+    Field<double>::set(s, c, "Rm", p[i].Rm);
+    Field<double>::set(s, c, "Cm", p[i].Cm);
+    Field<double>::set(s, c, "Em", p[i].Em);
+    Field<double>::set(s, c, "inject", p[i].inject);
+    Field<double>::set(s, c, "initVm", p[i].initVm);
   }
   const double dt = 1e-4;
   m.s.setClock(0, dt);
@@ -58,12 +59,13 @@ TEST_CASE("Compartment Vm equals the closed-form solution for a constant inject"
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    for (Index i = 0; i < n; ++i) CHECK(Field<double>::get(ObjId(comp.id, i), "Vm") == p[i].initVm);
+    for (Index i = 0; i < n; ++i)
+      CHECK(Field<double>::get(s, ObjId(comp.id, i), "Vm") == p[i].initVm);
     int done = 0;
     for (int steps : {1, 9, 90, 400}) {  // to 1, 10, 100 and 500 steps (5 to 7 time constants)
       m.s.start(steps * dt);
       done += steps;
-      const auto vm = Field<double>::getVec(comp.id, "Vm");
+      const auto vm = Field<double>::getVec(s, comp.id, "Vm");
       for (Index i = 0; i < n; ++i) check_rel(vm[i], closed_form(p[i], p[i].inject, done * dt));
     }
   }
@@ -73,19 +75,20 @@ TEST_CASE(
     "Compartment: injectMsg adds to the next step's input, VmOut sends Vm at reinit and every "
     "step") {
   Model m;
+  Shell& s = m.s;
   const Params p{2e8, 5e-11, -0.06, 1e-11, -0.08};
   const double I2 = 3e-11;  // from the PulseGen: constant, so baseLevel = firstLevel = I2
   const ObjId comp = m.s.create("Compartment", "/comp");
   const ObjId pulse = m.s.create("PulseGen", "/pulse");
   const ObjId tab = m.s.create("Table", "/tab");
-  Field<double>::set(comp, "Rm", p.Rm);
-  Field<double>::set(comp, "Cm", p.Cm);
-  Field<double>::set(comp, "Em", p.Em);
-  Field<double>::set(comp, "inject", p.inject);
-  Field<double>::set(comp, "initVm", p.initVm);
-  Field<double>::set(pulse, "baseLevel", I2);
-  Field<double>::set(pulse, "firstLevel", I2);
-  Field<double>::set(pulse, "firstWidth", 1.0);
+  Field<double>::set(s, comp, "Rm", p.Rm);
+  Field<double>::set(s, comp, "Cm", p.Cm);
+  Field<double>::set(s, comp, "Em", p.Em);
+  Field<double>::set(s, comp, "inject", p.inject);
+  Field<double>::set(s, comp, "initVm", p.initVm);
+  Field<double>::set(s, pulse, "baseLevel", I2);
+  Field<double>::set(s, pulse, "firstLevel", I2);
+  Field<double>::set(s, pulse, "firstWidth", 1.0);
   m.s.addMsg("Single", pulse, "output", comp, "injectMsg");
   m.s.addMsg("Single", comp, "VmOut", tab, "input");
   const double dt = 2e-5;
@@ -98,18 +101,19 @@ TEST_CASE(
   // All three are on one tick, so reinit's sends are delivered after every reinit. The PulseGen's
   // reinit send reaches the compartment before step 1 and each step's send the
   // next step, so the compartment sees inject + I2 at every step.
-  const auto v = Field<std::vector<double>>::get(tab, "vector");
+  const auto v = Field<std::vector<double>>::get(s, tab, "vector");
   REQUIRE(v.size() == static_cast<std::size_t>(steps + 1));
   for (int k = 0; k <= steps; ++k) check_rel(v[k], closed_form(p, p.inject + I2, k * dt));
 }
 
 TEST_CASE("Compartment rejects a non-positive Rm, Cm or Ra and keeps its value") {
   Model m;
+  Shell& s = m.s;
   const ObjId comp = m.s.create("Compartment", "/comp");
-  CHECK_THROWS_AS(Field<double>::set(comp, "Rm", 0.0), ValueError);
-  CHECK_THROWS_AS(Field<double>::set(comp, "Cm", -1.0), ValueError);
-  CHECK_THROWS_AS(Field<double>::set(comp, "Ra", std::nan("")), ValueError);
-  CHECK(Field<double>::get(comp, "Rm") == 1.0);
-  CHECK(Field<double>::get(comp, "Cm") == 1.0);
-  CHECK(Field<double>::get(comp, "Ra") == 1.0);
+  CHECK_THROWS_AS(Field<double>::set(s, comp, "Rm", 0.0), ValueError);
+  CHECK_THROWS_AS(Field<double>::set(s, comp, "Cm", -1.0), ValueError);
+  CHECK_THROWS_AS(Field<double>::set(s, comp, "Ra", std::nan("")), ValueError);
+  CHECK(Field<double>::get(s, comp, "Rm") == 1.0);
+  CHECK(Field<double>::get(s, comp, "Cm") == 1.0);
+  CHECK(Field<double>::get(s, comp, "Ra") == 1.0);
 }

@@ -55,12 +55,13 @@ struct RefNeuron {
 
 TEST_CASE("IntFire without input decays as Vm0 (1 - dt/tau)^n") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, tau = 0.02, vm0 = 0.8;
   const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
   const ObjId tab = m.s.create("Table", "/tab");
-  Field<double>::setAll(nrn.id, "thresh", 1.0);
-  Field<double>::setAll(nrn.id, "tau", tau);
-  Field<double>::setAll(nrn.id, "initVm", vm0);
+  Field<double>::setAll(s, nrn.id, "thresh", 1.0);
+  Field<double>::setAll(s, nrn.id, "tau", tau);
+  Field<double>::setAll(s, nrn.id, "initVm", vm0);
   m.s.addMsg("Single", tab, "requestOut", ObjId(nrn.id, 2), "getVm");
   m.s.setClock(0, dt);
   m.s.useClock(0, "/nrn");
@@ -70,14 +71,14 @@ TEST_CASE("IntFire without input decays as Vm0 (1 - dt/tau)^n") {
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    CHECK(std::isinf(Field<double>::get(ObjId(nrn.id, 0), "lastSpike")));
+    CHECK(std::isinf(Field<double>::get(s, ObjId(nrn.id, 0), "lastSpike")));
     m.s.start(n * dt);
-    const auto v = Field<std::vector<double>>::get(tab, "vector");
+    const auto v = Field<std::vector<double>>::get(s, tab, "vector");
     REQUIRE(v.size() == static_cast<std::size_t>(n + 1));
     for (int k = 0; k <= n; ++k) check_close(v[k], vm0 * std::pow(1.0 - dt / tau, k));
-    for (double x : Field<double>::getVec(nrn.id, "Vm"))
+    for (double x : Field<double>::getVec(s, nrn.id, "Vm"))
       check_close(x, vm0 * std::pow(1.0 - dt / tau, n));
-    for (double s : Field<double>::getVec(nrn.id, "spiked")) CHECK(s == 0.0);
+    for (double s : Field<double>::getVec(s, nrn.id, "spiked")) CHECK(s == 0.0);
   }
 }
 
@@ -85,24 +86,25 @@ TEST_CASE(
     "IntFire adds synaptic weights after the delay, fires, resets and respects the refractory "
     "period") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, tau = 0.05, thresh = 1.0;
   const long refractSteps = 4;
   const ObjId nrn = m.s.create("IntFire", "/nrn", 2);
   const ObjId syn = m.s.find("/nrn/synapse");
   const ObjId spikes = m.s.create("Table", "/spikes", 2);  // spike times of nrn[0], nrn[1]
   const ObjId vmTab = m.s.create("Table", "/vm");          // Vm of nrn[1] every step
-  Field<double>::setAll(nrn.id, "thresh", thresh);
-  Field<double>::setAll(nrn.id, "tau", tau);
-  Field<double>::setAll(nrn.id, "refractoryPeriod", refractSteps * dt);
-  Field<unsigned>::set(ObjId(nrn.id, 0), "numSynapses", 2);
-  Field<unsigned>::set(ObjId(nrn.id, 1), "numSynapses", 1);
-  CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{2, 1});
+  Field<double>::setAll(s, nrn.id, "thresh", thresh);
+  Field<double>::setAll(s, nrn.id, "tau", tau);
+  Field<double>::setAll(s, nrn.id, "refractoryPeriod", refractSteps * dt);
+  Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 2);
+  Field<unsigned>::set(s, ObjId(nrn.id, 1), "numSynapses", 1);
+  CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{2, 1});
   // nrn[0]: synapse 0 strong and immediate, synapse 1 weak with a 2-step delay.
-  Field<double>::setFieldVec(ObjId(syn.id, 0), "weight", {1.5, 0.25});
-  Field<double>::setFieldVec(ObjId(syn.id, 0), "delay", {0.0, 2 * dt});
+  Field<double>::setFieldVec(s, ObjId(syn.id, 0), "weight", {1.5, 0.25});
+  Field<double>::setFieldVec(s, ObjId(syn.id, 0), "delay", {0.0, 2 * dt});
   // nrn[1]: driven by nrn[0] through a synapse with a 3-step delay.
-  Field<double>::set(ObjId(syn.id, 1, 0), "weight", 0.6);
-  Field<double>::set(ObjId(syn.id, 1, 0), "delay", 3 * dt);
+  Field<double>::set(s, ObjId(syn.id, 1, 0), "weight", 0.6);
+  Field<double>::set(s, ObjId(syn.id, 1, 0), "delay", 3 * dt);
   m.s.addMsg("Single", ObjId(nrn.id, 0), "spikeOut", ObjId(syn.id, 1, 0), "addSpike");
   m.s.addMsg("OneToOne", nrn, "spikeOut", spikes, "input");
   m.s.addMsg("Single", vmTab, "requestOut", ObjId(nrn.id, 1), "getVm");
@@ -139,53 +141,56 @@ TEST_CASE(
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    for (long s : strong) SetGet::call(ObjId(syn.id, 0, 0), "addSpike", s * dt);
-    for (long s : weak) SetGet::call(ObjId(syn.id, 0, 1), "addSpike", s * dt);
-    CHECK(Field<unsigned>::get(ObjId(nrn.id, 0), "numPending") == strong.size() + weak.size());
+    for (long k : strong) SetGet::call(s, ObjId(syn.id, 0, 0), "addSpike", k * dt);
+    for (long k : weak) SetGet::call(s, ObjId(syn.id, 0, 1), "addSpike", k * dt);
+    CHECK(Field<unsigned>::get(s, ObjId(nrn.id, 0), "numPending") == strong.size() + weak.size());
     m.s.start(steps * dt);
     std::vector<double> wantA, wantB;
     for (long s : a.spikes) wantA.push_back(antler::test::step_time(s, dt));
     for (long s : b.spikes) wantB.push_back(antler::test::step_time(s, dt));
-    CHECK(Field<std::vector<double>>::get(ObjId(spikes.id, 0), "vector") == wantA);
-    CHECK(Field<std::vector<double>>::get(ObjId(spikes.id, 1), "vector") == wantB);
-    const auto vm = Field<std::vector<double>>::get(vmTab, "vector");
+    CHECK(Field<std::vector<double>>::get(s, ObjId(spikes.id, 0), "vector") == wantA);
+    CHECK(Field<std::vector<double>>::get(s, ObjId(spikes.id, 1), "vector") == wantB);
+    const auto vm = Field<std::vector<double>>::get(s, vmTab, "vector");
     REQUIRE(vm.size() == vmB.size());
     for (std::size_t k = 0; k < vm.size(); ++k) check_close(vm[k], vmB[k]);
-    check_close(Field<double>::get(ObjId(nrn.id, 0), "Vm"), a.Vm);
-    CHECK(Field<double>::get(ObjId(nrn.id, 0), "lastSpike") == wantA.back());
-    CHECK(Field<double>::get(ObjId(nrn.id, 1), "lastSpike") == wantB.back());
-    CHECK(Field<unsigned>::get(ObjId(nrn.id, 0), "numPending") == 0u);
+    check_close(Field<double>::get(s, ObjId(nrn.id, 0), "Vm"), a.Vm);
+    CHECK(Field<double>::get(s, ObjId(nrn.id, 0), "lastSpike") == wantA.back());
+    CHECK(Field<double>::get(s, ObjId(nrn.id, 1), "lastSpike") == wantB.back());
+    CHECK(Field<unsigned>::get(s, ObjId(nrn.id, 0), "numPending") == 0u);
   }
 }
 
 TEST_CASE("reinit drops pending synaptic events and resets Vm and lastSpike") {
   Model m;
+  Shell& s = m.s;
   const ObjId nrn = m.s.create("IntFire", "/nrn");
   const ObjId syn = m.s.find("/nrn/synapse");
-  Field<unsigned>::set(nrn, "numSynapses", 1);
-  Field<double>::set(nrn, "initVm", 0.25);
+  Field<unsigned>::set(s, nrn, "numSynapses", 1);
+  Field<double>::set(s, nrn, "initVm", 0.25);
   m.s.setClock(0, 1e-3);
   m.s.useClock(0, "/nrn");
   m.s.reinit();
-  SetGet::call(ObjId(syn.id, 0, 0), "addSpike", 0.5);
-  CHECK(Field<unsigned>::get(nrn, "numPending") == 1u);
+  SetGet::call(s, ObjId(syn.id, 0, 0), "addSpike", 0.5);
+  CHECK(Field<unsigned>::get(s, nrn, "numPending") == 1u);
   m.s.reinit();
-  CHECK(Field<unsigned>::get(nrn, "numPending") == 0u);
-  CHECK(Field<double>::get(nrn, "Vm") == 0.25);
+  CHECK(Field<unsigned>::get(s, nrn, "numPending") == 0u);
+  CHECK(Field<double>::get(s, nrn, "Vm") == 0.25);
 }
 
 TEST_CASE("Synapse and IntFire reject bad input") {
   Model m;
+  Shell& s = m.s;
   const ObjId lone = m.s.create("Synapse", "/lone");
-  CHECK_THROWS_AS(SetGet::call(lone, "addSpike", 0.1), ValueError);  // not an IntFire's synapse
+  CHECK_THROWS_AS(SetGet::call(s, lone, "addSpike", 0.1), ValueError);  // not an IntFire's synapse
   const ObjId nrn = m.s.create("IntFire", "/nrn");
-  CHECK_THROWS_AS(Field<double>::set(nrn, "tau", 0.0), ValueError);
-  CHECK_THROWS_AS(Field<double>::set(nrn, "lastSpike", 1.0), FieldError);
-  CHECK(Field<double>::get(nrn, "tau") == 1.0);
+  CHECK_THROWS_AS(Field<double>::set(s, nrn, "tau", 0.0), ValueError);
+  CHECK_THROWS_AS(Field<double>::set(s, nrn, "lastSpike", 1.0), FieldError);
+  CHECK(Field<double>::get(s, nrn, "tau") == 1.0);
 }
 
 TEST_CASE("a synaptic event that rounds to just after a step end is due in that step") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, delay = 3 * dt;
   // Spike times s dt whose s dt + delay comes out a few ulps above (s + 3) dt.
   std::vector<long> late;
@@ -195,20 +200,20 @@ TEST_CASE("a synaptic event that rounds to just after a step end is due in that 
   const ObjId nrn = m.s.create("IntFire", "/nrn");
   const ObjId syn = m.s.find("/nrn/synapse");
   const ObjId tab = m.s.create("Table", "/vm");
-  Field<unsigned>::set(nrn, "numSynapses", 1);
-  Field<double>::set(ObjId(syn.id, 0, 0), "delay", delay);
-  Field<double>::set(ObjId(syn.id, 0, 0), "weight", 1.0);
-  Field<double>::set(nrn, "thresh", 100.0);
-  Field<double>::set(nrn, "tau", 1e300);  // (1 - dt/tau) == 1: no decay, Vm counts the events
+  Field<unsigned>::set(s, nrn, "numSynapses", 1);
+  Field<double>::set(s, ObjId(syn.id, 0, 0), "delay", delay);
+  Field<double>::set(s, ObjId(syn.id, 0, 0), "weight", 1.0);
+  Field<double>::set(s, nrn, "thresh", 100.0);
+  Field<double>::set(s, nrn, "tau", 1e300);  // (1 - dt/tau) == 1: no decay, Vm counts the events
   m.s.addMsg("Single", tab, "requestOut", nrn, "getVm");
   m.s.setClock(0, dt);
   m.s.useClock(0, "/nrn");
   m.s.useClock(0, "/vm");
   m.s.reinit();
-  for (long s : late) SetGet::call(ObjId(syn.id, 0, 0), "addSpike", s * dt);
+  for (long k : late) SetGet::call(m.s, ObjId(syn.id, 0, 0), "addSpike", k * dt);
   const long steps = late.back() + 5;
   m.s.start(steps * dt);
-  const auto v = Field<std::vector<double>>::get(tab, "vector");
+  const auto v = Field<std::vector<double>>::get(s, tab, "vector");
   REQUIRE(v.size() == static_cast<std::size_t>(steps + 1));
   double want = 0;
   for (long k = 0; k <= steps; ++k) {

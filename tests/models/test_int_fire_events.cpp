@@ -37,15 +37,16 @@ struct RefVm {
 
 TEST_CASE("an event beyond the ring's slots, scheduled after reinit with events in flight") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, tau = 0.05;
   const ObjId nrn = m.s.create("IntFire", "/nrn");
   const ObjId syn = m.s.find("/nrn/synapse");
   const ObjId tab = m.s.create("Table", "/vm");
   const ObjId s0(syn.id, 0, 0);
-  Field<unsigned>::set(nrn, "numSynapses", 1);
-  Field<double>::set(nrn, "thresh", 100.0);
-  Field<double>::set(nrn, "tau", tau);
-  Field<double>::set(s0, "delay", 3 * dt);  // the ring is sized for 3 steps at reinit
+  Field<unsigned>::set(s, nrn, "numSynapses", 1);
+  Field<double>::set(s, nrn, "thresh", 100.0);
+  Field<double>::set(s, nrn, "tau", tau);
+  Field<double>::set(s, s0, "delay", 3 * dt);  // the ring is sized for 3 steps at reinit
   m.s.addMsg("Single", tab, "requestOut", nrn, "getVm");
   m.s.setClock(0, dt);
   m.s.useClock(0, "/nrn");
@@ -68,23 +69,23 @@ TEST_CASE("an event beyond the ring's slots, scheduled after reinit with events 
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     m.s.setNumThreads(threads);
-    Field<double>::set(s0, "delay", 3 * dt);
+    Field<double>::set(s, s0, "delay", 3 * dt);
     m.s.reinit();
-    Field<double>::set(s0, "weight", a);
-    SetGet::call(s0, "addSpike", 0.0);
+    Field<double>::set(s, s0, "weight", a);
+    SetGet::call(s, s0, "addSpike", 0.0);
     m.s.start(2 * dt);  // the ring's head has moved: growth must unroll it
-    Field<double>::set(s0, "weight", b);
-    Field<double>::set(s0, "delay", 1 * dt);
-    SetGet::call(s0, "addSpike", 3 * dt);
-    Field<double>::set(s0, "weight", c);
-    Field<double>::set(s0, "delay", 30 * dt);
-    SetGet::call(s0, "addSpike", 2 * dt);
-    Field<double>::set(s0, "weight", d);
-    SetGet::call(s0, "addSpike", 3 * dt);
-    CHECK(Field<unsigned>::get(nrn, "numPending") == 4u);
+    Field<double>::set(s, s0, "weight", b);
+    Field<double>::set(s, s0, "delay", 1 * dt);
+    SetGet::call(s, s0, "addSpike", 3 * dt);
+    Field<double>::set(s, s0, "weight", c);
+    Field<double>::set(s, s0, "delay", 30 * dt);
+    SetGet::call(s, s0, "addSpike", 2 * dt);
+    Field<double>::set(s, s0, "weight", d);
+    SetGet::call(s, s0, "addSpike", 3 * dt);
+    CHECK(Field<unsigned>::get(s, nrn, "numPending") == 4u);
     m.s.start((steps - 2) * dt);
-    CHECK(Field<unsigned>::get(nrn, "numPending") == 0u);
-    const auto v = Field<std::vector<double>>::get(tab, "vector");
+    CHECK(Field<unsigned>::get(s, nrn, "numPending") == 0u);
+    const auto v = Field<std::vector<double>>::get(s, tab, "vector");
     REQUIRE(v.size() == want.size());
     for (std::size_t k = 0; k < v.size(); ++k) {
       CAPTURE(k);
@@ -95,6 +96,7 @@ TEST_CASE("an event beyond the ring's slots, scheduled after reinit with events 
 
 TEST_CASE("a spike carries the weight its synapse had when it was sent") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, tau = 0.05;
   const long delay = 5, every = 4;  // spikes at steps 1, 5, 9 arrive at 6, 10, 14
   const ObjId src = m.s.create("RandSpike", "/src");
@@ -102,11 +104,11 @@ TEST_CASE("a spike carries the weight its synapse had when it was sent") {
   const ObjId syn = m.s.find("/nrn/synapse");
   const ObjId tab = m.s.create("Table", "/vm");
   const ObjId s0(syn.id, 0, 0);
-  regular_spikes(src, every, dt);
-  Field<unsigned>::set(nrn, "numSynapses", 1);
-  Field<double>::set(nrn, "thresh", 100.0);
-  Field<double>::set(nrn, "tau", tau);
-  Field<double>::set(s0, "delay", delay * dt);
+  regular_spikes(s, src, every, dt);
+  Field<unsigned>::set(s, nrn, "numSynapses", 1);
+  Field<double>::set(s, nrn, "thresh", 100.0);
+  Field<double>::set(s, nrn, "tau", tau);
+  Field<double>::set(s, s0, "delay", delay * dt);
   m.s.addMsg("Single", src, "spikeOut", s0, "addSpike");
   m.s.addMsg("Single", tab, "requestOut", nrn, "getVm");
   m.s.setClock(0, dt);
@@ -130,14 +132,14 @@ TEST_CASE("a spike carries the weight its synapse had when it was sent") {
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     m.s.setNumThreads(threads);
-    Field<double>::set(s0, "weight", w1);
+    Field<double>::set(s, s0, "weight", w1);
     m.s.reinit();
     m.s.start(2 * dt);
-    Field<double>::set(s0, "weight", w2);
+    Field<double>::set(s, s0, "weight", w2);
     m.s.start(5 * dt);
-    Field<double>::set(s0, "weight", w3);
+    Field<double>::set(s, s0, "weight", w3);
     m.s.start((steps - 7) * dt);
-    const auto v = Field<std::vector<double>>::get(tab, "vector");
+    const auto v = Field<std::vector<double>>::get(s, tab, "vector");
     REQUIRE(v.size() == want.size());
     for (std::size_t k = 0; k < v.size(); ++k) {
       CAPTURE(k);
@@ -148,6 +150,7 @@ TEST_CASE("a spike carries the weight its synapse had when it was sent") {
 
 TEST_CASE("events due in one step from several messages are summed in the serial order") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3, tau = 0.03;
   const Index nA = 12, nB = 10, nN = 9;
   const long steps = 30;
@@ -155,10 +158,10 @@ TEST_CASE("events due in one step from several messages are summed in the serial
   const ObjId b = m.s.create("RandSpike", "/b", nB);  // fires every 3 steps
   const ObjId nrn = m.s.create("IntFire", "/nrn", nN);
   const ObjId syn = m.s.find("/nrn/synapse");
-  regular_spikes(a, 2, dt);
-  regular_spikes(b, 3, dt);
-  Field<double>::setAll(nrn.id, "thresh", 1e9);
-  Field<double>::setAll(nrn.id, "tau", tau);
+  regular_spikes(s, a, 2, dt);
+  regular_spikes(s, b, 3, dt);
+  Field<double>::setAll(s, nrn.id, "thresh", 1e9);
+  Field<double>::setAll(s, nrn.id, "tau", tau);
   // Three Sparse messages into one synapse array: a, b, and a again.
   const std::uint32_t mA = m.s.addMsg("Sparse", a, "spikeOut", syn, "addSpike");
   m.s.setRandomConnectivity(mA, 0.8, 11);
@@ -175,7 +178,7 @@ TEST_CASE("events due in one step from several messages are summed in the serial
   // Weights with all 53 bits in use and magnitudes 1e-2 to 1e2 (so that the order of additions
   // shows in the sum), delays of 1-3 steps (so that spikes of different steps and messages fall
   // due together: ~20 events per neuron and step).
-  const std::vector<unsigned> numSyn = Field<unsigned>::getVec(nrn.id, "numSynapses");
+  const std::vector<unsigned> numSyn = Field<unsigned>::getVec(s, nrn.id, "numSynapses");
   std::vector<std::uint64_t> start(nN + 1, 0);
   for (Index i = 0; i < nN; ++i) start[i + 1] = start[i] + numSyn[i];
   REQUIRE(start[nN] > 30);
@@ -186,7 +189,7 @@ TEST_CASE("events due in one step from several messages are summed in the serial
     w[k] = (r.uniform() - 0.4) * (k % 3 == 0 ? 1e2 : k % 3 == 1 ? 1.0 : 1e-2);
     delaySteps[k] = 1 + static_cast<long>(k * 7 % 3);
   }
-  Field<double>::setVec(syn.id, "weight", w);
+  Field<double>::setVec(s, syn.id, "weight", w);
 
   // Serial reference: in each step the a's fire (if due), in index order, then the b's; each spike
   // walks the messages from its element in the order they were made, each row in order; a step's
@@ -261,11 +264,11 @@ TEST_CASE("events due in one step from several messages are summed in the serial
     for (unsigned threads : {1u, 2u}) {
       CAPTURE(threads);
       m.s.setNumThreads(threads);
-      Field<double>::setVec(syn.id, "delay", seconds(pre));
+      Field<double>::setVec(s, syn.id, "delay", seconds(pre));
       m.s.reinit();
-      Field<double>::setVec(syn.id, "delay", seconds(post));
+      Field<double>::setVec(s, syn.id, "delay", seconds(post));
       m.s.start(steps * dt);
-      const std::vector<double> vm = Field<double>::getVec(nrn.id, "Vm");
+      const std::vector<double> vm = Field<double>::getVec(s, nrn.id, "Vm");
       REQUIRE(vm.size() == want.size());
       for (Index i = 0; i < nN; ++i) {
         CAPTURE(i);
@@ -279,19 +282,20 @@ TEST_CASE("numSynapses changed between runs: new synapses deliver, the ring fits
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     Model m;
+    Shell& s = m.s;
     m.s.setNumThreads(threads);
     const double dt = 1e-3, tau = 0.04;
     const ObjId src = m.s.create("RandSpike", "/src");
     const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
     const ObjId syn = m.s.find("/nrn/synapse");
-    regular_spikes(src, 4, dt);  // steps 1, 5, 9, ...
-    Field<double>::setAll(nrn.id, "thresh", 100.0);
-    Field<double>::setAll(nrn.id, "tau", tau);
+    regular_spikes(s, src, 4, dt);  // steps 1, 5, 9, ...
+    Field<double>::setAll(s, nrn.id, "thresh", 100.0);
+    Field<double>::setAll(s, nrn.id, "tau", tau);
     const std::uint32_t one = m.s.addMsg("Sparse", src, "spikeOut", syn, "addSpike");
     m.s.pairFill(one, {0, 0}, {0, 2});  // one synapse on neurons 0 and 2
-    CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{1, 0, 1});
-    Field<double>::setVec(syn.id, "weight", {0.5, 0.25});
-    Field<double>::setVec(syn.id, "delay", {2 * dt, 2 * dt});
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{1, 0, 1});
+    Field<double>::setVec(s, syn.id, "weight", {0.5, 0.25});
+    Field<double>::setVec(s, syn.id, "delay", {2 * dt, 2 * dt});
     m.s.setClock(0, dt);
     m.s.useClock(0, "/src");
     m.s.useClock(0, "/nrn");
@@ -301,7 +305,7 @@ TEST_CASE("numSynapses changed between runs: new synapses deliver, the ring fits
     auto run = [&](const std::vector<std::vector<std::pair<long, double>>>& syns) {
       m.s.reinit();
       m.s.start(steps * dt);
-      const std::vector<double> vm = Field<double>::getVec(nrn.id, "Vm");
+      const std::vector<double> vm = Field<double>::getVec(s, nrn.id, "Vm");
       for (Index i = 0; i < 3; ++i) {
         RefVm ref;
         ref.decay = decay;
@@ -315,16 +319,16 @@ TEST_CASE("numSynapses changed between runs: new synapses deliver, the ring fits
     run({{{2, 0.5}}, {}, {{2, 0.25}}});
     // Neuron 1 gets two synapses, the second one with a delay 7 times the others', fed by a
     // Single message.
-    Field<unsigned>::set(ObjId(nrn.id, 1), "numSynapses", 2);
-    CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{1, 2, 1});
-    Field<double>::setFieldVec(ObjId(syn.id, 1), "weight", {0.125, 0.375});
-    Field<double>::setFieldVec(ObjId(syn.id, 1), "delay", {3 * dt, 14 * dt});
+    Field<unsigned>::set(s, ObjId(nrn.id, 1), "numSynapses", 2);
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{1, 2, 1});
+    Field<double>::setFieldVec(s, ObjId(syn.id, 1), "weight", {0.125, 0.375});
+    Field<double>::setFieldVec(s, ObjId(syn.id, 1), "delay", {3 * dt, 14 * dt});
     m.s.addMsg("Single", src, "spikeOut", ObjId(syn.id, 1, 1), "addSpike");
     run({{{2, 0.5}}, {{14, 0.375}}, {{2, 0.25}}});
     // Neuron 0 gets a second synapse that nothing feeds; the Sparse-fed ones keep their values.
-    Field<unsigned>::set(ObjId(nrn.id, 0), "numSynapses", 2);
-    CHECK(Field<double>::get(ObjId(syn.id, 0, 0), "weight") == 0.5);
-    CHECK(Field<double>::get(ObjId(syn.id, 0, 1), "weight") == 1.0);  // MOOSE's default
+    Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 2);
+    CHECK(Field<double>::get(s, ObjId(syn.id, 0, 0), "weight") == 0.5);
+    CHECK(Field<double>::get(s, ObjId(syn.id, 0, 1), "weight") == 1.0);  // MOOSE's default
     run({{{2, 0.5}}, {{14, 0.375}}, {{2, 0.25}}});
   }
 }
@@ -333,24 +337,25 @@ TEST_CASE("events sent before the first run wait until the ring exists; a run wi
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     Model m;
+    Shell& s = m.s;
     m.s.setNumThreads(threads);
     const double dt = 1e-3, tau = 0.02;
     const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
     const ObjId syn = m.s.find("/nrn/synapse");
-    Field<unsigned>::setAll(nrn.id, "numSynapses", 1);
-    Field<double>::setAll(nrn.id, "thresh", 100.0);
-    Field<double>::setAll(nrn.id, "tau", tau);
-    Field<double>::setVec(syn.id, "weight", {0.5, 0.25, 0.125});
-    Field<double>::setVec(syn.id, "delay", {3 * dt, 7 * dt, 0.0});
+    Field<unsigned>::setAll(s, nrn.id, "numSynapses", 1);
+    Field<double>::setAll(s, nrn.id, "thresh", 100.0);
+    Field<double>::setAll(s, nrn.id, "tau", tau);
+    Field<double>::setVec(s, syn.id, "weight", {0.5, 0.25, 0.125});
+    Field<double>::setVec(s, syn.id, "delay", {3 * dt, 7 * dt, 0.0});
     m.s.setClock(0, dt);
     m.s.useClock(0, "/nrn");
     // No reinit, no run yet: the neurons know no dt, so the events wait aside.
-    for (Index i = 0; i < 3; ++i) SetGet::call(ObjId(syn.id, i, 0), "addSpike", 0.0);
-    CHECK(Field<unsigned>::getVec(nrn.id, "numPending") == std::vector<unsigned>{1, 1, 1});
+    for (Index i = 0; i < 3; ++i) SetGet::call(s, ObjId(syn.id, i, 0), "addSpike", 0.0);
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numPending") == std::vector<unsigned>{1, 1, 1});
     const long steps = 12;
     m.s.start(steps * dt);
-    CHECK(Field<unsigned>::getVec(nrn.id, "numPending") == std::vector<unsigned>{0, 0, 0});
-    const std::vector<double> vm = Field<double>::getVec(nrn.id, "Vm");
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numPending") == std::vector<unsigned>{0, 0, 0});
+    const std::vector<double> vm = Field<double>::getVec(s, nrn.id, "Vm");
     const std::vector<long> due{3, 7, 1};  // a zero delay is due in the first step
     const std::vector<double> w{0.5, 0.25, 0.125};
     for (Index i = 0; i < 3; ++i) {
@@ -368,10 +373,11 @@ TEST_CASE("useClock moves an IntFire Element: it runs on the last tick named, wi
   // MOOSE's useClock takes an element off the tick it was on (here its default tick, 2, then
   // tick 0): it runs on one tick, so its ring counts steps of that tick's dt.
   Model m;
+  Shell& s = m.s;
   const ObjId nrn = m.s.create("IntFire", "/nrn", 2);
-  Field<double>::setAll(nrn.id, "initVm", 1.0);
-  Field<double>::setAll(nrn.id, "thresh", 10.0);
-  Field<double>::setAll(nrn.id, "tau", 0.1);
+  Field<double>::setAll(s, nrn.id, "initVm", 1.0);
+  Field<double>::setAll(s, nrn.id, "thresh", 10.0);
+  Field<double>::setAll(s, nrn.id, "tau", 0.1);
   m.s.setClock(0, 1e-3);
   m.s.setClock(1, 2e-3);
   m.s.useClock(0, "/nrn");
@@ -379,5 +385,5 @@ TEST_CASE("useClock moves an IntFire Element: it runs on the last tick named, wi
   m.s.reinit();
   m.s.start(4e-3);
   const double decay = 1.0 - 2e-3 / 0.1;
-  for (double vm : Field<double>::getVec(nrn.id, "Vm")) CHECK(vm == decay * decay);
+  for (double vm : Field<double>::getVec(s, nrn.id, "Vm")) CHECK(vm == decay * decay);
 }

@@ -39,6 +39,7 @@ IntFireParams intfire_params(Index i) {
 
 TEST_CASE("IntFire: vReset, thresh, tau, refractoryPeriod and initVm, each object its own") {
   Model m;
+  Shell& s = m.s;
   const Index n = 7;
   const double dt = 1.0 / 1024;
   const long steps = 40;
@@ -49,19 +50,19 @@ TEST_CASE("IntFire: vReset, thresh, tau, refractoryPeriod and initVm, each objec
   for (Index i = 0; i < n; ++i) {
     const IntFireParams p = intfire_params(i);
     const ObjId o(nrn.id, i);
-    Field<double>::set(o, "thresh", p.thresh);
-    Field<double>::set(o, "tau", p.tau);
-    Field<double>::set(o, "vReset", p.vReset);
-    Field<double>::set(o, "initVm", p.initVm);
-    Field<double>::set(o, "refractoryPeriod", p.refractSteps * dt);
-    Field<unsigned>::set(o, "numSynapses", 1);
-    Field<double>::set(ObjId(syn.id, i, 0), "weight", 0.7 + 0.05 * i);
-    Field<double>::set(ObjId(syn.id, i, 0), "delay", (i % 3) * dt);
+    Field<double>::set(s, o, "thresh", p.thresh);
+    Field<double>::set(s, o, "tau", p.tau);
+    Field<double>::set(s, o, "vReset", p.vReset);
+    Field<double>::set(s, o, "initVm", p.initVm);
+    Field<double>::set(s, o, "refractoryPeriod", p.refractSteps * dt);
+    Field<unsigned>::set(s, o, "numSynapses", 1);
+    Field<double>::set(s, ObjId(syn.id, i, 0), "weight", 0.7 + 0.05 * i);
+    Field<double>::set(s, ObjId(syn.id, i, 0), "delay", (i % 3) * dt);
     m.s.addMsg("Single", ObjId(vm.id, i), "requestOut", o, "getVm");
   }
   m.s.addMsg("OneToOne", nrn, "spikeOut", spikes, "input");
   // A base dt of 1/1024 (MOOSE's clock.baseDt), so that every time is exact.
-  Field<double>::set(m.s.find("/clock"), "baseDt", dt);
+  Field<double>::set(s, m.s.find("/clock"), "baseDt", dt);
   m.s.setClock(0, dt);
   for (const char* path : {"/nrn", "/vm", "/spikes"}) m.s.useClock(0, path);
   // Input spike times (in steps) sent to every synapse from the Shell.
@@ -97,17 +98,17 @@ TEST_CASE("IntFire: vReset, thresh, tau, refractoryPeriod and initVm, each objec
     m.s.setNumThreads(threads);
     m.s.reinit();
     for (Index i = 0; i < n; ++i)
-      for (long t : input) SetGet::call(ObjId(syn.id, i, 0), "addSpike", t * dt);
+      for (long t : input) SetGet::call(s, ObjId(syn.id, i, 0), "addSpike", t * dt);
     m.s.start(steps * dt);
     for (Index i = 0; i < n; ++i) {
       CAPTURE(i);
-      const auto v = Field<std::vector<double>>::get(ObjId(vm.id, i), "vector");
+      const auto v = Field<std::vector<double>>::get(s, ObjId(vm.id, i), "vector");
       REQUIRE(v.size() == wantVm[i].size());
       for (std::size_t k = 0; k < v.size(); ++k) {
         CAPTURE(k);
         CHECK(std::abs(v[k] - wantVm[i][k]) <= 1e-12 * std::max(1.0, std::abs(wantVm[i][k])));
       }
-      CHECK(Field<std::vector<double>>::get(ObjId(spikes.id, i), "vector") == wantSpikes[i]);
+      CHECK(Field<std::vector<double>>::get(s, ObjId(spikes.id, i), "vector") == wantSpikes[i]);
     }
   }
 }
@@ -147,6 +148,7 @@ std::vector<long> rand_spike_steps(const std::string& path, std::uint64_t global
 
 TEST_CASE("RandSpike: rate, refractT and seed give the spikes of its global-index stream") {
   Model m;
+  Shell& s = m.s;
   const Index n = 23;  // an odd size: every node count splits it unevenly
   const double dt = 1.0 / 1024;
   const long steps = 300;
@@ -162,10 +164,10 @@ TEST_CASE("RandSpike: rate, refractT and seed give the spikes of its global-inde
     refractSteps[i] = static_cast<long>(i % 7);
     refract[i] = refractSteps[i] * dt;
   }
-  Field<double>::setVec(rs.id, "rate", rate);
-  Field<double>::setVec(rs.id, "refractT", refract);
+  Field<double>::setVec(s, rs.id, "rate", rate);
+  Field<double>::setVec(s, rs.id, "refractT", refract);
   m.s.addMsg("OneToOne", rs, "spikeOut", tab, "input");
-  antler::test::set_base_dt(dt);
+  antler::test::set_base_dt(s, dt);
   m.s.setClock(0, dt);
   m.s.useClock(0, "/rs");
   m.s.useClock(0, "/spikes");
@@ -175,14 +177,14 @@ TEST_CASE("RandSpike: rate, refractT and seed give the spikes of its global-inde
     m.s.setNumThreads(threads);
     m.s.reinit();
     m.s.start(steps * dt);
-    const auto last = Field<double>::getVec(rs.id, "lastEvent");
+    const auto last = Field<double>::getVec(s, rs.id, "lastEvent");
     for (Index i = 0; i < n; ++i) {
       CAPTURE(i);
       std::vector<double> want;
       for (long s : rand_spike_steps("/rs", i, seed, rate[i], refractSteps[i], dt, steps))
         want.push_back(s * dt);
       REQUIRE(!want.empty());
-      CHECK(Field<std::vector<double>>::get(ObjId(tab.id, i), "vector") == want);
+      CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
       CHECK(last[i] == want.back());
     }
   }

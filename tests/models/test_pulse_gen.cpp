@@ -33,6 +33,7 @@ double expected(const Pulse& p, long n) {
 
 TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into Tables") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1.0 / 1024;
   const std::vector<Pulse> cfg{
       {3, 4, 9, 2, -1.0, 5.0, 2.5},  // two pulses: period 3 + max(4, 11) = 14 steps
@@ -46,17 +47,17 @@ TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into 
   for (Index i = 0; i < n; ++i) {
     const ObjId o(pg.id, i);
     const Pulse& c = cfg[i];
-    Field<double>::set(o, "firstDelay", c.d1 * dt);
-    Field<double>::set(o, "firstWidth", c.w1 * dt);
-    Field<double>::set(o, "secondDelay", c.d2 * dt);
-    Field<double>::set(o, "secondWidth", c.w2 * dt);
-    Field<double>::set(o, "baseLevel", c.base);
-    Field<double>::set(o, "firstLevel", c.l1);
-    Field<double>::set(o, "secondLevel", c.l2);
+    Field<double>::set(s, o, "firstDelay", c.d1 * dt);
+    Field<double>::set(s, o, "firstWidth", c.w1 * dt);
+    Field<double>::set(s, o, "secondDelay", c.d2 * dt);
+    Field<double>::set(s, o, "secondWidth", c.w2 * dt);
+    Field<double>::set(s, o, "baseLevel", c.base);
+    Field<double>::set(s, o, "firstLevel", c.l1);
+    Field<double>::set(s, o, "secondLevel", c.l2);
     m.s.addMsg("Single", ObjId(pulled.id, i), "requestOut", o, "getOutputValue");
   }
   m.s.addMsg("OneToOne", pg, "output", pushed, "input");
-  antler::test::set_base_dt(dt);
+  antler::test::set_base_dt(s, dt);
   m.s.setClock(0, dt);
   for (const char* path : {"/pg", "/pulled", "/pushed"}) m.s.useClock(0, path);
   const long steps = 60;
@@ -69,26 +70,27 @@ TEST_CASE("PulseGen output follows the free-run formula, pulled and pushed into 
       CAPTURE(i);
       std::vector<double> want{cfg[i].base};  // reinit: output = baseLevel
       for (long k = 1; k <= steps; ++k) want.push_back(expected(cfg[i], k));
-      CHECK(Field<std::vector<double>>::get(ObjId(pulled.id, i), "vector") == want);
-      CHECK(Field<std::vector<double>>::get(ObjId(pushed.id, i), "vector") == want);
-      CHECK(Field<double>::get(ObjId(pg.id, i), "outputValue") == want.back());
+      CHECK(Field<std::vector<double>>::get(s, ObjId(pulled.id, i), "vector") == want);
+      CHECK(Field<std::vector<double>>::get(s, ObjId(pushed.id, i), "vector") == want);
+      CHECK(Field<double>::get(s, ObjId(pg.id, i), "outputValue") == want.back());
     }
   }
 }
 
 TEST_CASE("PulseGen takes trigMode 0-2 only and keeps its output when the period is 0") {
   Model m;
+  Shell& s = m.s;
   const ObjId pg = m.s.create("PulseGen", "/pg");
-  CHECK_THROWS_AS(Field<unsigned>::set(pg, "trigMode", 3u), ValueError);
-  CHECK(Field<unsigned>::get(pg, "trigMode") == 0u);
-  Field<unsigned>::set(pg, "trigMode", 2u);
-  CHECK(Field<unsigned>::get(pg, "trigMode") == 2u);
-  Field<unsigned>::set(pg, "trigMode", 0u);
-  Field<double>::set(pg, "baseLevel", 4.0);
-  Field<double>::set(pg, "firstLevel", 9.0);
+  CHECK_THROWS_AS(Field<unsigned>::set(s, pg, "trigMode", 3u), ValueError);
+  CHECK(Field<unsigned>::get(s, pg, "trigMode") == 0u);
+  Field<unsigned>::set(s, pg, "trigMode", 2u);
+  CHECK(Field<unsigned>::get(s, pg, "trigMode") == 2u);
+  Field<unsigned>::set(s, pg, "trigMode", 0u);
+  Field<double>::set(s, pg, "baseLevel", 4.0);
+  Field<double>::set(s, pg, "firstLevel", 9.0);
   m.s.setClock(0, 0.5);
   m.s.useClock(0, "/pg");
   m.s.reinit();
   m.s.start(2.0);
-  CHECK(Field<double>::get(pg, "outputValue") == 4.0);
+  CHECK(Field<double>::get(s, pg, "outputValue") == 4.0);
 }

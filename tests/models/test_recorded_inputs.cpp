@@ -16,6 +16,7 @@ using antler::test::Model;
 
 TEST_CASE("TimeTable sends each time in the step it falls in, in order, with its own value") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-4;  // not a power of two: times meant to be n * dt land a few ulps off
   // Per entry: times as step counts k (time k * dt, written as a product the way a user would)
   // plus some times strictly inside steps (k + 0.5) * dt, duplicates, and times at or before 0.
@@ -28,7 +29,7 @@ TEST_CASE("TimeTable sends each time in the step it falls in, in order, with its
   std::vector<std::vector<double>> times(n);
   for (Index i = 0; i < n; ++i) {
     for (double k : steps[i]) times[i].push_back(k * dt);
-    Field<std::vector<double>>::set(ObjId(tt.id, i), "vector", times[i]);
+    Field<std::vector<double>>::set(s, ObjId(tt.id, i), "vector", times[i]);
     m.s.addMsg("Single", ObjId(state.id, i), "requestOut", ObjId(tt.id, i), "getState");
   }
   m.s.addMsg("OneToOne", tt, "eventOut", got, "input");
@@ -52,8 +53,8 @@ TEST_CASE("TimeTable sends each time in the step it falls in, in order, with its
           wantState[s] = 1.0;
           wantTimes.push_back(times[i][j]);
         }
-        CHECK(Field<std::vector<double>>::get(ObjId(got.id, i), "vector") == wantTimes);
-        CHECK(Field<std::vector<double>>::get(ObjId(state.id, i), "vector") == wantState);
+        CHECK(Field<std::vector<double>>::get(s, ObjId(got.id, i), "vector") == wantTimes);
+        CHECK(Field<std::vector<double>>::get(s, ObjId(state.id, i), "vector") == wantState);
       }
     }
   }
@@ -61,21 +62,22 @@ TEST_CASE("TimeTable sends each time in the step it falls in, in order, with its
 
 TEST_CASE("TimeTable refuses a vector that is not sorted or holds NaN, and keeps its own") {
   Model m;
+  Shell& s = m.s;
   const ObjId tt = m.s.create("TimeTable", "/tt", 3);
   const std::vector<double> good{0.1, 0.2, 0.2, 0.5};
-  Field<std::vector<double>>::set(ObjId(tt.id, 1), "vector", good);
+  Field<std::vector<double>>::set(s, ObjId(tt.id, 1), "vector", good);
   for (const std::vector<double>& bad :
        {std::vector<double>{0.3, 0.1}, std::vector<double>{0.1, NAN}}) {
     try {
-      Field<std::vector<double>>::set(ObjId(tt.id, 1), "vector", bad);
+      Field<std::vector<double>>::set(s, ObjId(tt.id, 1), "vector", bad);
       FAIL("an unsorted or NaN vector was accepted");
     } catch (const ValueError& e) {
       const std::string what = e.what();
       CHECK(what.find("TimeTable.vector") != std::string::npos);
       CHECK(what.find("entry 1") != std::string::npos);
     }
-    CHECK(Field<std::vector<double>>::get(ObjId(tt.id, 1), "vector") == good);
-    CHECK(Field<unsigned>::get(ObjId(tt.id, 1), "size") == 4u);
+    CHECK(Field<std::vector<double>>::get(s, ObjId(tt.id, 1), "vector") == good);
+    CHECK(Field<unsigned>::get(s, ObjId(tt.id, 1), "size") == 4u);
   }
 }
 
@@ -96,6 +98,7 @@ double lookup(const std::vector<double>& v, double start, double stop, double x)
 
 TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1.0 / 1024;  // powers of two: positions and times are exact
   const std::vector<double> v{1.0, -2.0, 4.0, 8.0, 0.5};
   struct Case {
@@ -114,15 +117,15 @@ TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping")
   const ObjId tab = m.s.create("Table", "/tab", n);
   for (Index i = 0; i < n; ++i) {
     const ObjId o(st.id, i);
-    Field<std::vector<double>>::set(o, "vector", v);
-    Field<double>::set(o, "stepSize", cases[i].stepSize);
-    Field<double>::set(o, "startTime", cases[i].start);
-    Field<double>::set(o, "stopTime", cases[i].stop);
-    Field<double>::set(o, "loopTime", cases[i].loopTime);
-    Field<bool>::set(o, "doLoop", cases[i].loop);
+    Field<std::vector<double>>::set(s, o, "vector", v);
+    Field<double>::set(s, o, "stepSize", cases[i].stepSize);
+    Field<double>::set(s, o, "startTime", cases[i].start);
+    Field<double>::set(s, o, "stopTime", cases[i].stop);
+    Field<double>::set(s, o, "loopTime", cases[i].loopTime);
+    Field<bool>::set(s, o, "doLoop", cases[i].loop);
     m.s.addMsg("Single", ObjId(tab.id, i), "requestOut", o, "getOutputValue");
   }
-  antler::test::set_base_dt(dt);
+  antler::test::set_base_dt(s, dt);
   m.s.setClock(0, dt);
   m.s.useClock(0, "/st");
   m.s.useClock(0, "/tab");
@@ -148,14 +151,14 @@ TEST_CASE("StimulusTable plays its vector by steps or by time, once or looping")
           x -= c.loopTime * std::floor((x - c.start) / c.loopTime);
         want.push_back(lookup(v, c.start, c.stop, x));
       }
-      CHECK(Field<std::vector<double>>::get(ObjId(tab.id, i), "vector") == want);
+      CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
     }
   }
   // One entry per step: step s sends v[s] (and the last entry once past the end).
-  const auto first = Field<std::vector<double>>::get(ObjId(tab.id, 0), "vector");
+  const auto first = Field<std::vector<double>>::get(s, ObjId(tab.id, 0), "vector");
   CHECK(first[0] == 1.0);
   CHECK(first[3] == 8.0);
   CHECK(first[10] == 0.5);
   // One entry per 4 steps: step 2 is halfway from v[0] to v[1].
-  CHECK(Field<std::vector<double>>::get(ObjId(tab.id, 1), "vector")[2] == -0.5);
+  CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, 1), "vector")[2] == -0.5);
 }

@@ -39,6 +39,7 @@ std::vector<long> expected_spikes(const Gen& g, const std::vector<double>& V, do
 
 TEST_CASE("SpikeGen fires on the rising edge or on the level, and respects refractT") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1.0 / 1024, thresh = 0.5;
   const std::vector<Gen> gens{{true, 0}, {false, 2}, {true, 10}};
   const Index n = static_cast<Index>(gens.size());
@@ -46,17 +47,17 @@ TEST_CASE("SpikeGen fires on the rising edge or on the level, and respects refra
   const ObjId sg = m.s.create("SpikeGen", "/sg", n);
   const ObjId tab = m.s.create("Table", "/spikes", n);
   // Square wave: 0 for 3 steps, 1 for 6 steps, period 9 steps.
-  Field<double>::set(pg, "firstDelay", 3 * dt);
-  Field<double>::set(pg, "firstWidth", 6 * dt);
-  Field<double>::set(pg, "firstLevel", 1.0);
+  Field<double>::set(s, pg, "firstDelay", 3 * dt);
+  Field<double>::set(s, pg, "firstWidth", 6 * dt);
+  Field<double>::set(s, pg, "firstLevel", 1.0);
   for (Index i = 0; i < n; ++i) {
-    Field<bool>::set(ObjId(sg.id, i), "edgeTriggered", gens[i].edge);
-    Field<double>::set(ObjId(sg.id, i), "refractT", gens[i].refract * dt);
+    Field<bool>::set(s, ObjId(sg.id, i), "edgeTriggered", gens[i].edge);
+    Field<double>::set(s, ObjId(sg.id, i), "refractT", gens[i].refract * dt);
   }
-  Field<double>::setAll(sg.id, "threshold", thresh);
+  Field<double>::setAll(s, sg.id, "threshold", thresh);
   m.s.addMsg("OneToAll", pg, "output", sg, "Vm");
   m.s.addMsg("OneToOne", sg, "spikeOut", tab, "input");
-  antler::test::set_base_dt(dt);
+  antler::test::set_base_dt(s, dt);
   m.s.setClock(0, dt);
   for (const char* path : {"/pg", "/sg", "/spikes"}) m.s.useClock(0, path);
 
@@ -81,10 +82,10 @@ TEST_CASE("SpikeGen fires on the rising edge or on the level, and respects refra
       CAPTURE(i);
       std::vector<double> want;
       for (long s : expected_spikes(gens[i], V, thresh)) want.push_back(s * dt);
-      CHECK(Field<std::vector<double>>::get(ObjId(tab.id, i), "vector") == want);
-      CHECK(Field<double>::get(ObjId(sg.id, i), "lastEvent") == want.back());
+      CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
+      CHECK(Field<double>::get(s, ObjId(sg.id, i), "lastEvent") == want.back());
     }
     // At step 40 the input is V(40) = 1 (39 % 9 = 3) and every SpikeGen has fired since it rose.
-    CHECK(Field<bool>::get(ObjId(sg.id, 0), "hasFired"));
+    CHECK(Field<bool>::get(s, ObjId(sg.id, 0), "hasFired"));
   }
 }

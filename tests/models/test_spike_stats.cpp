@@ -13,6 +13,7 @@ using antler::test::Model;
 
 TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every step") {
   Model m;
+  Shell& s = m.s;
   const Index n = 300;
   const double dt = 1e-3;
   const ObjId nrn = m.s.create("IntFire", "/nrn", n);
@@ -23,11 +24,11 @@ TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every s
   std::iota(idx.begin(), idx.end(), Index{0});
   m.s.pairFill(m.s.addMsg("Sparse", src, "spikeOut", syn, "addSpike"), idx,
                idx);  // src[i] -> nrn[i]
-  Field<double>::setAll(syn.id, "weight", 0.6);
-  Field<double>::setAll(src.id, "rate", 300.0);
-  Field<double>::setAll(nrn.id, "thresh", 1.0);
-  Field<double>::setAll(nrn.id, "tau", 0.02);
-  Field<double>::setAll(nrn.id, "refractoryPeriod", 2e-3);
+  Field<double>::setAll(s, syn.id, "weight", 0.6);
+  Field<double>::setAll(s, src.id, "rate", 300.0);
+  Field<double>::setAll(s, nrn.id, "thresh", 1.0);
+  Field<double>::setAll(s, nrn.id, "tau", 0.02);
+  Field<double>::setAll(s, nrn.id, "refractoryPeriod", 2e-3);
   m.s.addMsg("Reduce", stats, "reduce", nrn, "getSpiked");
   m.s.setClock(0, dt);
   for (const char* path : {"/stats", "/nrn", "/src"}) m.s.useClock(0, path);
@@ -35,22 +36,22 @@ TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every s
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    CHECK(Field<unsigned>::get(stats, "num") == n);
-    CHECK(Field<unsigned>::get(stats, "count") == 0u);
+    CHECK(Field<unsigned>::get(s, stats, "num") == n);
+    CHECK(Field<unsigned>::get(s, stats, "count") == 0u);
     unsigned total = 0;
     for (int step = 1; step <= 40; ++step) {
       CAPTURE(step);
       m.s.start(dt);
-      const auto spiked = Field<double>::getVec(nrn.id, "spiked");
+      const auto spiked = Field<double>::getVec(s, nrn.id, "spiked");
       unsigned count = 0;
       for (double s : spiked) {
         CHECK((s == 0.0 || s == 1.0));
         count += s == 1.0;
       }
       total += count;
-      CHECK(Field<unsigned>::get(stats, "count") == count);
-      CHECK(Field<unsigned>::get(stats, "num") == n);
-      const double rate = Field<double>::get(stats, "rate");
+      CHECK(Field<unsigned>::get(s, stats, "count") == count);
+      CHECK(Field<unsigned>::get(s, stats, "num") == n);
+      const double rate = Field<double>::get(s, stats, "rate");
       CHECK(std::abs(rate - count / (n * dt)) <= 1e-12 * (count / (n * dt)));
     }
     CHECK(total > 100);  // the population does fire
@@ -59,6 +60,7 @@ TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every s
 
 TEST_CASE("SpikeStats over an empty population reports num 0 and a NaN rate") {
   Model m;
+  Shell& s = m.s;
   // An element has at least one entry; an empty population is a field element whose parents
   // hold no entries (here: no synapses), read through a double field as getSpiked is.
   m.s.create("TestReceiver", "/r", 3);
@@ -68,7 +70,7 @@ TEST_CASE("SpikeStats over an empty population reports num 0 and a NaN rate") {
   m.s.useClock(0, "/stats");
   m.s.reinit();
   m.s.start(2e-3);
-  CHECK(Field<unsigned>::get(stats, "num") == 0u);
-  CHECK(Field<unsigned>::get(stats, "count") == 0u);
-  CHECK(std::isnan(Field<double>::get(stats, "rate")));
+  CHECK(Field<unsigned>::get(s, stats, "num") == 0u);
+  CHECK(Field<unsigned>::get(s, stats, "count") == 0u);
+  CHECK(std::isnan(Field<double>::get(s, stats, "rate")));
 }

@@ -27,6 +27,7 @@ const SparseMsg& sparse(Shell& s, std::uint32_t id) {
 
 TEST_CASE("a Sparse message keeps the synapses it fills in its own order; the field reads them") {
   Model m;
+  Shell& s = m.s;
   const ObjId src = m.s.create("RandSpike", "/src", 7);
   const ObjId nrn = m.s.create("IntFire", "/nrn", 5);
   const ObjId syn = m.s.find("/nrn/synapse");
@@ -34,7 +35,7 @@ TEST_CASE("a Sparse message keeps the synapses it fills in its own order; the fi
   m.s.setRandomConnectivity(id, 0.5, 2026);
   const SparseMsg& sm = sparse(m.s, id);
   REQUIRE(sm.store() != nullptr);
-  auto* fe = static_cast<const FieldElement*>(syn.element());
+  auto* fe = static_cast<const FieldElement*>(antler::test::element(syn));
   const Index lo = fe->localBegin(), hi = fe->localEnd();
   // Slot k of the store is the k-th local entry in row order, and it is the very object the
   // field element hands out for that (neuron, synapse).
@@ -53,38 +54,39 @@ TEST_CASE("a Sparse message keeps the synapses it fills in its own order; the fi
   // Writes through the field land in the store, reads come back.
   std::vector<double> w;
   for (Index i = 0; i < sm.numEntries(); ++i) w.push_back(0.25 + 0.5 * i);
-  const auto n = Field<unsigned>::getVec(nrn.id, "numSynapses");
+  const auto n = Field<unsigned>::getVec(s, nrn.id, "numSynapses");
   std::size_t total = 0;
   for (unsigned c : n) total += c;
   REQUIRE(total == sm.numEntries());
-  Field<double>::setVec(syn.id, "weight", w);
-  CHECK(Field<double>::getVec(syn.id, "weight") == w);
+  Field<double>::setVec(s, syn.id, "weight", w);
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == w);
 }
 
 TEST_CASE("erasing or refilling a Sparse message gives its synapses back with their values") {
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     Model m;
+    Shell& s = m.s;
     m.s.setNumThreads(threads);
     const double dt = 1e-3, tau = 0.05;
     const ObjId a = m.s.create("RandSpike", "/a", 3);
     const ObjId b = m.s.create("RandSpike", "/b", 2);
     const ObjId nrn = m.s.create("IntFire", "/nrn", 4);
     const ObjId syn = m.s.find("/nrn/synapse");
-    regular_spikes(a, 3, dt);
-    regular_spikes(b, 5, dt);
-    Field<double>::setAll(nrn.id, "thresh", 100.0);
-    Field<double>::setAll(nrn.id, "tau", tau);
+    regular_spikes(s, a, 3, dt);
+    regular_spikes(s, b, 5, dt);
+    Field<double>::setAll(s, nrn.id, "thresh", 100.0);
+    Field<double>::setAll(s, nrn.id, "tau", tau);
     const std::uint32_t ma = m.s.addMsg("Sparse", a, "spikeOut", syn, "addSpike");
     m.s.pairFill(ma, {0, 1, 2, 2}, {0, 1, 3, 0});
     const std::uint32_t mb = m.s.addMsg("Sparse", b, "spikeOut", syn, "addSpike");
     m.s.pairFill(mb, {0, 1}, {0, 2});
     // Neuron 0: [a0, a2, b0]; neuron 1: [a1]; neuron 2: [b1]; neuron 3: [a2].
-    CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 1, 1});
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 1, 1});
     const std::vector<double> w{0.5, 0.25, 0.125, 0.75, 0.375, 0.0625};
     const std::vector<double> d{1 * dt, 2 * dt, 3 * dt, 1 * dt, 4 * dt, 2 * dt};
-    Field<double>::setVec(syn.id, "weight", w);
-    Field<double>::setVec(syn.id, "delay", d);
+    Field<double>::setVec(s, syn.id, "weight", w);
+    Field<double>::setVec(s, syn.id, "delay", d);
     m.s.setClock(0, dt);
     m.s.useClock(0, "/a");
     m.s.useClock(0, "/b");
@@ -110,7 +112,7 @@ TEST_CASE("erasing or refilling a Sparse message gives its synapses back with th
     auto run = [&] {
       m.s.reinit();
       m.s.start(steps * dt);
-      return Field<double>::getVec(nrn.id, "Vm");
+      return Field<double>::getVec(s, nrn.id, "Vm");
     };
     // Within a step each neuron here gets at most one event per source, summed source a first:
     // the order by hand matches the serial order only up to rounding, so compare closely.
@@ -128,56 +130,57 @@ TEST_CASE("erasing or refilling a Sparse message gives its synapses back with th
 
     // Deleting /a erases its message: every synapse keeps its value (and the array its size).
     m.s.destroy(a);
-    CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 1, 1});
-    CHECK(Field<double>::getVec(syn.id, "weight") == w);
-    CHECK(Field<double>::getVec(syn.id, "delay") == d);
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 1, 1});
+    CHECK(Field<double>::getVec(s, syn.id, "weight") == w);
+    CHECK(Field<double>::getVec(s, syn.id, "delay") == d);
     CHECK(close(run(), expect({{0, 0.125, 3, 5}, {2, 0.375, 4, 5}})));
     // The given-back synapses are the field's own again: writable, and nothing delivers to them.
-    Field<double>::set(ObjId(syn.id, 0, 0), "weight", 9.0);
-    CHECK(Field<double>::get(ObjId(syn.id, 0, 0), "weight") == 9.0);
+    Field<double>::set(s, ObjId(syn.id, 0, 0), "weight", 9.0);
+    CHECK(Field<double>::get(s, ObjId(syn.id, 0, 0), "weight") == 9.0);
 
     // Refilling /b's message: each synapse it fills again keeps the value at its position.
     m.s.pairFill(mb, {1, 0}, {0, 3});  // b1 -> neuron 0 (entry 2), b0 -> neuron 3 (entry 1)
-    CHECK(Field<unsigned>::getVec(nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 0, 2});
-    CHECK(Field<double>::get(ObjId(syn.id, 0, 2), "weight") == 0.125);
-    CHECK(Field<double>::get(ObjId(syn.id, 3, 1), "weight") == 1.0);  // new: MOOSE's default
-    Field<double>::set(ObjId(syn.id, 3, 1), "weight", 0.5);
-    Field<double>::set(ObjId(syn.id, 3, 1), "delay", 5 * dt);
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{3, 1, 0, 2});
+    CHECK(Field<double>::get(s, ObjId(syn.id, 0, 2), "weight") == 0.125);
+    CHECK(Field<double>::get(s, ObjId(syn.id, 3, 1), "weight") == 1.0);  // new: MOOSE's default
+    Field<double>::set(s, ObjId(syn.id, 3, 1), "weight", 0.5);
+    Field<double>::set(s, ObjId(syn.id, 3, 1), "delay", 5 * dt);
     CHECK(close(run(), expect({{0, 0.125, 3, 5}, {3, 0.5, 5, 5}})));
   }
 }
 
 TEST_CASE("numSynapses shrunk under a message's entries, then grown: as with a plain array") {
   Model m;
+  Shell& s = m.s;
   const double dt = 1e-3;
   const ObjId src = m.s.create("RandSpike", "/src");
   const ObjId nrn = m.s.create("IntFire", "/nrn", 2);
   const ObjId syn = m.s.find("/nrn/synapse");
-  regular_spikes(src, 2, dt);
-  Field<double>::setAll(nrn.id, "thresh", 100.0);
+  regular_spikes(s, src, 2, dt);
+  Field<double>::setAll(s, nrn.id, "thresh", 100.0);
   const std::uint32_t id = m.s.addMsg("Sparse", src, "spikeOut", syn, "addSpike");
   m.s.pairFill(id, {0, 0, 0}, {0, 0, 1});  // neuron 0: two synapses, neuron 1: one
-  Field<double>::setVec(syn.id, "weight", {0.5, 0.25, 0.125});
+  Field<double>::setVec(s, syn.id, "weight", {0.5, 0.25, 0.125});
   m.s.setClock(0, dt);
   m.s.useClock(0, "/src");
   m.s.useClock(0, "/nrn");
   // Neuron 0 keeps one synapse: the message's spike to its second is delivered nowhere, as an
   // IndexError naming the entry (what a std::vector array gave), and the model is unchanged.
-  Field<unsigned>::set(ObjId(nrn.id, 0), "numSynapses", 1);
+  Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 1);
   m.s.reinit();
   CHECK_THROWS_AS(m.s.start(2 * dt), IndexError);
   // Grown back: the entry is a new synapse (MOOSE's default weight 1), and spikes reach it.
-  Field<unsigned>::set(ObjId(nrn.id, 0), "numSynapses", 2);
-  CHECK(Field<double>::get(ObjId(syn.id, 0, 0), "weight") == 0.5);
-  CHECK(Field<double>::get(ObjId(syn.id, 0, 1), "weight") == 1.0);
-  Field<double>::set(ObjId(nrn.id, 0), "tau", 1e9);  // no decay to speak of
-  Field<double>::set(ObjId(nrn.id, 1), "tau", 1e9);
+  Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 2);
+  CHECK(Field<double>::get(s, ObjId(syn.id, 0, 0), "weight") == 0.5);
+  CHECK(Field<double>::get(s, ObjId(syn.id, 0, 1), "weight") == 1.0);
+  Field<double>::set(s, ObjId(nrn.id, 0), "tau", 1e9);  // no decay to speak of
+  Field<double>::set(s, ObjId(nrn.id, 1), "tau", 1e9);
   m.s.reinit();
   m.s.start(1 * dt);  // one spike at step 1, delay 0: due in step 2
   m.s.start(1 * dt);
   const double decay = 1.0 - dt / 1e9;
-  CHECK(Field<double>::get(ObjId(nrn.id, 0), "Vm") == doctest::Approx((0.5 + 1.0) * decay));
-  CHECK(Field<double>::get(ObjId(nrn.id, 1), "Vm") == doctest::Approx(0.125 * decay));
+  CHECK(Field<double>::get(s, ObjId(nrn.id, 0), "Vm") == doctest::Approx((0.5 + 1.0) * decay));
+  CHECK(Field<double>::get(s, ObjId(nrn.id, 1), "Vm") == doctest::Approx(0.125 * decay));
 }
 
 TEST_CASE("EdgeArray: lent entries, given back, dropped, copied") {

@@ -12,15 +12,16 @@ using antler::test::Model;
 
 TEST_CASE("Table records a Compartment's Vm every step, equal to the closed form") {
   Model m;
+  Shell& s = m.s;
   const Index n = 6;
   const double Rm = 1e8, Cm = 1e-10, Em = -0.07, inject = 1e-10, V0 = -0.065, dt = 5e-5;
   const ObjId comp = m.s.create("Compartment", "/comp", n);
   const ObjId tab = m.s.create("Table", "/tab");
-  Field<double>::setAll(comp.id, "Rm", Rm);
-  Field<double>::setAll(comp.id, "Cm", Cm);
-  Field<double>::setAll(comp.id, "Em", Em);
-  Field<double>::setAll(comp.id, "initVm", V0);
-  Field<double>::set(ObjId(comp.id, 3), "inject", inject);  // only the recorded one is driven
+  Field<double>::setAll(s, comp.id, "Rm", Rm);
+  Field<double>::setAll(s, comp.id, "Cm", Cm);
+  Field<double>::setAll(s, comp.id, "Em", Em);
+  Field<double>::setAll(s, comp.id, "initVm", V0);
+  Field<double>::set(s, ObjId(comp.id, 3), "inject", inject);  // only the recorded one is driven
   m.s.addMsg("Single", tab, "requestOut", ObjId(comp.id, 3), "getVm");
   m.s.setClock(0, dt);
   m.s.useClock(0, "/tab");  // scheduled before the compartments: it still records this step's Vm
@@ -31,10 +32,10 @@ TEST_CASE("Table records a Compartment's Vm every step, equal to the closed form
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    CHECK(Field<unsigned>::get(tab, "size") == 1u);  // reinit records the initial value
+    CHECK(Field<unsigned>::get(s, tab, "size") == 1u);  // reinit records the initial value
     m.s.start(steps * dt);
-    const auto v = Field<std::vector<double>>::get(tab, "vector");
-    CHECK(Field<unsigned>::get(tab, "size") == static_cast<unsigned>(steps + 1));
+    const auto v = Field<std::vector<double>>::get(s, tab, "vector");
+    CHECK(Field<unsigned>::get(s, tab, "size") == static_cast<unsigned>(steps + 1));
     REQUIRE(v.size() == static_cast<std::size_t>(steps + 1));
     for (int k = 0; k <= steps; ++k) {
       const double want = vinf + (V0 - vinf) * std::exp(-k * dt / (Rm * Cm));
@@ -47,24 +48,25 @@ TEST_CASE("Table records a Compartment's Vm every step, equal to the closed form
 TEST_CASE(
     "Table input appends, clearVec and reinit empty it, a Reduce request keeps the last value") {
   Model m;
+  Shell& s = m.s;
   const ObjId tab = m.s.create("Table", "/tab");
-  SetGet::call(tab, "input", 1.5);
-  SetGet::call(tab, "input", -2.0);
-  CHECK(Field<std::vector<double>>::get(tab, "vector") == std::vector<double>{1.5, -2.0});
-  SetGet::call(tab, "clearVec");
-  CHECK(Field<unsigned>::get(tab, "size") == 0u);
-  SetGet::call(tab, "input", 3.0);
+  SetGet::call(s, tab, "input", 1.5);
+  SetGet::call(s, tab, "input", -2.0);
+  CHECK(Field<std::vector<double>>::get(s, tab, "vector") == std::vector<double>{1.5, -2.0});
+  SetGet::call(s, tab, "clearVec");
+  CHECK(Field<unsigned>::get(s, tab, "size") == 0u);
+  SetGet::call(s, tab, "input", 3.0);
   m.s.setClock(0, 1.0);
   m.s.useClock(0, "/tab");
   m.s.reinit();  // no requestOut message: nothing pulled
-  CHECK(Field<unsigned>::get(tab, "size") == 0u);
+  CHECK(Field<unsigned>::get(s, tab, "size") == 0u);
 
   // Over a Reduce message to several objects, the value is the last in index order.
   const ObjId comp = m.s.create("Compartment", "/comp", 5);
   const ObjId last = m.s.create("Table", "/last");
   std::vector<double> vm{0.1, 0.2, 0.3, 0.4, 0.5};
-  Field<double>::setVec(comp.id, "Vm", vm);
+  Field<double>::setVec(s, comp.id, "Vm", vm);
   m.s.addMsg("Reduce", last, "requestOut", comp, "getVm");
   m.s.reduceNow(last, "requestOut");
-  CHECK(Field<std::vector<double>>::get(last, "vector") == std::vector<double>{0.5});
+  CHECK(Field<std::vector<double>>::get(s, last, "vector") == std::vector<double>{0.5});
 }

@@ -73,7 +73,7 @@ class Net {
   int adder(const std::string& path, Index n) {
     const int p = add_pop(path, Cls::adder, n, m_.s.create("TestAdder", path, n));
     for (Index i = 0; i < n; ++i) pops_[p].x.push_back(1 + 10.0 * p + 0.37 * i);
-    Field<double>::setVec(Id(pops_[p].id), "x", pops_[p].x);
+    Field<double>::setVec(m_.s, Id(pops_[p].id), "x", pops_[p].x);
     return p;
   }
   /// A TestGate whose object i sends on out when active[i % active.size()] and has
@@ -91,11 +91,11 @@ class Net {
       g.active.push_back(active[i % active.size()]);
       g.entries.push_back(taps[i % taps.size()]);
       nt.push_back(g.entries.back());
-      if (!g.active.back()) Field<bool>::set(ObjId(o.id, i), "active", false);
+      if (!g.active.back()) Field<bool>::set(m_.s, ObjId(o.id, i), "active", false);
     }
     pops_[t].entries = g.entries;
-    Field<double>::setVec(o.id, "x", g.x);
-    Field<unsigned>::setVec(o.id, "numTap", nt);
+    Field<double>::setVec(m_.s, o.id, "x", g.x);
+    Field<unsigned>::setVec(m_.s, o.id, "numTap", nt);
     return p;
   }
   /// A TestReceiver with nsyn synapses per object; returns the pop of its synapses.
@@ -103,13 +103,13 @@ class Net {
     const ObjId r = m_.s.create("TestReceiver", path, n);
     const int p = add_pop(path + "/syn", Cls::syn, n, m_.s.find(path + "/syn"));
     receivers_.push_back(path);
-    Field<unsigned>::setAll(r.id, "numSyn", nsyn);
-    Pop& s = pops_[p];
-    s.entries.assign(n, nsyn);
+    Field<unsigned>::setAll(m_.s, r.id, "numSyn", nsyn);
+    Pop& pop = pops_[p];
+    pop.entries.assign(n, nsyn);
     for (Index d = 0; d < n; ++d) {
-      s.w.emplace_back();
-      for (Index f = 0; f < nsyn; ++f) s.w[d].push_back(1 + 0.1 * d + 0.01 * f);
-      Field<double>::setFieldVec(ObjId(Id(pops_[p].id), d), "weight", s.w[d]);
+      pop.w.emplace_back();
+      for (Index f = 0; f < nsyn; ++f) pop.w[d].push_back(1 + 0.1 * d + 0.01 * f);
+      Field<double>::setFieldVec(m_.s, ObjId(Id(pops_[p].id), d), "weight", pop.w[d]);
     }
     return p;
   }
@@ -169,8 +169,8 @@ class Net {
     for (const Pop& p : pops_) {
       CAPTURE(p.path);
       if (p.cls == Cls::adder) {
-        CHECK(Field<double>::getVec(Id(p.id), "sum") == p.sum);
-        CHECK(Field<unsigned>::getVec(Id(p.id), "count") == p.count);
+        CHECK(Field<double>::getVec(m_.s, Id(p.id), "sum") == p.sum);
+        CHECK(Field<unsigned>::getVec(m_.s, Id(p.id), "count") == p.count);
       } else if (p.cls == Cls::syn) {
         std::vector<double> acc;
         std::vector<unsigned> hits;
@@ -178,8 +178,8 @@ class Net {
           acc.insert(acc.end(), p.acc[d].begin(), p.acc[d].end());
           hits.insert(hits.end(), p.hits[d].begin(), p.hits[d].end());
         }
-        CHECK(Field<double>::getVec(Id(p.id), "acc") == acc);
-        CHECK(Field<unsigned>::getVec(Id(p.id), "hits") == hits);
+        CHECK(Field<double>::getVec(m_.s, Id(p.id), "acc") == acc);
+        CHECK(Field<unsigned>::getVec(m_.s, Id(p.id), "hits") == hits);
       }
     }
   }
@@ -292,12 +292,14 @@ void pairs(Index nsrc, Index ndest, std::vector<Index>& ps, std::vector<Index>& 
 }
 
 void run_and_check(Model& m, Net& net, const std::vector<Send>& shell, int steps, double dt) {
+  Shell& s = m.s;
   net.reference(shell, steps, dt);
   for (unsigned threads : {1u, 2u, 3u}) {
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    for (const Send& c : shell) SetGet::call(ObjId(Id(net.pop(c.pop).id), c.d, c.f), "relay", c.v);
+    for (const Send& c : shell)
+      SetGet::call(s, ObjId(Id(net.pop(c.pop).id), c.d, c.f), "relay", c.v);
     m.s.start(steps * dt);
     net.check();
   }

@@ -5,6 +5,7 @@
 
 #include "core/element.hpp"
 #include "msg/msg.hpp"
+#include "shell/simulation.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;
@@ -12,8 +13,8 @@ using antler::test::Model;
 
 namespace {
 // Each node's hash of a Sparse message's (source, destination data) pairs.
-void matrix_hash(Reader& r, Writer& w) {
-  auto* m = static_cast<const SparseMsg*>(MsgTable::instance().get(r.get<std::uint32_t>()));
+void matrix_hash(Simulation& sim, Reader& r, Writer& w) {
+  auto* m = static_cast<const SparseMsg*>(sim.msgs().get(r.get<std::uint32_t>()));
   std::uint64_t h = 1469598103934665603ull;
   for (Index i = 0; i < m->numRows(); ++i) {
     auto [b, e] = m->row(i);
@@ -98,11 +99,12 @@ TEST_CASE("connect checks fields, argument types, kinds and indices at connect t
   CHECK_THROWS_AS(m.s.setRandomConnectivity(sid, 1.5, 1), ValueError);
   CHECK_THROWS_AS(m.s.setStride(sid, 2), MsgError);  // not a Diagonal
   CHECK_THROWS_AS(m.s.setRandomConnectivity(999999, 0.5, 1), MsgError);
-  CHECK(b.element()->msgIds().size() == 1);  // only the Sparse message was made
+  CHECK(antler::test::element(b)->msgIds().size() == 1);  // only the Sparse message was made
 }
 
 TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills synapse indices") {
   Model m;
+  Shell& s = m.s;
   const ObjId a = m.s.create("TestAdder", "/a", 300);
   const ObjId r = m.s.create("TestReceiver", "/r", 200);
   const ObjId syn = m.s.find("/r/syn");
@@ -125,12 +127,13 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
   // s2's entries follow s1's on each parent (checked on the parents this node owns).
   for (Index i = 0; i < 300; ++i)
     for (auto t : m2->targets(i, 0))
-      if (r.element()->isLocal(t.data)) CHECK(t.field == per1[t.data] + per2[t.data]++);
+      if (antler::test::element(r)->isLocal(t.data))
+        CHECK(t.field == per1[t.data] + per2[t.data]++);
   // Binomial(60000, 0.1): mean 6000, sd ~73; 6 sd bounds.
   CHECK(n > 6000 - 440);
   CHECK(n < 6000 + 440);
   for (Index d = 0; d < 200; ++d)
-    CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == 2 * per1[d]);
+    CHECK(Field<unsigned>::get(s, ObjId(r.id, d), "numSyn") == 2 * per1[d]);
   // A refill replaces s2's own entries and keeps s1's.
   m.s.setRandomConnectivity(s2, 0.1, 8);
   bool differs = false;
@@ -141,7 +144,7 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
   for (Index i = 0; i < 300; ++i)
     for (auto t : m2->targets(i, 0)) ++per3[t.data];
   for (Index d = 0; d < 200; ++d)
-    CHECK(Field<unsigned>::get(ObjId(r.id, d), "numSyn") == per1[d] + per3[d]);
+    CHECK(Field<unsigned>::get(s, ObjId(r.id, d), "numSyn") == per1[d] + per3[d]);
   CHECK(m.s.doSyncDataHandler(syn.id) == [&] {
     Index mx = 0;
     for (Index d = 0; d < 200; ++d) mx = std::max(mx, per1[d] + per3[d]);

@@ -132,10 +132,11 @@ std::vector<double> reference(const Inputs& in, int steps) {
 }
 
 ObjId senders(Model& m, const char* cls, const std::string& path, Index n) {
+  Shell& s = m.s;
   const ObjId o = m.s.create(cls, path, n);
   std::vector<double> x(n, 0.0);
   for (Index i = 0; i < n; ++i) x[i] = x_of(i);
-  Field<double>::setVec(o.id, "x", x);
+  Field<double>::setVec(s, o.id, "x", x);
   m.s.useClock(0, path);
   return o;
 }
@@ -149,18 +150,21 @@ ObjId receivers(Model& m, const std::string& path, Index n) {
 }
 
 void check_sums(Id receivers, const std::vector<double>& want) {
-  const std::vector<double> got = Field<double>::getVec(receivers, "sum");
+  Shell& s = antler::test::runtime().shell();
+  const std::vector<double> got = Field<double>::getVec(s, receivers, "sum");
   REQUIRE(got.size() == want.size());
   std::size_t bad = 0;
   for (std::size_t j = 0; j < want.size(); ++j)
     if (got[j] != want[j]) ++bad;
-  CHECK_MESSAGE(bad == 0, ObjId(receivers).path() << ": " << bad << " receivers differ");
+  CHECK_MESSAGE(bad == 0, antler::test::path(ObjId(receivers))
+                              << ": " << bad << " receivers differ");
 }
 
 }  // namespace
 
 TEST_CASE("bulk send and send cursor: every path, bit for bit against a serial reference") {
   Model m;
+  Shell& s = m.s;
   const Index n = 3001;  // odd: uneven slices; 3001 x 8 bytes outgrows a 4 KiB reservation
   const int steps = 4;
   m.s.setClock(0, 1.0);
@@ -211,7 +215,7 @@ TEST_CASE("bulk send and send cursor: every path, bit for bit against a serial r
       check_sums(rb.id, reference(sparse, steps));
       check_sums(rd.id, reference(multi, steps));
       if (c == "TestCursorBulk")
-        for (double k : Field<double>::getVec(lone.id, "k")) CHECK(k == steps);
+        for (double k : Field<double>::getVec(s, lone.id, "k")) CHECK(k == steps);
     }
   }
 }
@@ -238,6 +242,7 @@ TEST_CASE("bulk send with two arguments, and sends that continue a bulk batch") 
 TEST_CASE(
     "bulk send: a process that sends itself is an error naming the port; a throw keeps order") {
   Model m;
+  Shell& s = m.s;
   const Index n = 40;
   m.s.setClock(0, 1.0);
   const ObjId o = senders(m, "TestCursorRude", "/rude", n);
@@ -245,7 +250,7 @@ TEST_CASE(
   const ObjId q = receivers(m, "/q", n);
   m.s.addMsg("OneToOne", o, "out", r, "add");
   m.s.addMsg("OneToOne", o, "other", q, "add");
-  Field<int>::set(ObjId(o.id, 25), "nosy", 1);
+  Field<int>::set(s, ObjId(o.id, 25), "nosy", 1);
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     m.s.setNumThreads(threads);
@@ -261,16 +266,16 @@ TEST_CASE(
   }
   // A process that throws part-way through the bulk loop: the run fails cleanly, and the next
   // run (nothing thrown) delivers exactly what a fresh run would.
-  Field<int>::set(ObjId(o.id, 25), "nosy", 0);
-  Field<int>::set(ObjId(o.id, 31), "failAt", 31);
+  Field<int>::set(s, ObjId(o.id, 25), "nosy", 0);
+  Field<int>::set(s, ObjId(o.id, 31), "failAt", 31);
   m.s.reinit();
   CHECK_THROWS_AS(m.s.start(2), ValueError);
-  Field<int>::set(ObjId(o.id, 31), "failAt", -1);
+  Field<int>::set(s, ObjId(o.id, 31), "failAt", -1);
   m.s.reinit();
   m.s.start(3);
   std::vector<double> want(n, 0.0);
   for (int s = 0; s < 3; ++s)
     for (Index i = 0; i < n; ++i) want[i] = 0.5 * want[i] + x_of(i);
   check_sums(r.id, want);
-  for (double v : Field<double>::getVec(q.id, "sum")) CHECK(v == 0.0);
+  for (double v : Field<double>::getVec(s, q.id, "sum")) CHECK(v == 0.0);
 }

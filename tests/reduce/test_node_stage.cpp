@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reduce/reduce_queue.hpp"
+#include "shell/simulation.hpp"
 #include "tests/support/model.hpp"
 #include "tests/support/test_classes.hpp"
 
@@ -18,12 +19,12 @@ using antler::test::Model;
 namespace {
 
 // Sets the node stage on every node (the stage must be the same everywhere).
-void stage_handler(Reader& r, Writer&) {
-  ReduceQueue::instance().setNodeStage(static_cast<NodeStage>(r.get<std::uint8_t>()));
+void stage_handler(Simulation& sim, Reader& r, Writer&) {
+  sim.reduces().setNodeStage(static_cast<NodeStage>(r.get<std::uint8_t>()));
 }
 // Reports every node's last stage.
-void last_stage_handler(Reader&, Writer& w) {
-  w.put<std::uint8_t>(static_cast<std::uint8_t>(ReduceQueue::instance().lastNodeStage()));
+void last_stage_handler(Simulation& sim, Reader&, Writer& w) {
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(sim.reduces().lastNodeStage()));
 }
 [[maybe_unused]] const bool reg =
     (Shell::registerCommand("test.nodeStage", &stage_handler),
@@ -100,6 +101,7 @@ NodePart expected(std::size_t n, std::size_t P, std::size_t T, const std::vector
 
 TEST_CASE("every node stage folds in the canonical order, on the clock and on demand") {
   Model m;
+  Shell& s = m.s;
   const auto P = static_cast<std::size_t>(m.s.numNodes());
   for (bool global : {false, true})
     for (unsigned T : {1u, 2u})
@@ -115,8 +117,8 @@ TEST_CASE("every node stage folds in the canonical order, on the clock and on de
         const ObjId b = m.s.create("TestAdder", "/b", static_cast<Index>(n));
         std::vector<double> idx(n), sums(n);
         for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<double>(i), sums[i] = tricky(i);
-        Field<double>::setVec(a.id, "x", idx);
-        Field<double>::setVec(b.id, "x", sums);
+        Field<double>::setVec(s, a.id, "x", idx);
+        Field<double>::setVec(s, b.id, "x", sums);
         m.s.addMsg("Reduce", req, "reduceTrace", a, "getX");
         m.s.addMsg("Reduce", req, "reduceSum", b, "getX");
         const NodePart want = expected(n, P, T, idx, sums);
@@ -133,17 +135,17 @@ TEST_CASE("every node stage folds in the canonical order, on the clock and on de
           // On demand (the long path).
           m.s.reduceNow(req, "reduceTrace");
           m.s.reduceNow(req, "reduceSum");
-          CHECK(Field<std::string>::get(req, "trace") == want.trace);
-          CHECK(Field<double>::get(req, "sum") == want.sum);
+          CHECK(Field<std::string>::get(s, req, "trace") == want.trace);
+          CHECK(Field<double>::get(s, req, "sum") == want.sum);
           // On the clock: the first step runs the long way, the others the predicted path.
-          Field<double>::setVec(a.id, "x", idx2);
-          Field<double>::setVec(b.id, "x", sums2);
+          Field<double>::setVec(s, a.id, "x", idx2);
+          Field<double>::setVec(s, b.id, "x", sums2);
           m.s.reinit();
           m.s.start(3.0);
-          CHECK(Field<std::string>::get(req, "trace") == want2.trace);
-          CHECK(Field<double>::get(req, "sum") == want2.sum);
-          Field<double>::setVec(a.id, "x", idx);
-          Field<double>::setVec(b.id, "x", sums);
+          CHECK(Field<std::string>::get(s, req, "trace") == want2.trace);
+          CHECK(Field<double>::get(s, req, "sum") == want2.sum);
+          Field<double>::setVec(s, a.id, "x", idx);
+          Field<double>::setVec(s, b.id, "x", sums);
         }
         set_stage(m.s, NodeStage::automatic);
         m.s.destroy("/order");
@@ -193,6 +195,7 @@ TEST_CASE("every node runs the stage the model picks, the same on every node") {
 
 TEST_CASE("a node fold that fails is an error on the driver, and the model runs on, any stage") {
   Model m;
+  Shell& s = m.s;
   const auto P = static_cast<std::size_t>(m.s.numNodes());
   const ObjId order = m.s.create("TestOrder", "/order", 1, true);
   const ObjId a = m.s.create("TestAdder", "/a", static_cast<Index>(2 * P));
@@ -208,22 +211,23 @@ TEST_CASE("a node fold that fails is an error on the driver, and the model runs 
     if (P > 1) {
       m.s.reinit();
       x.back() = -1;  // on the last node: its partial cannot be folded in
-      Field<double>::setVec(a.id, "x", x);
+      Field<double>::setVec(s, a.id, "x", x);
       CHECK_THROWS(m.s.reduceNow(order, "reduceTrace"));
       CHECK_THROWS(m.s.start(2.0));
       CHECK_THROWS(m.s.reinit());  // reinit asks too
     }
     x.back() = last;
-    Field<double>::setVec(a.id, "x", x);
+    Field<double>::setVec(s, a.id, "x", x);
     m.s.reinit();
     m.s.start(2.0);
-    CHECK(Field<std::string>::get(order, "trace") == expected(x.size(), P, 1, x, x).trace);
+    CHECK(Field<std::string>::get(s, order, "trace") == expected(x.size(), P, 1, x, x).trace);
   }
   set_stage(m.s, NodeStage::automatic);
 }
 
 TEST_CASE("nodes that disagree on the pending set get an error at every stage, not a hang") {
   Model m;
+  Shell& s = m.s;
   if (m.s.numNodes() == 1) return;  // one node cannot disagree with itself
   const ObjId a = m.s.create("TestAdder", "/a", 5);
   const ObjId s1 = m.s.create("Stats", "/s1");
@@ -239,7 +243,7 @@ TEST_CASE("nodes that disagree on the pending set get an error at every stage, n
     CHECK_THROWS_WITH_AS(m.s.dispatchExtension("test.disagree", args),
                          doctest::Contains("disagree on the pending reductions"), CommError);
     m.s.reduceNow(s2, "reduce");  // still in lockstep afterwards
-    CHECK(Field<unsigned>::get(s2, "num") == 5u);
+    CHECK(Field<unsigned>::get(s, s2, "num") == 5u);
   }
   set_stage(m.s, NodeStage::automatic);
 }

@@ -25,6 +25,7 @@
 #include "reduce/reduce_msg.hpp"
 #include "reduce/reduce_queue.hpp"
 #include "reduce/reduce_stats.hpp"
+#include "shell/simulation.hpp"
 #include "tests/support/model.hpp"
 #include "tests/support/test_classes.hpp"
 
@@ -205,24 +206,23 @@ Got read_got(const Element* stats, const Element* ext) {
 // (weight: the per-entry field-element loop), runs the eight reductions with T thread partials
 // (ReduceQueue::runNow: the folds, the allgather and the digests of the clock's Barrier 3), and
 // replies with what the global requesters digested.
-void sweep_handler(Reader& r, Writer& w) {
+void sweep_handler(Simulation& sim, Reader& r, Writer& w) {
   const auto T = r.get<unsigned>();
-  const auto cells = r.get<Id>().element();
-  auto* recv = static_cast<DataElement*>(r.get<Id>().element());
+  const auto cells = sim.elements().get(r.get<Id>());
+  auto* recv = static_cast<DataElement*>(sim.elements().get(r.get<Id>()));
   std::vector<ReduceBase*> jobs;
   for (int k = 0; k < 8; ++k)
-    jobs.push_back(
-        static_cast<const ReduceMsg*>(MsgTable::instance().get(r.get<std::uint32_t>()))->job());
+    jobs.push_back(static_cast<const ReduceMsg*>(sim.msgs().get(r.get<std::uint32_t>()))->job());
   const Element* req[4];
-  for (auto& e : req) e = r.get<Id>().element();
-  const NodeLayout& l = node_layout();
+  for (auto& e : req) e = sim.elements().get(r.get<Id>());
+  const NodeLayout& l = sim.layout();
   const auto all = configs(cells->numData(), static_cast<std::size_t>(l.numNodes), T);
   for (const auto& v : all) {
     for (Index d = cells->localBegin(); d < cells->localEnd(); ++d) {
       object<test::Relax>(cells, d)->Vm_ = v[d];
       object<test::Receiver>(recv, d)->syn_[0].weight_ = v[d];
     }
-    ReduceQueue::instance().runNow(jobs, T);
+    sim.reduces().runNow(jobs, T);
     for (int k = 0; k < 2; ++k) w.put(read_got(req[2 * k], req[2 * k + 1]));
   }
 }
@@ -247,8 +247,9 @@ TEST_CASE("reduce classes: NaN, +-inf and extremes at every chunk boundary, ever
       const std::string tag = std::to_string(T) + "_" + std::to_string(n);
       const ObjId cells = m.s.create("TestRelax", "/c" + tag, static_cast<Index>(n));
       const ObjId recv = m.s.create("TestReceiver", "/r" + tag, static_cast<Index>(n));
-      Field<unsigned>::setAll(recv.id, "numSyn", 1u);
-      const ObjId syn(recv.element()->child("syn")->id(), 0);  // (find refuses 0 entries)
+      Field<unsigned>::setAll(m.s, recv.id, "numSyn", 1u);
+      const ObjId syn(antler::test::element(recv)->child("syn")->id(),
+                      0);  // (find refuses 0 entries)
       ByteBuffer args;
       Writer a(args);
       a.put(T).put(cells.id).put(recv.id);
@@ -303,15 +304,16 @@ TEST_CASE("Stats and TestExtremes scheduled on the clock: chunk-boundary NaNs an
           std::vector<double> v = population(n);
           for (const Range& c : cs)
             if (c.b < c.e) v[first ? c.b : c.e - 1] = s;
-          Field<double>::setVec(cells.id, "x", v);
+          Field<double>::setVec(m.s, cells.id, "x", v);
           m.s.reinit();
           m.s.start(2.0);
-          const Got g{Field<double>::get(stats, "mean"), Field<double>::get(stats, "sdev"),
-                      Field<double>::get(stats, "sum"),  Field<double>::get(stats, "min"),
-                      Field<double>::get(stats, "max"),  Field<unsigned>::get(stats, "num"),
-                      Field<bool>::get(ext, "hasMax"),   Field<bool>::get(ext, "hasMin"),
-                      Field<double>::get(ext, "max"),    Field<double>::get(ext, "min"),
-                      Field<double>::get(ext, "sum"),    Field<unsigned>::get(ext, "count")};
+          const Got g{
+              Field<double>::get(m.s, stats, "mean"), Field<double>::get(m.s, stats, "sdev"),
+              Field<double>::get(m.s, stats, "sum"),  Field<double>::get(m.s, stats, "min"),
+              Field<double>::get(m.s, stats, "max"),  Field<unsigned>::get(m.s, stats, "num"),
+              Field<bool>::get(m.s, ext, "hasMax"),   Field<bool>::get(m.s, ext, "hasMin"),
+              Field<double>::get(m.s, ext, "max"),    Field<double>::get(m.s, ext, "min"),
+              Field<double>::get(m.s, ext, "sum"),    Field<unsigned>::get(m.s, ext, "count")};
           check(g, reference(v));
         }
       m.s.destroy("/cells");
@@ -336,7 +338,7 @@ TEST_CASE("ReduceFieldDimension: the largest count at every chunk boundary, and 
         cfg.push_back(c);
       }
       for (const auto& c : cfg) {
-        Field<unsigned>::setVec(r.id, "numSyn", c);
+        Field<unsigned>::setVec(m.s, r.id, "numSyn", c);
         const unsigned want = *std::max_element(c.begin(), c.end());  // serial maximum
         CHECK(m.s.doSyncDataHandler("/r/syn") == want);
       }

@@ -13,6 +13,7 @@
 #include "reduce/reduce_msg.hpp"
 #include "reduce/reduce_queue.hpp"
 #include "shell/clock.hpp"
+#include "shell/simulation.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;
@@ -49,26 +50,26 @@ struct StatsValues {
   bool operator==(const StatsValues&) const = default;
 };
 
-StatsValues read_stats(ObjId s) {
-  return {Field<double>::get(s, "mean"), Field<double>::get(s, "sdev"),
-          Field<double>::get(s, "sum"),  Field<double>::get(s, "min"),
-          Field<double>::get(s, "max"),  Field<unsigned>::get(s, "num")};
+StatsValues read_stats(Shell& sh, ObjId s) {
+  return {Field<double>::get(sh, s, "mean"), Field<double>::get(sh, s, "sdev"),
+          Field<double>::get(sh, s, "sum"),  Field<double>::get(sh, s, "min"),
+          Field<double>::get(sh, s, "max"),  Field<unsigned>::get(sh, s, "num")};
 }
 
 // Each node's view of a FieldElement's fieldDimension (for "on every rank" checks).
-void field_dim_handler(Reader& r, Writer& w) {
-  w.put<Index>(static_cast<FieldElement*>(r.get<Id>().element())->fieldDimension());
+void field_dim_handler(Simulation& sim, Reader& r, Writer& w) {
+  w.put<Index>(static_cast<FieldElement*>(sim.elements().get(r.get<Id>()))->fieldDimension());
 }
 [[maybe_unused]] const bool reg =
     (Shell::registerCommand("test.fieldDimension", &field_dim_handler), true);
 
 // Runs reductions whose set differs between nodes (node 0 one fewer): must fail, not hang.
-void disagree_handler(Reader& r, Writer&) {
+void disagree_handler(Simulation& sim, Reader& r, Writer&) {
   const auto a = r.get<std::uint32_t>(), b = r.get<std::uint32_t>();
-  std::vector<ReduceBase*> jobs{static_cast<const ReduceMsg*>(MsgTable::instance().get(a))->job()};
-  if (node_layout().node != 0)
-    jobs.push_back(static_cast<const ReduceMsg*>(MsgTable::instance().get(b))->job());
-  ReduceQueue::instance().runNow(jobs, 1);
+  std::vector<ReduceBase*> jobs{static_cast<const ReduceMsg*>(sim.msgs().get(a))->job()};
+  if (sim.layout().node != 0)
+    jobs.push_back(static_cast<const ReduceMsg*>(sim.msgs().get(b))->job());
+  sim.reduces().runNow(jobs, 1);
 }
 [[maybe_unused]] const bool reg2 =
     (Shell::registerCommand("test.disagree", &disagree_handler), true);
@@ -82,8 +83,8 @@ TEST_CASE("Stats over 1000 objects equals the formula's statistics, bit-identica
   const ObjId stats = m.s.create("Stats", "/stats");
   std::vector<double> vm(n);
   for (Index i = 0; i < n; ++i) vm[i] = vm_formula(i);
-  Field<double>::setVec(cells.id, "initVm", vm);
-  Field<double>::setAll(cells.id, "rate", 0.0);  // Vm stays at initVm
+  Field<double>::setVec(m.s, cells.id, "initVm", vm);
+  Field<double>::setAll(m.s, cells.id, "rate", 0.0);  // Vm stays at initVm
   m.s.addMsg("Reduce", stats, "reduce", cells, "getVm");
   m.s.setClock(0, 1e-3);
   m.s.useClock(0, "/cells");
@@ -94,7 +95,7 @@ TEST_CASE("Stats over 1000 objects equals the formula's statistics, bit-identica
     m.s.setNumThreads(threads);
     m.s.reinit();
     m.s.start(0.005);
-    const StatsValues a = read_stats(stats);
+    const StatsValues a = read_stats(m.s, stats);
     CHECK(a.num == n);
     check_rel(a.mean, e.mean);
     check_rel(a.sdev, e.sdev);
@@ -103,7 +104,7 @@ TEST_CASE("Stats over 1000 objects equals the formula's statistics, bit-identica
     CHECK(a.max == e.max);
     m.s.reinit();
     m.s.start(0.005);
-    CHECK(read_stats(stats) == a);  // bit-identical for the same split
+    CHECK(read_stats(m.s, stats) == a);  // bit-identical for the same split
   }
 }
 
@@ -114,23 +115,24 @@ TEST_CASE("Stats holds the statistics of the current step") {
   const ObjId stats = m.s.create("Stats", "/stats");
   std::vector<double> v0(n), target(n);
   for (Index i = 0; i < n; ++i) v0[i] = 0.5 * i, target[i] = -1.0 * (i % 5);
-  Field<double>::setVec(cells.id, "initVm", v0);
-  Field<double>::setVec(cells.id, "target", target);
+  Field<double>::setVec(m.s, cells.id, "initVm", v0);
+  Field<double>::setVec(m.s, cells.id, "target", target);
   m.s.addMsg("Reduce", stats, "reduce", cells, "getVm");
   m.s.setClock(0, 1.0);
   m.s.useClock(0, "/stats");  // scheduled before the cells: the reduction still sees this step's Vm
   m.s.useClock(0, "/cells");
   m.s.setNumThreads(2);
   m.s.reinit();
-  CHECK(Field<double>::get(stats, "mean") == doctest::Approx(expected(v0).mean).epsilon(1e-12));
+  CHECK(Field<double>::get(m.s, stats, "mean") ==
+        doctest::Approx(expected(v0).mean).epsilon(1e-12));
   std::vector<double> v = v0;
   for (int step = 1; step <= 4; ++step) {
     m.s.start(1.0);
     for (Index i = 0; i < n; ++i) v[i] += 0.5 * (target[i] - v[i]);
     const Expected e = expected(v);
-    check_rel(Field<double>::get(stats, "mean"), e.mean);
-    check_rel(Field<double>::get(stats, "sdev"), e.sdev);
-    CHECK(Field<double>::getVec(cells.id, "Vm") == v);
+    check_rel(Field<double>::get(m.s, stats, "mean"), e.mean);
+    check_rel(Field<double>::get(m.s, stats, "sdev"), e.sdev);
+    CHECK(Field<double>::getVec(m.s, cells.id, "Vm") == v);
   }
 }
 
@@ -145,10 +147,10 @@ TEST_CASE("two Stats reduce different fields of different elements in the same s
   std::vector<int> lv(300);
   for (Index i = 0; i < 300; ++i) va[i] = std::cos(0.01 * i), lv[i] = static_cast<int>(i % 11) - 5;
   for (Index i = 0; i < 77; ++i) vb[i] = 3.0 * i - 100;
-  Field<double>::setVec(a.id, "initVm", va);
-  Field<double>::setAll(a.id, "rate", 0.0);
-  Field<int>::setVec(a.id, "level", lv);
-  Field<double>::setVec(b.id, "x", vb);
+  Field<double>::setVec(m.s, a.id, "initVm", va);
+  Field<double>::setAll(m.s, a.id, "rate", 0.0);
+  Field<int>::setVec(m.s, a.id, "level", lv);
+  Field<double>::setVec(m.s, b.id, "x", vb);
   m.s.addMsg("Reduce", s1, "reduce", a, "getVm");
   m.s.addMsg("Reduce", s2, "reduce", b, "getX");
   m.s.addMsg("Reduce", s3, "reduce", a, "getLevel");  // an int field, read as double
@@ -157,13 +159,13 @@ TEST_CASE("two Stats reduce different fields of different elements in the same s
   m.s.useClock(0, "/a");
   m.s.reinit();
   m.s.start(2.0);
-  check_rel(Field<double>::get(s1, "mean"), expected(va).mean);
-  check_rel(Field<double>::get(s2, "mean"), expected(vb).mean);
-  check_rel(Field<double>::get(s2, "sdev"), expected(vb).sdev);
-  CHECK(Field<unsigned>::get(s2, "num") == 77u);
+  check_rel(Field<double>::get(m.s, s1, "mean"), expected(va).mean);
+  check_rel(Field<double>::get(m.s, s2, "mean"), expected(vb).mean);
+  check_rel(Field<double>::get(m.s, s2, "sdev"), expected(vb).sdev);
+  CHECK(Field<unsigned>::get(m.s, s2, "num") == 77u);
   std::vector<double> lvd(lv.begin(), lv.end());
-  check_rel(Field<double>::get(s3, "sdev"), expected(lvd).sdev);
-  CHECK(Field<double>::get(s3, "min") == -5.0);
+  check_rel(Field<double>::get(m.s, s3, "sdev"), expected(lvd).sdev);
+  CHECK(Field<double>::get(m.s, s3, "min") == -5.0);
 }
 
 TEST_CASE("a reduction over zero targets reports num 0 and NaN statistics") {
@@ -177,10 +179,10 @@ TEST_CASE("a reduction over zero targets reports num 0 and NaN statistics") {
   m.s.useClock(0, "/s");
   m.s.reinit();
   m.s.start(1.0);
-  CHECK(Field<unsigned>::get(s, "num") == 0u);
-  CHECK(std::isnan(Field<double>::get(s, "mean")));
-  CHECK(std::isnan(Field<double>::get(s, "sdev")));
-  CHECK(Field<double>::get(s, "sum") == 0.0);
+  CHECK(Field<unsigned>::get(m.s, s, "num") == 0u);
+  CHECK(std::isnan(Field<double>::get(m.s, s, "mean")));
+  CHECK(std::isnan(Field<double>::get(m.s, s, "sdev")));
+  CHECK(Field<double>::get(m.s, s, "sum") == 0.0);
 }
 
 TEST_CASE("reductions over a field element and on demand from the Shell") {
@@ -190,29 +192,29 @@ TEST_CASE("reductions over a field element and on demand from the Shell") {
   const ObjId s = m.s.create("Stats", "/s");
   std::vector<double> all;
   for (Index i = 0; i < 40; ++i) {
-    Field<unsigned>::set(ObjId(r.id, i), "numSyn", i % 4);
+    Field<unsigned>::set(m.s, ObjId(r.id, i), "numSyn", i % 4);
     std::vector<double> w(i % 4);
     for (Index k = 0; k < w.size(); ++k) w[k] = 0.25 * i - k;
-    if (!w.empty()) Field<double>::setFieldVec(ObjId(syn.id, i), "weight", w);
+    if (!w.empty()) Field<double>::setFieldVec(m.s, ObjId(syn.id, i), "weight", w);
     all.insert(all.end(), w.begin(), w.end());
   }
   m.s.addMsg("Reduce", s, "reduce", syn, "getWeight");
   m.s.reduceNow(s, "reduce");  // no clock: the Shell asks for it
-  CHECK(Field<unsigned>::get(s, "num") == all.size());
-  check_rel(Field<double>::get(s, "mean"), expected(all).mean);
-  CHECK(Field<double>::get(s, "max") == expected(all).max);
+  CHECK(Field<unsigned>::get(m.s, s, "num") == all.size());
+  check_rel(Field<double>::get(m.s, s, "mean"), expected(all).mean);
+  CHECK(Field<double>::get(m.s, s, "max") == expected(all).max);
 }
 
 TEST_CASE("a Single message from a reduce field reads one object") {
   Model m;
   const ObjId a = m.s.create("TestAdder", "/a", 9);
   const ObjId s = m.s.create("Stats", "/s");
-  for (Index i = 0; i < 9; ++i) Field<double>::set(ObjId(a.id, i), "x", 10.0 + i);
+  for (Index i = 0; i < 9; ++i) Field<double>::set(m.s, ObjId(a.id, i), "x", 10.0 + i);
   m.s.addMsg("Single", s, "reduce", ObjId(a.id, 7), "getX");
   m.s.reduceNow(s, "reduce");
-  CHECK(Field<unsigned>::get(s, "num") == 1u);
-  CHECK(Field<double>::get(s, "mean") == 17.0);
-  CHECK(Field<double>::get(s, "sdev") == 0.0);
+  CHECK(Field<unsigned>::get(m.s, s, "num") == 1u);
+  CHECK(Field<double>::get(m.s, s, "mean") == 17.0);
+  CHECK(Field<double>::get(m.s, s, "sdev") == 0.0);
 }
 
 TEST_CASE("doSyncDataHandler sets fieldDimension to the largest synapse count on every node") {
@@ -221,7 +223,7 @@ TEST_CASE("doSyncDataHandler sets fieldDimension to the largest synapse count on
   const ObjId neurons = m.s.create("TestReceiver", "/neurons", n);
   std::vector<unsigned> counts(n);
   for (Index i = 0; i < n; ++i) counts[i] = i;  // neuron i has i synapses
-  Field<unsigned>::setVec(neurons.id, "numSyn", counts);
+  Field<unsigned>::setVec(m.s, neurons.id, "numSyn", counts);
   const Id syn = m.s.find("/neurons/syn").id;
   for (unsigned threads : {1u, 2u}) {
     m.s.setNumThreads(threads);
@@ -235,8 +237,8 @@ TEST_CASE("doSyncDataHandler sets fieldDimension to the largest synapse count on
       CHECK(rd.get<Index>() == 999u);
     }
   }
-  CHECK(Field<double>::getVec(syn, "weight").size() == 1000u * 999u / 2u);
-  const auto sum = Field<unsigned>::getVec(neurons.id, "numSyn");
+  CHECK(Field<double>::getVec(m.s, syn, "weight").size() == 1000u * 999u / 2u);
+  const auto sum = Field<unsigned>::getVec(m.s, neurons.id, "numSyn");
   CHECK(std::accumulate(sum.begin(), sum.end(), 0ul) == 1000ul * 999ul / 2ul);
   CHECK_THROWS_AS(m.s.doSyncDataHandler("/neurons"), ValueError);
   CHECK_THROWS_AS(m.s.doSyncDataHandler("/nothing"), PathError);
@@ -264,7 +266,7 @@ TEST_CASE("Reduce connections are checked at connect time") {
   CHECK_THROWS_AS(m.s.addMsg("OneToAll", s, "reduce", a, "getX"),
                   MsgError);  // Reduce or Single only
   CHECK_THROWS_AS(m.s.addMsg("Single", s, "reduce", ObjId(a.id, 5), "getX"), IndexError);
-  CHECK(s.element()->msgIds().empty());
+  CHECK(antler::test::element(s)->msgIds().empty());
   CHECK_THROWS_AS(m.s.reduceNow(s, "mean"), FieldError);
 }
 
@@ -279,7 +281,7 @@ TEST_CASE("nodes that disagree on pending reductions get an error, not a hang") 
   Writer(args).put<std::uint32_t>(m1).put<std::uint32_t>(m2);
   if (m.s.numNodes() == 1) {
     m.s.dispatchExtension("test.disagree", args);  // one node cannot disagree with itself
-    CHECK(Field<unsigned>::get(s1, "num") == 5u);
+    CHECK(Field<unsigned>::get(m.s, s1, "num") == 5u);
   } else {
     try {
       m.s.dispatchExtension("test.disagree", args);
@@ -288,7 +290,7 @@ TEST_CASE("nodes that disagree on pending reductions get an error, not a hang") 
       CHECK(std::string(e.what()).find("disagree on the pending reductions") != std::string::npos);
     }
     m.s.reduceNow(s2, "reduce");  // still in lockstep afterwards
-    CHECK(Field<unsigned>::get(s2, "num") == 5u);
+    CHECK(Field<unsigned>::get(m.s, s2, "num") == 5u);
   }
 }
 
@@ -301,7 +303,7 @@ TEST_CASE("a Reduce message over a getter field reads every object, in order, ac
   const ObjId order = m.s.create("TestOrder", "/order", 1, true);
   std::vector<double> x(n);
   for (Index i = 0; i < n; ++i) x[i] = static_cast<double>(i);
-  Field<double>::setVec(cells.id, "x", x);
+  Field<double>::setVec(m.s, cells.id, "x", x);
   m.s.addMsg("Reduce", order, "reduceTrace", cells, "getDoubled");
   m.s.addMsg("Reduce", order, "reduceSum", cells, "getDoubled");
   m.s.setClock(0, 1e-3);
@@ -313,7 +315,7 @@ TEST_CASE("a Reduce message over a getter field reads every object, in order, ac
     m.s.start(1e-3);
     // The trace joins the values of each thread's slice in order (',' within, ';' between
     // threads, brackets between nodes): in index order, the values read are 0, 2, 4, ...
-    std::string trace = Field<std::string>::get(order, "trace");
+    std::string trace = Field<std::string>::get(m.s, order, "trace");
     for (char& ch : trace)
       if (ch == ';' || ch == '(' || ch == ')' || ch == ' ') ch = ',';
     std::vector<long> got;
@@ -331,6 +333,6 @@ TEST_CASE("a Reduce message over a getter field reads every object, in order, ac
       CAPTURE(i);
       CHECK(got[i] == 2 * static_cast<long>(i));
     }
-    CHECK(Field<double>::get(order, "sum") == static_cast<double>(n) * (n - 1));  // exact
+    CHECK(Field<double>::get(m.s, order, "sum") == static_cast<double>(n) * (n - 1));  // exact
   }
 }

@@ -8,6 +8,7 @@ using antler::test::Model;
 
 TEST_CASE("ticks run at their own dt and time advances by the base dt") {
   Model m;
+  Shell& s = m.s;
   const ObjId a = m.s.create("TestAdder", "/a", 5);
   const ObjId b = m.s.create("TestAdder", "/b", 5);
   const ObjId c = m.s.create("TestAdder", "/c", 5);
@@ -24,14 +25,14 @@ TEST_CASE("ticks run at their own dt and time advances by the base dt") {
   CHECK(m.s.currentTime() == 0.0);
   m.s.start(3.0);  // 12 base steps: a runs 12 times, c 3 times
   CHECK(m.s.currentTime() == doctest::Approx(3.0));
-  CHECK(Field<unsigned>::get(ObjId(b.id, 4), "count") == 12u);
-  CHECK(Field<unsigned>::get(ObjId(d.id, 4), "count") == 3u);
+  CHECK(Field<unsigned>::get(s, ObjId(b.id, 4), "count") == 12u);
+  CHECK(Field<unsigned>::get(s, ObjId(d.id, 4), "count") == 3u);
   m.s.start(1.0);  // continues from 3.0
   CHECK(m.s.currentTime() == doctest::Approx(4.0));
-  CHECK(Field<unsigned>::get(ObjId(b.id, 0), "count") == 16u);
-  CHECK(Field<unsigned>::get(ObjId(d.id, 0), "count") == 4u);
+  CHECK(Field<unsigned>::get(s, ObjId(b.id, 0), "count") == 16u);
+  CHECK(Field<unsigned>::get(s, ObjId(d.id, 0), "count") == 4u);
   m.s.reinit();
-  CHECK(Field<unsigned>::get(ObjId(b.id, 0), "count") == 0u);
+  CHECK(Field<unsigned>::get(s, ObjId(b.id, 0), "count") == 0u);
 }
 
 TEST_CASE("clock commands reject bad input and change nothing") {
@@ -53,8 +54,9 @@ TEST_CASE("clock commands reject bad input and change nothing") {
 
 TEST_CASE("an exception in process ends the run on every node and reaches the driver") {
   Model m;
+  Shell& s = m.s;
   const ObjId f = m.s.create("TestFaulty", "/f", 8);
-  Field<int>::set(ObjId(f.id, 6), "failAt", 6);  // entry 6 lives on the last node when split
+  Field<int>::set(s, ObjId(f.id, 6), "failAt", 6);  // entry 6 lives on the last node when split
   m.s.setClock(0, 1.0);
   m.s.useClock(0, "/f");
   for (unsigned threads : {1u, 2u}) {
@@ -68,7 +70,7 @@ TEST_CASE("an exception in process ends the run on every node and reaches the dr
     }
   }
   // The model is still usable afterwards: nothing hangs, commands still work everywhere.
-  Field<int>::set(ObjId(f.id, 6), "failAt", -1);
+  Field<int>::set(s, ObjId(f.id, 6), "failAt", -1);
   m.s.reinit();
   m.s.start(3);
   CHECK(m.s.currentTime() == doctest::Approx(3.0));
@@ -76,11 +78,12 @@ TEST_CASE("an exception in process ends the run on every node and reaches the dr
 
 TEST_CASE("stop() from a process function ends the run on every node at the end of that step") {
   Model m;
+  Shell& s = m.s;
   const ObjId st = m.s.create("TestStopper", "/stop", 5);
   const ObjId a = m.s.create("TestAdder", "/a", 5);
   const ObjId b = m.s.create("TestAdder", "/b", 5);
   m.s.addMsg("OneToOne", a, "out", b, "add");
-  Field<double>::set(ObjId(st.id, 4), "stopAt", 3.0);  // the last entry: on the last node
+  Field<double>::set(s, ObjId(st.id, 4), "stopAt", 3.0);  // the last entry: on the last node
   m.s.setClock(0, 1.0);
   m.s.useClock(0, "/##[TYPE=TestStopper]");
   m.s.useClock(0, "/a");
@@ -88,8 +91,8 @@ TEST_CASE("stop() from a process function ends the run on every node at the end 
   m.s.reinit();
   m.s.start(10.0);
   CHECK(m.s.currentTime() == doctest::Approx(3.0));
-  CHECK(Field<unsigned>::get(ObjId(b.id, 0), "count") == 3u);  // three whole steps, then stop
-  Field<double>::set(ObjId(st.id, 4), "stopAt", 1e300);
+  CHECK(Field<unsigned>::get(s, ObjId(b.id, 0), "count") == 3u);  // three whole steps, then stop
+  Field<double>::set(s, ObjId(st.id, 4), "stopAt", 1e300);
   m.s.start(2.0);  // the next start runs normally
   CHECK(m.s.currentTime() == doctest::Approx(5.0));
   m.s.stop();  // not running: nothing to stop

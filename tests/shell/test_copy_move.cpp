@@ -38,27 +38,27 @@ void build(Shell& s, const std::string& path, bool withStats) {
     init[i] = 0.1 + 0.12 * i;  // the upper cells start above threshold and fire first
     thresh[i] = 1.0 + 0.01 * (i % 3);
   }
-  Field<double>::setVec(cells.id, "initVm", init);
-  Field<double>::setVec(cells.id, "thresh", thresh);
-  Field<double>::setAll(cells.id, "tau", 0.03);
-  Field<double>::setAll(cells.id, "refractoryPeriod", 0.004);
-  Field<double>::setAll(cells.id, "vReset", -0.1);
+  Field<double>::setVec(s, cells.id, "initVm", init);
+  Field<double>::setVec(s, cells.id, "thresh", thresh);
+  Field<double>::setAll(s, cells.id, "tau", 0.03);
+  Field<double>::setAll(s, cells.id, "refractoryPeriod", 0.004);
+  Field<double>::setAll(s, cells.id, "vReset", -0.1);
   s.setRandomConnectivity(s.addMsg("Sparse", cells, "spikeOut", syn, "addSpike"), 0.35, 7);
   s.pairFill(s.addMsg("Sparse", cells, "spikeOut", syn, "addSpike"), {0, 5, 5, 12, 3},
              {1, 2, 9, 0, 3});
-  const std::size_t nsyn = Field<double>::getVec(syn.id, "weight").size();
+  const std::size_t nsyn = Field<double>::getVec(s, syn.id, "weight").size();
   std::vector<double> w(nsyn), d(nsyn);
   for (std::size_t k = 0; k < nsyn; ++k) {
     w[k] = 0.25 + 0.37 * std::fmod(0.618 * static_cast<double>(k), 1.0);
     d[k] = kDt * static_cast<double>(1 + k % 4);
   }
-  Field<double>::setVec(syn.id, "weight", w);
-  Field<double>::setVec(syn.id, "delay", d);
+  Field<double>::setVec(s, syn.id, "weight", w);
+  Field<double>::setVec(s, syn.id, "delay", d);
   for (Index i = 0; i < kCells; ++i)
     s.addMsg("Single", ObjId(vm.id, i), "requestOut", ObjId(cells.id, i), "getVm");
   s.addMsg("OneToOne", cells, "spikeOut", spk, "input");
-  Field<double>::setVec(A.id, "x", {0.5, -1, 2, 0.25, 3});
-  Field<double>::setVec(B.id, "x", {1, 2, -3, 4, 0.125});
+  Field<double>::setVec(s, A.id, "x", {0.5, -1, 2, 0.25, 3});
+  Field<double>::setVec(s, B.id, "x", {1, 2, -3, 4, 0.125});
   s.addMsg("OneToOne", A, "out", B, "add");
   s.addMsg("OneToAll", B, "out", A, "add");
   s.setStride(s.addMsg("Diagonal", A, "out", B, "add"), 2);
@@ -83,16 +83,16 @@ struct Result {
 
 Result result(Shell& s, const std::string& path, bool withStats) {
   Result r;
-  r.Vm = Field<double>::getVec(s.find(path + "/cells").id, "Vm");
-  r.lastSpike = Field<double>::getVec(s.find(path + "/cells").id, "lastSpike");
-  r.sumA = Field<double>::getVec(s.find(path + "/A").id, "sum");
-  r.sumB = Field<double>::getVec(s.find(path + "/B").id, "sum");
+  r.Vm = Field<double>::getVec(s, s.find(path + "/cells").id, "Vm");
+  r.lastSpike = Field<double>::getVec(s, s.find(path + "/cells").id, "lastSpike");
+  r.sumA = Field<double>::getVec(s, s.find(path + "/A").id, "sum");
+  r.sumB = Field<double>::getVec(s, s.find(path + "/B").id, "sum");
   const Id vm = s.find(path + "/vm").id, spk = s.find(path + "/spk").id;
-  for (Index i = 0; i < vm.element()->numData(); ++i) {
-    r.vm.push_back(Field<std::vector<double>>::get(ObjId(vm, i), "vector"));
-    r.spk.push_back(Field<std::vector<double>>::get(ObjId(spk, i), "vector"));
+  for (Index i = 0; i < antler::test::element(vm)->numData(); ++i) {
+    r.vm.push_back(Field<std::vector<double>>::get(s, ObjId(vm, i), "vector"));
+    r.spk.push_back(Field<std::vector<double>>::get(s, ObjId(spk, i), "vector"));
   }
-  if (withStats) r.mean.push_back(Field<double>::get(s.find(path + "/stats"), "mean"));
+  if (withStats) r.mean.push_back(Field<double>::get(s, s.find(path + "/stats"), "mean"));
   return r;
 }
 
@@ -121,16 +121,16 @@ std::vector<std::string> structure(Shell& s, const std::string& root) {
     const std::string p = e->path();
     return p.compare(0, root.size(), root) == 0 ? p.substr(root.size()) : "OUTSIDE:" + p;
   };
-  for (const Element* e : ElementTable::instance().all()) {
+  for (const Element* e : antler::test::runtime().simulation().elements().all()) {
     const std::string p = e->path();
     if (p != root && p.compare(0, root.size() + 1, root + "/") != 0) continue;
     out.push_back(rel(e) + " " + e->cinfo()->name() + " " + std::to_string(e->numData()) +
                   (e->isGlobal() ? " global" : ""));
   }
-  const Element* r = s.find(root).element();
-  for (const Msg* m : MsgTable::instance().all()) {
+  const Element* r = antler::test::element(s.find(root));
+  for (const Msg* m : antler::test::runtime().simulation().msgs().all()) {
     auto in = [&](const Element* e) {
-      for (; e; e = e->id() == Id::root() ? nullptr : e->parent().element())
+      for (; e; e = e->id() == Id::root() ? nullptr : antler::test::element(e->parent()))
         if (e == r) return true;
       return false;
     };
@@ -150,9 +150,9 @@ std::vector<std::string> structure(Shell& s, const std::string& root) {
 /// The whole model: every element's path, class and size, every message's ends, the schedule.
 std::vector<std::string> whole_model() {
   std::vector<std::string> out;
-  for (const Element* e : ElementTable::instance().all())
+  for (const Element* e : antler::test::runtime().simulation().elements().all())
     out.push_back(e->path() + " " + e->cinfo()->name() + " " + std::to_string(e->numData()));
-  for (const Msg* m : MsgTable::instance().all())
+  for (const Msg* m : antler::test::runtime().simulation().msgs().all())
     out.push_back(std::to_string(m->id()) + " " + to_string(m->kind()) + " " + m->src()->path() +
                   " -> " + m->dest()->path());
   return out;
@@ -168,19 +168,20 @@ void run(Shell& s, unsigned threads, int steps) {
 
 TEST_CASE("copy: a subtree with internal Sparse messages runs as the same subtree built by hand") {
   Model m;
+  Shell& s = m.s;
   m.s.setClock(0, kDt);
   build(m.s, "/a", true);
   build(m.s, "/h", true);  // the hand-built twin
   m.s.create("Neutral", "/lib");
   const ObjId c = m.s.copy("/a", "/lib", "c");
-  CHECK(c.element()->path() == "/lib/c");
+  CHECK(antler::test::element(c)->path() == "/lib/c");
   // The same elements, sizes, messages (kinds, fields, Sparse entries and field indices).
   CHECK(structure(m.s, "/lib/c") == structure(m.s, "/h"));
-  CHECK(Field<double>::getVec(m.s.find("/lib/c/cells/synapse").id, "weight") ==
-        Field<double>::getVec(m.s.find("/h/cells/synapse").id, "weight"));
-  CHECK(Field<double>::getVec(m.s.find("/lib/c/cells/synapse").id, "delay") ==
-        Field<double>::getVec(m.s.find("/h/cells/synapse").id, "delay"));
-  CHECK(static_cast<const FieldElement*>(m.s.find("/lib/c/cells/synapse").element())
+  CHECK(Field<double>::getVec(s, m.s.find("/lib/c/cells/synapse").id, "weight") ==
+        Field<double>::getVec(s, m.s.find("/h/cells/synapse").id, "weight"));
+  CHECK(Field<double>::getVec(s, m.s.find("/lib/c/cells/synapse").id, "delay") ==
+        Field<double>::getVec(s, m.s.find("/h/cells/synapse").id, "delay"));
+  CHECK(static_cast<const FieldElement*>(antler::test::element(m.s.find("/lib/c/cells/synapse")))
             ->fieldDimension() == m.s.doSyncDataHandler("/h/cells/synapse"));
   schedule(m.s, "/a", true);
   schedule(m.s, "/h", true);
@@ -201,20 +202,21 @@ TEST_CASE("copy: a subtree with internal Sparse messages runs as the same subtre
 TEST_CASE(
     "copy with n = 3: every element holds 3 x its entries and each copy runs as the original") {
   Model m;
+  Shell& s = m.s;
   m.s.setClock(0, kDt);
   build(m.s, "/a", false);
   const ObjId t = m.s.copy("/a", "/", "t", 3);
   for (const char* e : {"", "/cells", "/cells/synapse", "/vm", "/spk", "/A", "/B"}) {
     CAPTURE(e);
-    CHECK(m.s.find(std::string("/t") + e).element()->numData() ==
-          3 * m.s.find(std::string("/a") + e).element()->numData());
+    CHECK(antler::test::element(m.s.find(std::string("/t") + e))->numData() ==
+          3 * antler::test::element(m.s.find(std::string("/a") + e))->numData());
   }
-  CHECK(t.element()->numData() == 3);
+  CHECK(antler::test::element(t)->numData() == 3);
   // Synapse arrays: parent k * kCells + d holds parent d's synapses, with the same weights.
-  const auto w = Field<double>::getVec(m.s.find("/a/cells/synapse").id, "weight");
+  const auto w = Field<double>::getVec(s, m.s.find("/a/cells/synapse").id, "weight");
   std::vector<double> w3;
   for (int k = 0; k < 3; ++k) w3.insert(w3.end(), w.begin(), w.end());
-  CHECK(Field<double>::getVec(m.s.find("/t/cells/synapse").id, "weight") == w3);
+  CHECK(Field<double>::getVec(s, m.s.find("/t/cells/synapse").id, "weight") == w3);
   schedule(m.s, "/a", false);
   schedule(m.s, "/t", false);
   for (unsigned threads : {1u, 2u}) {
@@ -230,13 +232,13 @@ TEST_CASE("copy leaves messages that cross the subtree's boundary behind") {
   const ObjId out = m.s.create("TestAdder", "/out", 5);
   m.s.addMsg("OneToOne", out, "out", m.s.find("/a/A"), "add");
   m.s.addMsg("OneToOne", m.s.find("/a/B"), "out", out, "add");
-  const std::size_t before = MsgTable::instance().all().size();
+  const std::size_t before = antler::test::runtime().simulation().msgs().all().size();
   m.s.copy("/a", "/", "b");
   const auto sa = structure(m.s, "/a");
   const auto sb = structure(m.s, "/b");
   CHECK(sa.size() == sb.size() + 2);  // the two crossing messages
   for (const auto& line : sb) CHECK(line.find("OUTSIDE") == std::string::npos);
-  CHECK(MsgTable::instance().all().size() - before == before - 2);
+  CHECK(antler::test::runtime().simulation().msgs().all().size() - before == before - 2);
 }
 
 TEST_CASE("move keeps messages, schedules and results") {
@@ -248,13 +250,13 @@ TEST_CASE("move keeps messages, schedules and results") {
   schedule(m.s, "/a", true);
   schedule(m.s, "/h", true);
   const Id cells = m.s.find("/a/cells").id;
-  const auto msgsBefore = MsgTable::instance().all().size();
+  const auto msgsBefore = antler::test::runtime().simulation().msgs().all().size();
   const auto structBefore = structure(m.s, "/a");
   m.s.move("/a", "/lib");
   CHECK_FALSE(m.s.exists("/a"));
   CHECK(m.s.find("/lib/a/cells").id == cells);
-  CHECK(m.s.find("/lib/a/cells/synapse").element()->parent() == cells);
-  CHECK(MsgTable::instance().all().size() == msgsBefore);
+  CHECK(antler::test::element(m.s.find("/lib/a/cells/synapse"))->parent() == cells);
+  CHECK(antler::test::runtime().simulation().msgs().all().size() == msgsBefore);
   CHECK(structure(m.s, "/lib/a") == structBefore);
   CHECK(m.s.children("/").size() == 3);  // /clock, /h and /lib
   run(m.s, 2, 50);

@@ -17,10 +17,11 @@ using antler::test::Model;
 
 TEST_CASE("an error raised while delivering on one node ends the run on every node") {
   Model m;
+  Shell& s = m.s;
   const Index n = 7;
   m.s.create("RandSpike", "/r", 2);
   m.s.create("IntFire", "/n", n);
-  Field<double>::setVec(Id(m.s.find("/r").id), "rate", {1000.0, 1000.0});
+  Field<double>::setVec(s, Id(m.s.find("/r").id), "rate", {1000.0, 1000.0});
   // Neuron n-1 (on the last node) has no synapse 5: delivering there raises, there only.
   m.s.addMsg("Single", "/r[0]", "spikeOut", "/n[6]/synapse[5]", "addSpike");
   m.s.setClock(0, 1e-3);
@@ -62,36 +63,37 @@ TEST_CASE("an error raised in reinit on one node reaches the driver, and start a
 
 TEST_CASE("a vector write refused on any node writes nothing on any node") {
   Model m;
+  Shell& s = m.s;
   const Index n = 9;
   const Id id = m.s.create("IntFire", "/n", n).id;
   std::vector<double> tau(n);
   for (Index i = 0; i < n; ++i) tau[i] = 0.01 + 0.001 * i;
-  Field<double>::setVec(id, "tau", tau);
+  Field<double>::setVec(s, id, "tau", tau);
   for (Index bad : {Index{0}, n / 2, n - 1}) {
     for (double v : {std::nan(""), -1.0, 0.0, std::numeric_limits<double>::infinity()}) {
       std::vector<double> w(n, 0.5);
       w[bad] = v;
       CAPTURE(bad);
       CAPTURE(v);
-      CHECK_THROWS_AS(Field<double>::setVec(id, "tau", w), ValueError);
-      CHECK(Field<double>::getVec(id, "tau") == tau);
+      CHECK_THROWS_AS(Field<double>::setVec(s, id, "tau", w), ValueError);
+      CHECK(Field<double>::getVec(s, id, "tau") == tau);
     }
   }
   // numSynapses: a count past this node's memory is refused, and every neuron keeps its synapses
   // and their weights (a partial resize would have lost them).
   std::vector<unsigned> counts(n);
   for (Index i = 0; i < n; ++i) counts[i] = i % 4;
-  Field<unsigned>::setVec(id, "numSynapses", counts);
+  Field<unsigned>::setVec(s, id, "numSynapses", counts);
   std::vector<double> weights;
   for (Index i = 0; i < n; ++i)
     for (unsigned k = 0; k < counts[i]; ++k) weights.push_back(i + 0.25 * k);
   const Id syn = m.s.find("/n/synapse").id;
-  Field<double>::setVec(syn, "weight", weights);
+  Field<double>::setVec(s, syn, "weight", weights);
   std::vector<unsigned> shrink(n, 0);
   shrink[n - 1] = 0xFFFFFFFFu;
-  CHECK_THROWS_AS(Field<unsigned>::setVec(id, "numSynapses", shrink), ValueError);
-  CHECK(Field<unsigned>::getVec(id, "numSynapses") == counts);
-  CHECK(Field<double>::getVec(syn, "weight") == weights);
+  CHECK_THROWS_AS(Field<unsigned>::setVec(s, id, "numSynapses", shrink), ValueError);
+  CHECK(Field<unsigned>::getVec(s, id, "numSynapses") == counts);
+  CHECK(Field<double>::getVec(s, syn, "weight") == weights);
 }
 
 TEST_CASE("runs, thread counts and element sizes past their limits are refused up front") {

@@ -35,10 +35,10 @@ std::string load_error(Shell& s, const std::string& path) {
 /// The model still works with antler's own IntFire after a refused load.
 void check_int_fire_works(Shell& s) {
   const ObjId n = s.create("IntFire", "/after", 3);
-  CHECK(n.element()->cinfo() == Cinfo::find("IntFire"));
-  CHECK(n.element()->cinfo()->findFinfo("thresh") != nullptr);
-  Field<double>::set(ObjId(n.id, 2), "thresh", 2.5);
-  CHECK(Field<double>::get(ObjId(n.id, 2), "thresh") == 2.5);
+  CHECK(antler::test::element(n)->cinfo() == Cinfo::find("IntFire"));
+  CHECK(antler::test::element(n)->cinfo()->findFinfo("thresh") != nullptr);
+  Field<double>::set(s, ObjId(n.id, 2), "thresh", 2.5);
+  CHECK(Field<double>::get(s, ObjId(n.id, 2), "thresh") == 2.5);
 }
 
 }  // namespace

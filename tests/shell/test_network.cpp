@@ -36,6 +36,7 @@ struct Pop {
 
 TEST_CASE("a network gives the serial reference's values for every threads x nodes split") {
   Model m;
+  Shell& s = m.s;
   m.s.create("Neutral", "/net");
   const ObjId A = m.s.create("TestAdder", "/net/A", 10);
   const ObjId B = m.s.create("TestAdder", "/net/B", 10);
@@ -47,9 +48,9 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
   for (std::size_t i = 0; i < 10; ++i) a.x[i] = 0.3 * static_cast<double>(i) - 1;
   for (std::size_t i = 0; i < 10; ++i) b.x[i] = std::cos(static_cast<double>(i));
   for (std::size_t i = 0; i < 7; ++i) c.x[i] = 0.01 * static_cast<double>(i * i);
-  Field<double>::setVec(A.id, "x", a.x);
-  Field<double>::setVec(B.id, "x", b.x);
-  Field<double>::setVec(C.id, "x", c.x);
+  Field<double>::setVec(s, A.id, "x", a.x);
+  Field<double>::setVec(s, B.id, "x", b.x);
+  Field<double>::setVec(s, C.id, "x", c.x);
 
   // Connection order per source port: A.out: OneToOne->B, OneToAll->C. B.out: Sparse->C,
   // Single->A[0], Sparse->syn. C.out: Diagonal->A. A.pair: Single->C[1]. A.label: OneToAll->C.
@@ -69,11 +70,11 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
   const Msg* rmsg = m.s.msg(rs);
   std::vector<std::vector<double>> w(5), acc(5);
   for (Index d = 0; d < 5; ++d) {
-    const unsigned n = Field<unsigned>::get(ObjId(R.id, d), "numSyn");
+    const unsigned n = Field<unsigned>::get(s, ObjId(R.id, d), "numSyn");
     w[d].resize(n);
     acc[d].assign(n, 0.0);
     for (unsigned k = 0; k < n; ++k) w[d][k] = 0.5 + 0.1 * d - 0.01 * k;
-    Field<double>::setFieldVec(ObjId(syn.id, d), "weight", w[d]);
+    Field<double>::setFieldVec(s, ObjId(syn.id, d), "weight", w[d]);
   }
 
   m.s.setClock(0, 0.5);
@@ -131,13 +132,13 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
     m.s.reinit();
     m.s.start(steps * 0.5);
     CHECK(m.s.currentTime() == doctest::Approx(steps * 0.5));
-    CHECK(Field<double>::getVec(A.id, "sum") == a.sum);
-    CHECK(Field<double>::getVec(B.id, "sum") == b.sum);
-    CHECK(Field<double>::getVec(C.id, "sum") == c.sum);
-    CHECK(Field<unsigned>::getVec(A.id, "count") == a.count);
-    CHECK(Field<unsigned>::getVec(C.id, "count") == c.count);
-    CHECK(Field<std::string>::getVec(C.id, "text") == c.text);
-    CHECK(Field<double>::getVec(syn.id, "acc") == accFlat);
+    CHECK(Field<double>::getVec(s, A.id, "sum") == a.sum);
+    CHECK(Field<double>::getVec(s, B.id, "sum") == b.sum);
+    CHECK(Field<double>::getVec(s, C.id, "sum") == c.sum);
+    CHECK(Field<unsigned>::getVec(s, A.id, "count") == a.count);
+    CHECK(Field<unsigned>::getVec(s, C.id, "count") == c.count);
+    CHECK(Field<std::string>::getVec(s, C.id, "text") == c.text);
+    CHECK(Field<double>::getVec(s, syn.id, "acc") == accFlat);
   }
   if (was)
     setenv("ANTLER_CORES_PER_RANK", saved.c_str(), 1);
@@ -148,12 +149,13 @@ TEST_CASE("a network gives the serial reference's values for every threads x nod
 TEST_CASE(
     "sends from dest functions and Shell calls arrive at the next delivery, sorted by source") {
   Model m;
+  Shell& s = m.s;
   const ObjId a = m.s.create("TestAdder", "/a", 6);
   const ObjId b = m.s.create("TestAdder", "/b", 6);
   const ObjId c = m.s.create("TestAdder", "/c", 3);
   std::vector<double> x(6);
   for (std::size_t i = 0; i < 6; ++i) x[i] = 1.0 + static_cast<double>(i * i);
-  Field<double>::setVec(a.id, "x", x);
+  Field<double>::setVec(s, a.id, "x", x);
   m.s.addMsg("OneToOne", a, "out", b, "relay");  // b re-sends what it gets, from inside delivery
   m.s.addMsg("OneToAll", b, "out", c, "add");
   m.s.setClock(0, 1.0);
@@ -163,7 +165,7 @@ TEST_CASE(
     CAPTURE(threads);
     m.s.setNumThreads(threads);
     m.s.reinit();
-    SetGet::call(ObjId(b.id, 5), "relay", 100.0);  // queued now, delivered at the first step
+    SetGet::call(s, ObjId(b.id, 5), "relay", 100.0);  // queued now, delivered at the first step
     const int steps = 4;
     m.s.start(steps);
     // Reference: step 1 delivers the Shell's send; steps 2..4 deliver b's relays of step 1..3,
@@ -175,8 +177,8 @@ TEST_CASE(
     for (int s = 1; s < steps; ++s)
       for (std::size_t i = 0; i < 6; ++i) add(x[i]);
     for (Index j = 0; j < 3; ++j) {
-      CHECK(Field<double>::get(ObjId(c.id, j), "sum") == sum);
-      CHECK(Field<unsigned>::get(ObjId(c.id, j), "count") == count);
+      CHECK(Field<double>::get(s, ObjId(c.id, j), "sum") == sum);
+      CHECK(Field<unsigned>::get(s, ObjId(c.id, j), "count") == count);
     }
   }
 }

@@ -60,7 +60,7 @@ TEST_CASE("SpinBarrier: nobody passes early and nobody is left asleep, 1..8 thre
   // Threads of one process only: the 1-node runs of this program cover it. Under mpirun the
   // other ranks busy-poll for the driver's next command, and on 2 cores the case would take
   // minutes for nothing new.
-  if (Shell::instance().numNodes() > 1) return;
+  if (antler::test::runtime().numNodes() > 1) return;
   // 2 cores on the reference machine: from T = 3 on, threads outnumber cores.
   for (unsigned T = 1; T <= 8; ++T) {
     CAPTURE(T);
@@ -72,7 +72,7 @@ TEST_CASE("SpinBarrier: nobody passes early and nobody is left asleep, 1..8 thre
 }
 
 TEST_CASE("SpinBarrier: a wait its spin did not cover halves the waiter's spin budget") {
-  if (Shell::instance().numNodes() > 1) return;  // as above
+  if (antler::test::runtime().numNodes() > 1) return;  // as above
   SpinBarrier barrier(2);
   CHECK(barrier.budget(0) == SpinBarrier::kMaxSpin);
   CHECK(barrier.budget(1) == SpinBarrier::kMaxSpin);
@@ -99,6 +99,7 @@ TEST_CASE("the clock with more threads per node than cores gives the serial answ
   // 7 threads per node (28 at 4 nodes) on a 2-core machine: every barrier of every step has
   // threads that must sleep for others to run. Same model as the first case of test_clock.cpp.
   antler::test::Model m;
+  Shell& s = m.s;
   const ObjId a = m.s.create("TestAdder", "/a", 20);
   const ObjId b = m.s.create("TestAdder", "/b", 20);
   m.s.addMsg("OneToOne", a, "out", b, "add");
@@ -107,7 +108,7 @@ TEST_CASE("the clock with more threads per node than cores gives the serial answ
   m.s.useClock(0, "/b");
   std::vector<double> x(20);
   for (Index i = 0; i < 20; ++i) x[i] = 1.0 + i;
-  Field<double>::setVec(a.id, "x", x);
+  Field<double>::setVec(s, a.id, "x", x);
   m.s.setNumThreads(7);
   m.s.reinit();
   m.s.start(25.0);  // 100 steps
@@ -116,7 +117,7 @@ TEST_CASE("the clock with more threads per node than cores gives the serial answ
     // Serially: each step /a[i] sends x[i] (its own sum stays 0), /b[i] folds sum = sum / 2 + v.
     double sum = 0;
     for (int k = 0; k < 100; ++k) sum = 0.5 * sum + x[i];
-    CHECK(Field<unsigned>::get(ObjId(b.id, i), "count") == 100u);
-    CHECK(Field<double>::get(ObjId(b.id, i), "sum") == sum);
+    CHECK(Field<unsigned>::get(s, ObjId(b.id, i), "count") == 100u);
+    CHECK(Field<double>::get(s, ObjId(b.id, i), "sum") == sum);
   }
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "shell/runtime.hpp"
+#include "tests/support/runtime.hpp"
 #include "tests/support/watchdog.hpp"
 
 #ifndef ANTLER_TEST_CASE_TIMEOUT_DEFAULT  // seconds; tests/CMakeLists.txt sets it
@@ -15,8 +16,17 @@
 
 DOCTEST_REGISTER_LISTENER("watchdog", 1, antler::test::WatchdogListener);
 
+namespace {
+antler::Runtime* g_runtime = nullptr;
+}
+
+antler::Runtime& antler::test::runtime() {
+  return *g_runtime;
+}
+
 int main(int argc, char** argv) {
   antler::Runtime rt(argc, argv);  // workers serve the driver from here and never return
+  g_runtime = &rt;
   const char* limit = std::getenv("ANTLER_TEST_CASE_TIMEOUT");  // seconds; 0 turns it off
   const double seconds = limit ? std::atof(limit) : ANTLER_TEST_CASE_TIMEOUT_DEFAULT;
   auto& watchdog = antler::test::Watchdog::instance();

@@ -1,6 +1,7 @@
 #include "tests/support/test_classes.hpp"
 
 #include "shell/shell.hpp"
+#include "shell/simulation.hpp"
 
 namespace antler::test {
 
@@ -57,8 +58,8 @@ const Cinfo* Relax::initCinfo() {
   return c;
 }
 
-void Stopper::process(const Eref&, ProcPtr p) {
-  if (p->currTime >= stopAt_ - 1e-9) Shell::instance().stop();
+void Stopper::process(const Eref& e, ProcPtr p) {
+  if (p->currTime >= stopAt_ - 1e-9) simulation_of(*e.element()).shell().stop();
 }
 
 const Cinfo* Stopper::initCinfo() {

@@ -1,0 +1,24 @@
+#pragma once
+/// ReduceContext: a simulation as the reduce layer sees it — msg's MsgContext (elements, layout,
+/// seed, messages, post office) plus the simulation's reduce queue.
+#include "msg/context.hpp"
+#include "reduce/reduce_queue.hpp"
+
+namespace antler {
+
+class ReduceContext : public MsgContext {
+ public:
+  explicit ReduceContext(NodeLayout layout = {}) : MsgContext(layout), reduces_(*this) {}
+  ReduceQueue& reduces() { return reduces_; }
+
+ private:
+  ReduceQueue reduces_;
+};
+
+/// The ReduceContext of the simulation e belongs to (every simulation is one: shell/'s
+/// Simulation derives from it).
+inline ReduceContext& reduce_context(const Element& e) {
+  return static_cast<ReduceContext&>(e.context());
+}
+
+}  // namespace antler
