@@ -12,6 +12,9 @@
 ///     return rt.finish(0);
 ///   }
 ///
+/// A program may also make Simulations itself (several in one process, each on its own
+/// communicator or on none); the Runtime is the usual way to make one on MPI's ranks.
+///
 /// Built-in reduce classes: ReduceSum, ReduceMin, ReduceMax (reduce/reduce_extremes.hpp),
 /// ReduceStats (reduce/reduce_stats.hpp); built-in element classes (IntFire, Stats, Table, ...)
 /// are created by name through the Shell. examples/minimal.cpp uses this include alone.
@@ -23,3 +26,4 @@
 #include "shell/field.hpp"             // Field<T>::get/set/getVec/setVec
 #include "shell/runtime.hpp"           // Runtime: MPI and the driver/worker split
 #include "shell/shell.hpp"             // Shell: create, connect, setClock, useClock, reinit, start
+#include "shell/simulation.hpp"        // Simulation: one whole simulation (a Runtime makes one)

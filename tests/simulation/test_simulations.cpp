@@ -1,0 +1,216 @@
+// Simulations as objects: two in one process, run interleaved, give the answers each gives alone;
+// and one simulation spread over a comm::Local group of simulated nodes (P up to 64, threads of
+// this process) gives the one-node answers, through its real post office (every step's exchange)
+// and reduce queue (every node stage). No MPI: this program makes its own Simulations.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "antler/antler.hpp"
+#include "core/comm/local.hpp"
+
+using namespace antler;
+
+namespace {
+
+constexpr double kDt = 1e-4;
+
+/// A small spiking network: RandSpike inputs and recurrent IntFires on Sparse messages (random
+/// connectivity from `seed`), a Stats reduction over Vm, on the default ticks.
+struct Shape {
+  Index inputs = 30, neurons = 40;
+  std::uint64_t seed = 7;
+  double weight = 0.3;
+};
+
+void build(Shell& s, const Shape& sh) {
+  s.create("Neutral", "/net");
+  const ObjId in = s.create("RandSpike", "/net/in", sh.inputs);
+  const ObjId n = s.create("IntFire", "/net/n", sh.neurons);
+  const ObjId st = s.create("Stats", "/net/st");
+  Field<double>::setAll(s, in.id, "rate", 400.0);
+  Field<double>::setAll(s, in.id, "refractT", 0.0);
+  Field<double>::setAll(s, n.id, "thresh", 0.8);
+  Field<double>::setAll(s, n.id, "tau", 0.01);
+  Field<double>::setAll(s, n.id, "refractoryPeriod", 2e-4);
+  const ObjId syn = s.find("/net/n/synapse");
+  s.setRandomConnectivity(s.addMsg("Sparse", in, "spikeOut", syn, "addSpike"), 0.3, sh.seed);
+  s.setRandomConnectivity(s.addMsg("Sparse", n, "spikeOut", syn, "addSpike"), 0.1, sh.seed + 1);
+  Field<double>::setAll(s, syn.id, "weight", sh.weight);
+  Field<double>::setAll(s, syn.id, "delay", 3e-4);
+  s.addMsg("Reduce", st, "reduce", n, "getVm");
+  s.setClock(0, kDt);
+  s.useClock(0, "/net/in,/net/n,/net/st");
+  s.seed(sh.seed * 31);
+}
+
+struct Result {
+  std::vector<double> vm, lastSpike;
+  double mean = 0, sdev = 0;
+  unsigned num = 0;
+};
+
+Result read(Shell& s) {
+  const ObjId n = s.find("/net/n"), st = s.find("/net/st");
+  return {Field<double>::getVec(s, n.id, "Vm"), Field<double>::getVec(s, n.id, "lastSpike"),
+          Field<double>::get(s, st, "mean"), Field<double>::get(s, st, "sdev"),
+          Field<unsigned>::get(s, st, "num")};
+}
+
+/// Bit for bit: the model's state on any split (DESIGN.md's promise).
+void check_same_state(const Result& a, const Result& b) {
+  REQUIRE(a.vm.size() == b.vm.size());
+  for (std::size_t i = 0; i < a.vm.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a.vm[i] == b.vm[i]);
+    CHECK(a.lastSpike[i] == b.lastSpike[i]);
+  }
+  CHECK(a.num == b.num);
+}
+
+/// One simulation, alone, on one node: `runs` starts of `steps` steps each.
+Result alone(const Shape& sh, int runs, int steps, unsigned threads) {
+  Simulation sim;
+  Shell& s = sim.shell();
+  s.setNumThreads(threads);
+  build(s, sh);
+  s.reinit();
+  for (int r = 0; r < runs; ++r) s.start(steps * kDt);
+  return read(s);
+}
+
+}  // namespace
+
+TEST_CASE("two simulations in one process, run interleaved, give the answers of each alone") {
+  const Shape sa{30, 40, 7, 0.3}, sb{12, 25, 11, 0.45};
+  Simulation a, b;
+  a.shell().setNumThreads(2);
+  b.shell().setNumThreads(1);
+  build(a.shell(), sa);
+  build(b.shell(), sb);
+  // The same paths, and the same ids, name different elements of different sizes.
+  CHECK(a.shell().find("/net/n") == b.shell().find("/net/n"));
+  CHECK(a.elements().get(a.shell().find("/net/n").id)->numData() == 40);
+  CHECK(b.elements().get(b.shell().find("/net/n").id)->numData() == 25);
+  a.shell().reinit();
+  b.shell().reinit();
+  for (int r = 0; r < 4; ++r) {
+    a.shell().start(25 * kDt);
+    b.shell().start(25 * kDt);
+  }
+  CHECK(a.clock().currentTime() == doctest::Approx(100 * kDt));
+  CHECK(b.clock().currentTime() == doctest::Approx(100 * kDt));
+  const Result ra = read(a.shell()), rb = read(b.shell());
+  const Result wa = alone(sa, 4, 25, 2), wb = alone(sb, 4, 25, 1);
+  check_same_state(ra, wa);
+  check_same_state(rb, wb);
+  // Same split: the statistics too, bit for bit.
+  CHECK(ra.mean == wa.mean);
+  CHECK(ra.sdev == wa.sdev);
+  CHECK(rb.mean == wb.mean);
+  // The networks spiked (the comparison is not between two resting models).
+  int spiked = 0;
+  for (double t : ra.lastSpike) spiked += t > 0;
+  CHECK(spiked > 0);
+
+  // What one does to its model leaves the other's alone.
+  a.shell().destroy("/net");
+  CHECK_FALSE(a.shell().exists("/net"));
+  CHECK(b.shell().exists("/net/n"));
+  b.shell().start(10 * kDt);
+  check_same_state(read(b.shell()), alone(sb, 1, 110, 1));
+  a.shell().seed(5);
+  CHECK(a.seed() == 5);
+  CHECK(b.seed() == sb.seed * 31);
+}
+
+TEST_CASE("a simulation on a Local group of P nodes gives the one-node state, P up to 64") {
+  const Shape sh;
+  const Result one = alone(sh, 2, 20, 1);
+  for (int P : {2, 3, 5, 8, 64}) {
+    CAPTURE(P);
+    const unsigned T = P <= 3 ? 2 : 1;
+    Result got;
+    comm::run_local(P, [&](comm::Comm& c) {
+      Simulation sim(c);
+      CHECK(sim.layout().numNodes == P);
+      CHECK(sim.layout().node == c.rank());
+      if (c.rank() != 0) {
+        sim.shell().serve();
+        return;
+      }
+      Shell& s = sim.shell();
+      s.setNumThreads(T);
+      build(s, sh);
+      // Each node holds its block of the neurons, no more.
+      const Element* n = sim.elements().get(s.find("/net/n").id);
+      CHECK(n->numLocal() == block_range(sh.neurons, P, 0).second);
+      s.reinit();
+      s.start(20 * kDt);
+      s.start(20 * kDt);
+      got = read(s);
+      s.quitWorkers(0);
+    });
+    check_same_state(got, one);
+    // The statistics over the nodes' partials: the same values up to rounding (issue: the same
+    // bits on any split).
+    CHECK(got.mean == doctest::Approx(one.mean).epsilon(1e-12));
+    CHECK(got.sdev == doctest::Approx(one.sdev).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the reduce queue's node stages fold in one canonical order on Local nodes") {
+  const Shape sh;
+  for (int P : {3, 6}) {
+    std::vector<Result> results;
+    const Result one = alone(sh, 1, 40, 1);
+    for (NodeStage stage : {NodeStage::allgather, NodeStage::tree, NodeStage::recursive_doubling}) {
+      CAPTURE(P);
+      CAPTURE(std::string(to_string(stage)));
+      Result got;
+      NodeStage ran = NodeStage::automatic;
+      std::uint64_t reduceMessages = 0;
+      comm::run_local(P, [&](comm::Comm& c) {
+        Simulation sim(c);
+        sim.reduces().setNodeStage(stage);  // every node the same, before any command
+        if (c.rank() != 0) {
+          sim.shell().serve();
+          return;
+        }
+        Shell& s = sim.shell();
+        s.setNumThreads(1);
+        build(s, sh);
+        s.reinit();
+        // The reduce queue's own traffic in a run of 10 steps and in one of 30: each run's first
+        // rounds settle its prediction (reduce_queue.hpp), the rest is the steady state.
+        auto traffic = [&](int steps) {
+          const comm::Stats a = sim.reduces().comm().stats();
+          s.start(steps * kDt);
+          const comm::Stats b = sim.reduces().comm().stats();
+          return b.messagesSent + b.messagesReceived - a.messagesSent - a.messagesReceived;
+        };
+        const std::uint64_t shortRun = traffic(10);
+        reduceMessages = traffic(30) - shortRun;  // 20 steady-state steps' worth
+        got = read(s);
+        ran = sim.reduces().lastNodeStage();
+        s.quitWorkers(0);
+      });
+      CHECK(ran == stage);
+      // In the steady state, allgather's partials ride in the step's exchange (the post office's
+      // comm); the tree and recursive doubling take rounds of their own on the reduce queue's.
+      if (stage == NodeStage::allgather)
+        CHECK(reduceMessages == 0);
+      else
+        CHECK(reduceMessages > 0);
+      results.push_back(got);
+    }
+    for (const Result& r : results) {
+      check_same_state(r, one);
+      CHECK(r.mean == results[0].mean);  // the same bits whichever stage ran
+      CHECK(r.sdev == results[0].sdev);
+    }
+  }
+}
