@@ -1,9 +1,9 @@
 // bench/oversubscription: how much slower is a step when a node runs more threads than it has
 // free cores?
 //
-// The clock's threads meet at three barriers per step (shell/spin_barrier.hpp). A small model does
-// a few microseconds of work per step, so the barriers are most of the step; with more threads
-// than cores a waiting thread that holds on to its core keeps the thread it waits for from
+// The clock's threads meet at three barriers per step (shell/detail/spin_barrier.hpp). A small
+// model does a few microseconds of work per step, so the barriers are most of the step; with more
+// threads than cores a waiting thread that holds on to its core keeps the thread it waits for from
 // running. This program times the same small network at several thread counts in the same run,
 // interleaved (repetition r runs every count once, the order rotating), and reports each count's
 // median time per step and its ratio to the first count of the list, the baseline. The clock runs

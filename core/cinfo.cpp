@@ -154,7 +154,8 @@ const Cinfo* Cinfo::find(std::string_view name) {
 const Cinfo* Cinfo::require(std::string_view name, std::string_view operation) {
   if (const Cinfo* c = find(name)) return c;
   throw ClassError(std::string(operation) + ": unknown class '" + std::string(name) +
-                   "' (classes: " + join_names(classNames(), 200) + ")");
+                       "' (classes: " + join_names(classNames(), 200) + ")",
+                   ErrorDetails{{"class", std::string(name)}});
 }
 
 std::vector<std::string> Cinfo::classNames() {

@@ -60,20 +60,52 @@ const char* to_string(ErrorKind k) {
   return "error";
 }
 
-void throw_error(ErrorKind kind, const std::string& what) {
+std::optional<std::string> Exception::detail(std::string_view key) const {
+  for (const auto& [k, v] : details_)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+FieldError::FieldError(const std::string& w, std::string_view cls, std::string_view field,
+                       const std::vector<std::string>& valid)
+    : FieldError(w, ErrorDetails{{"class", std::string(cls)},
+                                 {"field", std::string(field)},
+                                 {"valid", join_names(valid, valid.size())}}) {}
+
+std::vector<std::string> FieldError::valid() const {
+  std::vector<std::string> out;
+  const std::optional<std::string> v = detail("valid");
+  if (!v || v->empty()) return out;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = v->find(", ", at);
+    out.push_back(v->substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return out;
+    at = comma + 2;
+  }
+}
+
+std::optional<std::uint64_t> IndexError::number(std::string_view key) const {
+  const std::optional<std::string> v = detail(key);
+  std::uint64_t x = 0;
+  if (!v || std::from_chars(v->data(), v->data() + v->size(), x).ec != std::errc()) return {};
+  return x;
+}
+
+void throw_error(ErrorKind kind, const std::string& what, ErrorDetails d) {
   switch (kind) {
     case ErrorKind::value:
       throw ValueError(what);
     case ErrorKind::path:
-      throw PathError(what);
+      throw PathError(what, std::move(d));
     case ErrorKind::field:
-      throw FieldError(what);
+      throw FieldError(what, std::move(d));
     case ErrorKind::type:
-      throw TypeError(what);
+      throw TypeError(what, std::move(d));
     case ErrorKind::index:
-      throw IndexError(what);
+      throw IndexError(what, std::move(d));
     case ErrorKind::class_:
-      throw ClassError(what);
+      throw ClassError(what, std::move(d));
     case ErrorKind::msg:
       throw MsgError(what);
     case ErrorKind::state:

@@ -1,4 +1,4 @@
-#include "core/path.hpp"
+#include "core/detail/path.hpp"
 
 #include <charconv>
 
@@ -90,9 +90,10 @@ Index index_of(const Component& c, const Element* e, bool knownLimit, Index limi
                      quoted(path) + ")");
   throw IndexError(
       str(op) + ": index " + str(c.indexText) + " out of range for " + e->path() + ", which has " +
-      std::to_string(limit) + " entries (" +
-      (limit == 0 ? std::string("no valid index") : "valid: 0.." + std::to_string(limit - 1)) +
-      "; path " + quoted(path) + ")");
+          std::to_string(limit) + " entries (" +
+          (limit == 0 ? std::string("no valid index") : "valid: 0.." + std::to_string(limit - 1)) +
+          "; path " + quoted(path) + ")",
+      v, limit);
 }
 
 std::vector<std::string> child_names(const Element* e) {
@@ -156,8 +157,9 @@ ObjId walk(const ElementTable& t, std::string_view part, std::string_view path, 
       if (!mode.throwMissing) return ObjId(Id(~0u));
       const auto kids = child_names(cur);
       throw PathError(str(op) + ": no element " + quoted(c.name) + " in " + cur->path() +
-                      " (path " + quoted(path) + "; children of " + cur->path() + ": " +
-                      (kids.empty() ? std::string("none") : join_names(kids)) + ")");
+                          " (path " + quoted(path) + "; children of " + cur->path() + ": " +
+                          (kids.empty() ? std::string("none") : join_names(kids)) + ")",
+                      path);
     }
     Step step{next, steps.back().data, 0};
     if (next->isField()) {

@@ -330,6 +330,257 @@ void NSDFWriter::setModelFileNames(std::string names) {
   modelFiles_ = std::move(files);
 }
 
+namespace {
+
+using Populations = std::vector<std::pair<std::size_t, std::string>>;  // (first var, name)
+
+/// Uniform data: one channel per requestOut message of the writer, in message id order (the
+/// digests of a round come in this order too, but store() finds the channel by id and does not
+/// rely on it), one variable per (element, field).
+void plan_uniform(NSDFWriter::State& st, const std::vector<const ReduceMsg*>& msgs) {
+  std::map<std::pair<std::uint32_t, std::string>, std::size_t> varOf;  // (element, field) -> var
+  for (const ReduceMsg* m : msgs) {
+    const Element* d = m->dest();
+    const std::string field = m->getter()->name();
+    auto key = std::make_pair(d->id().value, field);
+    auto it = varOf.find(key);
+    if (it == varOf.end()) {
+      it = varOf.emplace(key, st.vars.size()).first;
+      NSDFWriter::State::Variable v;
+      v.field = field;
+      v.element = d->id();
+      st.vars.push_back(std::move(v));
+    }
+    NSDFWriter::State::Variable& v = st.vars[it->second];
+    NSDFWriter::State::Channel ch{m->id(), it->second, v.sources.size(), 0};
+    if (m->isSingle()) {
+      const Target t = m->singleTarget();
+      std::string path = object_path(d, t.data);
+      if (d->isField()) path += "[" + std::to_string(t.field) + "]";
+      v.sources.push_back(std::move(path));
+    } else {
+      for (Index i = 0; i < d->numData(); ++i) v.sources.push_back(object_path(d, i));
+    }
+    ch.rows = v.sources.size() - ch.row;
+    st.channels.push_back(ch);
+  }
+}
+
+/// Populations: one per Element and set of objects (fields over the same objects share one).
+/// Also sizes the blocks: flushLimit values over all rows, a whole number of chunk columns (see
+/// kChunkCols), so that a flush writes whole chunks and HDF5 never reads one back to complete it.
+Populations plan_populations(NSDFWriter::State& st, const ElementTable& t, std::size_t flushLimit) {
+  std::set<std::string> popNames;
+  Populations pops;
+  std::size_t totalRows = 0;
+  for (std::size_t k = 0; k < st.vars.size(); ++k) {
+    NSDFWriter::State::Variable& v = st.vars[k];
+    totalRows += v.sources.size();
+    for (auto& [j, name] : pops) {
+      if (st.vars[j].element == v.element && st.vars[j].sources == v.sources) {
+        v.pop = name;
+        break;
+      }
+    }
+    if (v.pop.empty()) {
+      v.pop = unique_name(popNames, t.get(v.element)->name());
+      pops.emplace_back(k, v.pop);
+    }
+  }
+  st.block = totalRows ? std::max<std::size_t>(1, flushLimit / totalRows) : 1;
+  if (st.block > kChunkCols) st.block -= st.block % kChunkCols;
+  return pops;
+}
+
+/// Event sources: the messages into the writer's eventInput entries, one source per entry.
+void plan_events(NSDFWriter::State& st, const Eref& e, std::size_t numInputs,
+                 const std::string& who) {
+  const Element* me = e.element();
+  Element* fe = me->child("eventInput");
+  if (!fe) return;
+  std::set<std::string> evPops;
+  std::map<std::uint32_t, std::string> evPopOf;  // source element -> population
+  std::vector<const Msg*> in;
+  for (std::uint32_t id : fe->msgIds()) {
+    const Msg* m = msg_context(*me).msgs().get(id);
+    if (m && m->dest() == fe) in.push_back(m);
+  }
+  std::sort(in.begin(), in.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
+  std::vector<int> taken(numInputs, 0);
+  for (const Msg* m : in) {
+    const Element* s = m->src();
+    if (s->isField())
+      throw MsgError(who + ": event sources must be data Elements, not field element " + s->path());
+    const std::string field = m->srcFinfo()->name();
+    auto pit = evPopOf.find(s->id().value);
+    if (pit == evPopOf.end())
+      pit = evPopOf.emplace(s->id().value, unique_name(evPops, s->name())).first;
+    for (Index d = 0; d < s->numData(); ++d) {
+      for (const Target& t : m->targets(d, 0)) {
+        if (t.data != e.dataIndex() || t.field >= numInputs) continue;
+        if (taken[t.field]++)
+          throw MsgError(who + ": eventInput[" + std::to_string(t.field) +
+                         "] has more than one source (" + object_path(s, d) +
+                         " among them): give each source its own entry");
+        NSDFWriter::State::EventSource ev;
+        ev.entry = t.field;
+        ev.pop = pit->second;
+        ev.field = field;
+        ev.path = object_path(s, d);
+        ev.name = std::to_string(d);
+        st.events.push_back(std::move(ev));
+      }
+    }
+  }
+  std::sort(st.events.begin(), st.events.end(), [](auto& a, auto& b) { return a.entry < b.entry; });
+}
+
+/// Creates the file (refusing an existing one unless overwrite).
+hid_t create_file(const std::string& filename, bool overwrite, const std::string& who) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(filename, ec) && !overwrite)
+    throw ValueError(who + ": file '" + filename +
+                     "' exists (set overwrite = True to replace it, or choose another filename)");
+  const fs::path parent = fs::path(filename).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw ValueError(who + ": cannot create file '" + filename + "': folder '" + parent.string() +
+                     "' does not exist");
+  QuietHdf5 quiet;
+  errno = 0;
+  // The 1.8 file format: groups with many links (one event dataset per source) are indexed
+  // (B-tree v2) instead of scanned, which makes creating 1e4 event datasets several times faster.
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  const hid_t fid = H5Fcreate(filename.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (fid < 0) {
+    const int err = errno;
+    throw ValueError(who + ": cannot create file '" + filename + "'" +
+                     (err ? std::string(": ") + std::strerror(err) : std::string()));
+  }
+  return fid;
+}
+
+/// NSDF's attributes and groups, and each model file's text (an attribute of /model/modelfile
+/// named by the file's name).
+void write_header(hid_t fid, const std::string& title, const std::vector<std::string>& modelFiles,
+                  const std::string& f, const std::string& who) {
+  attr_string(fid, "nsdf_version", "0.1", f);
+  attr_string(fid, "dialect", "ONED", f);
+  attr_string(fid, "software", "antler", f);
+  attr_string(fid, "title", title, f);
+  if (!modelFiles.empty()) {
+    hid_t g = make_group(fid, "/model/modelfile", f);
+    for (const auto& file : modelFiles) {
+      std::ifstream in(file, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof())
+        throw ValueError(who + ": cannot read the model file '" + file + "'");
+      attr_string(g, std::filesystem::path(file).filename().c_str(), text, f);
+    }
+    H5Gclose(g);
+  }
+  for (const char* g :
+       {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static", "/map/uniform",
+        "/map/event", "/map/nonuniform", "/map/static", "/map/time", "/model/modeltree"})
+    H5Gclose(make_group(fid, g, f));
+}
+
+/// One dataset per variable (rows: its sources; columns: time) with its population's source map.
+void make_uniform_datasets(NSDFWriter::State& st, const Populations& pops, double dt,
+                           const std::string& f) {
+  std::map<std::string, hid_t> mapDs;
+  for (auto& [j, name] : pops)
+    mapDs[name] = write_strings(st.fid, "/map/uniform/" + name, st.vars[j].sources, f);
+  for (auto& [name, ds] : mapDs) H5DSset_scale(ds, "source");
+  // Chunks of about 1 MiB (kChunkValues), as wide as a block (at most kChunkCols columns, and
+  // a block is a multiple of that): each flush then writes whole chunks.
+  const hsize_t cc = std::min<hsize_t>(st.block, kChunkCols);
+  for (auto& v : st.vars) {
+    const hsize_t rows = v.sources.size();
+    const hsize_t dims[2] = {rows, 0};
+    // Rows split evenly between the chunks: HDF5 allocates whole chunks at the edge too.
+    const hsize_t most = std::clamp<hsize_t>(kChunkValues / cc, 1, rows);
+    const hsize_t nChunks = (rows + most - 1) / most;
+    const hsize_t chunk[2] = {(rows + nChunks - 1) / nChunks, cc};
+    v.chunkRows = chunk[0];
+    v.ds = extendible(st.fid, "/data/uniform/" + v.pop + "/" + v.field, 2, dims, chunk, f);
+    attr_double(v.ds, "tstart", 0.0, f);
+    attr_double(v.ds, "dt", dt, f);
+    attr_string(v.ds, "field", v.field, f);
+    attr_string(v.ds, "unit", unit_of(v.field), f);
+    attr_string(v.ds, "timeunit", "s", f);
+    checked(H5DSattach_scale(v.ds, mapDs[v.pop], 0), f, "attach the source scale");
+    v.buf.assign(rows * st.block, 0.0);
+  }
+  for (auto& [name, ds] : mapDs) H5Dclose(ds);
+}
+
+using EventGroups = std::map<std::pair<std::string, std::string>, std::vector<std::size_t>>;
+
+/// Events: one dataset per source, grouped by (population, field). field and unit are attributes
+/// of the group /data/event/<pop>/<field>, source of each dataset: one attribute per dataset
+/// instead of three keeps 1e4 sources affordable.
+EventGroups make_event_datasets(NSDFWriter::State& st, const std::string& f) {
+  EventGroups groups;
+  for (std::size_t k = 0; k < st.events.size(); ++k) {
+    auto& ev = st.events[k];
+    const hsize_t dims[1] = {0}, chunk[1] = {256};
+    const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
+    ev.ds = extendible(st.fid, path, 1, dims, chunk, f);
+    attr_string(ev.ds, "source", ev.path, f);
+    if (groups.find({ev.pop, ev.field}) == groups.end()) {
+      hid_t g =
+          checked(H5Oopen(st.fid, ("/data/event/" + ev.pop + "/" + ev.field).c_str(), H5P_DEFAULT),
+                  f, "open an event group");
+      attr_string(g, "field", ev.field, f);
+      attr_string(g, "unit", "s", f);
+      H5Oclose(g);
+    }
+    groups[{ev.pop, ev.field}].push_back(k);
+  }
+  return groups;
+}
+
+/// The (source, data reference) map of each population and field: /map/event/<pop>/<field>.
+void write_event_maps(const NSDFWriter::State& st, const EventGroups& groups,
+                      const std::string& f) {
+  struct MapRow {
+    const char* source;
+    hobj_ref_t data;
+  };
+  for (auto& [key, idx] : groups) {
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(MapRow));
+    hid_t strType = vlen_string();
+    H5Tinsert(t, "source", HOFFSET(MapRow, source), strType);
+    H5Tinsert(t, "data", HOFFSET(MapRow, data), H5T_STD_REF_OBJ);
+    std::vector<MapRow> rows(idx.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const auto& ev = st.events[idx[k]];
+      rows[k].source = ev.path.c_str();
+      const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
+      checked(H5Rcreate(&rows[k].data, st.fid, path.c_str(), H5R_OBJECT, -1), f,
+              "reference an event dataset");
+    }
+    const hsize_t n = rows.size();
+    hid_t s = H5Screate_simple(1, &n, nullptr);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    const std::string path = "/map/event/" + key.first + "/" + key.second;
+    hid_t ds = H5Dcreate2(st.fid, path.c_str(), t, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    const herr_t rc = ds < 0 ? -1 : H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data());
+    if (ds >= 0) H5Dclose(ds);
+    H5Pclose(lcpl);
+    H5Sclose(s);
+    H5Tclose(strType);
+    H5Tclose(t);
+    checked(rc, f, ("write " + path).c_str());
+  }
+}
+
+}  // namespace
+
 void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
   close();
   samples_ = 0;
@@ -344,236 +595,27 @@ void NSDFWriter::reinit(const Eref& e, ProcPtr p) {
   auto st = std::make_unique<State>();
   st->file = filename_;
   st->dt = p->dt;
+  plan_uniform(*st, requestOut.messagesOf(e));
+  const Populations pops = plan_populations(*st, me->context().elements(), flushLimit_);
+  plan_events(*st, e, eventInputs_.size(), who);
 
-  // Uniform data: the requestOut messages of this object, in message id order (the digests of a
-  // round come in this order too, but store() finds the channel by id and does not rely on it).
-  const std::vector<const ReduceMsg*> msgs = requestOut.messagesOf(e);
-  std::map<std::pair<std::uint32_t, std::string>, std::size_t> varOf;  // (element, field) -> var
-  for (const ReduceMsg* m : msgs) {
-    const Element* d = m->dest();
-    const std::string field = m->getter()->name();
-    auto key = std::make_pair(d->id().value, field);
-    auto it = varOf.find(key);
-    if (it == varOf.end()) {
-      it = varOf.emplace(key, st->vars.size()).first;
-      State::Variable v;
-      v.field = field;
-      v.element = d->id();
-      st->vars.push_back(std::move(v));
-    }
-    State::Variable& v = st->vars[it->second];
-    State::Channel ch{m->id(), it->second, v.sources.size(), 0};
-    if (m->isSingle()) {
-      const Target t = m->singleTarget();
-      std::string path = object_path(d, t.data);
-      if (d->isField()) path += "[" + std::to_string(t.field) + "]";
-      v.sources.push_back(std::move(path));
-    } else {
-      for (Index i = 0; i < d->numData(); ++i) v.sources.push_back(object_path(d, i));
-    }
-    ch.rows = v.sources.size() - ch.row;
-    st->channels.push_back(ch);
-  }
-  // Populations: one per Element and set of objects (fields over the same objects share one).
-  std::set<std::string> popNames;
-  std::vector<std::pair<std::size_t, std::string>> pops;  // (first var, name)
-  std::vector<std::string> mapOfVar(st->vars.size());
-  std::set<std::string> mapsToWrite;
-  std::size_t totalRows = 0;
-  for (std::size_t k = 0; k < st->vars.size(); ++k) {
-    State::Variable& v = st->vars[k];
-    totalRows += v.sources.size();
-    for (auto& [j, name] : pops) {
-      if (st->vars[j].element == v.element && st->vars[j].sources == v.sources) {
-        v.pop = name;
-        break;
-      }
-    }
-    if (v.pop.empty()) {
-      v.pop = unique_name(popNames, me->context().elements().get(v.element)->name());
-      pops.emplace_back(k, v.pop);
-    }
-  }
-  st->block = totalRows ? std::max<std::size_t>(1, flushLimit_ / totalRows) : 1;
-  // A block is a whole number of chunk columns (see kChunkCols), so that a flush writes whole
-  // chunks and HDF5 never reads one back to complete it.
-  if (st->block > kChunkCols) st->block -= st->block % kChunkCols;
-
-  // Event sources: the messages into this writer's eventInput entries.
-  Element* fe = me->child("eventInput");
-  std::set<std::string> evPops;
-  std::map<std::uint32_t, std::string> evPopOf;  // source element -> population
-  if (fe) {
-    std::vector<const Msg*> in;
-    for (std::uint32_t id : fe->msgIds()) {
-      const Msg* m = msg_context(*me).msgs().get(id);
-      if (m && m->dest() == fe) in.push_back(m);
-    }
-    std::sort(in.begin(), in.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
-    std::vector<int> taken(eventInputs_.size(), 0);
-    for (const Msg* m : in) {
-      const Element* s = m->src();
-      if (s->isField())
-        throw MsgError(who + ": event sources must be data Elements, not field element " +
-                       s->path());
-      const std::string field = m->srcFinfo()->name();
-      auto pit = evPopOf.find(s->id().value);
-      if (pit == evPopOf.end())
-        pit = evPopOf.emplace(s->id().value, unique_name(evPops, s->name())).first;
-      for (Index d = 0; d < s->numData(); ++d) {
-        for (const Target& t : m->targets(d, 0)) {
-          if (t.data != e.dataIndex() || t.field >= eventInputs_.size()) continue;
-          if (taken[t.field]++)
-            throw MsgError(who + ": eventInput[" + std::to_string(t.field) +
-                           "] has more than one source (" + object_path(s, d) +
-                           " among them): give each source its own entry");
-          State::EventSource ev;
-          ev.entry = t.field;
-          ev.pop = pit->second;
-          ev.field = field;
-          ev.path = object_path(s, d);
-          ev.name = std::to_string(d);
-          st->events.push_back(std::move(ev));
-        }
-      }
-    }
-    std::sort(st->events.begin(), st->events.end(),
-              [](auto& a, auto& b) { return a.entry < b.entry; });
-  }
-
-  // The file: refuse an existing one unless asked; remove what was made if anything fails.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(filename_, ec) && !overwrite_)
-    throw ValueError(who + ": file '" + filename_ +
-                     "' exists (set overwrite = True to replace it, or choose another filename)");
-  {
-    const fs::path parent = fs::path(filename_).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw ValueError(who + ": cannot create file '" + filename_ + "': folder '" +
-                       parent.string() + "' does not exist");
-  }
+  // The file; what was made is removed if anything fails.
+  st->fid = create_file(filename_, overwrite_, who);
   QuietHdf5 quiet;
-  errno = 0;
-  // The 1.8 file format: groups with many links (one event dataset per source) are indexed
-  // (B-tree v2) instead of scanned, which makes creating 1e4 event datasets several times faster.
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-  st->fid = H5Fcreate(filename_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  H5Pclose(fapl);
-  if (st->fid < 0) {
-    const int err = errno;
-    throw ValueError(who + ": cannot create file '" + filename_ + "'" +
-                     (err ? std::string(": ") + std::strerror(err) : std::string()));
-  }
   try {
-    const std::string& f = filename_;
-    attr_string(st->fid, "nsdf_version", "0.1", f);
-    attr_string(st->fid, "dialect", "ONED", f);
-    attr_string(st->fid, "software", "antler", f);
-    attr_string(st->fid, "title", "recorded by " + me->path(), f);
-    if (!modelFiles_.empty()) {
-      // Each model file's text, an attribute of /model/modelfile named by the file's name.
-      hid_t g = make_group(st->fid, "/model/modelfile", f);
-      for (const auto& file : modelFiles_) {
-        std::ifstream in(file, std::ios::binary);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (!in.good() && !in.eof())
-          throw ValueError(who + ": cannot read the model file '" + file + "'");
-        attr_string(g, std::filesystem::path(file).filename().c_str(), text, f);
-      }
-      H5Gclose(g);
-    }
-    for (const char* g :
-         {"/data/uniform", "/data/event", "/data/nonuniform", "/data/static", "/map/uniform",
-          "/map/event", "/map/nonuniform", "/map/static", "/map/time", "/model/modeltree"})
-      H5Gclose(make_group(st->fid, g, f));
-    std::map<std::string, hid_t> mapDs;
-    for (auto& [j, name] : pops)
-      mapDs[name] = write_strings(st->fid, "/map/uniform/" + name, st->vars[j].sources, f);
-    for (auto& [name, ds] : mapDs) H5DSset_scale(ds, "source");
-    // Chunks of about 1 MiB (kChunkValues), as wide as a block (at most kChunkCols columns, and
-    // a block is a multiple of that): each flush then writes whole chunks.
-    const hsize_t cc = std::min<hsize_t>(st->block, kChunkCols);
-    for (auto& v : st->vars) {
-      const hsize_t rows = v.sources.size();
-      const hsize_t dims[2] = {rows, 0};
-      // Rows split evenly between the chunks: HDF5 allocates whole chunks at the edge too.
-      const hsize_t most = std::clamp<hsize_t>(kChunkValues / cc, 1, rows);
-      const hsize_t nChunks = (rows + most - 1) / most;
-      const hsize_t chunk[2] = {(rows + nChunks - 1) / nChunks, cc};
-      v.chunkRows = chunk[0];
-      v.ds = extendible(st->fid, "/data/uniform/" + v.pop + "/" + v.field, 2, dims, chunk, f);
-      attr_double(v.ds, "tstart", 0.0, f);
-      attr_double(v.ds, "dt", p->dt, f);
-      attr_string(v.ds, "field", v.field, f);
-      attr_string(v.ds, "unit", unit_of(v.field), f);
-      attr_string(v.ds, "timeunit", "s", f);
-      checked(H5DSattach_scale(v.ds, mapDs[v.pop], 0), f, "attach the source scale");
-      v.buf.assign(rows * st->block, 0.0);
-    }
-    for (auto& [name, ds] : mapDs) H5Dclose(ds);
-    // Events: one dataset per source, and the (source, data reference) map per population/field.
-    // (field and unit are attributes of the group /data/event/<pop>/<field>, source of each
-    // dataset: one attribute per dataset instead of three keeps 1e4 sources affordable.)
-    std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> evGroups;
-    for (std::size_t k = 0; k < st->events.size(); ++k) {
-      auto& ev = st->events[k];
-      const hsize_t dims[1] = {0}, chunk[1] = {256};
-      const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
-      ev.ds = extendible(st->fid, path, 1, dims, chunk, f);
-      attr_string(ev.ds, "source", ev.path, f);
-      if (evGroups.find({ev.pop, ev.field}) == evGroups.end()) {
-        hid_t g = checked(
-            H5Oopen(st->fid, ("/data/event/" + ev.pop + "/" + ev.field).c_str(), H5P_DEFAULT), f,
-            "open an event group");
-        attr_string(g, "field", ev.field, f);
-        attr_string(g, "unit", "s", f);
-        H5Oclose(g);
-      }
-      evGroups[{ev.pop, ev.field}].push_back(k);
-    }
-    struct MapRow {
-      const char* source;
-      hobj_ref_t data;
-    };
-    for (auto& [key, idx] : evGroups) {
-      hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(MapRow));
-      hid_t st_ = vlen_string();
-      H5Tinsert(t, "source", HOFFSET(MapRow, source), st_);
-      H5Tinsert(t, "data", HOFFSET(MapRow, data), H5T_STD_REF_OBJ);
-      std::vector<MapRow> rows(idx.size());
-      for (std::size_t k = 0; k < idx.size(); ++k) {
-        const auto& ev = st->events[idx[k]];
-        rows[k].source = ev.path.c_str();
-        const std::string path = "/data/event/" + ev.pop + "/" + ev.field + "/" + ev.name;
-        checked(H5Rcreate(&rows[k].data, st->fid, path.c_str(), H5R_OBJECT, -1), f,
-                "reference an event dataset");
-      }
-      const hsize_t n = rows.size();
-      hid_t s = H5Screate_simple(1, &n, nullptr);
-      hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-      H5Pset_create_intermediate_group(lcpl, 1);
-      const std::string path = "/map/event/" + key.first + "/" + key.second;
-      hid_t ds = H5Dcreate2(st->fid, path.c_str(), t, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-      const herr_t rc = ds < 0 ? -1 : H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data());
-      if (ds >= 0) H5Dclose(ds);
-      H5Pclose(lcpl);
-      H5Sclose(s);
-      H5Tclose(st_);
-      H5Tclose(t);
-      checked(rc, f, ("write " + path).c_str());
-    }
-    checked(H5Fflush(st->fid, H5F_SCOPE_GLOBAL), f, "flush the file");
+    write_header(st->fid, "recorded by " + me->path(), modelFiles_, filename_, who);
+    make_uniform_datasets(*st, pops, p->dt, filename_);
+    write_event_maps(*st, make_event_datasets(*st, filename_), filename_);
+    checked(H5Fflush(st->fid, H5F_SCOPE_GLOBAL), filename_, "flush the file");
   } catch (...) {
     st->closeHandles();
-    fs::remove(filename_, ec);
+    std::error_code ec;
+    std::filesystem::remove(filename_, ec);
     throw;
   }
   st_ = std::move(st);
-  // The initial values, as a Table records them at reinit.
-  ReduceQueue& q = reduce_context(*me).reduces();
-  for (const auto& ch : st_->channels) q.request(ch.msgId);
+  // The initial values, as a Table records them at reinit (every channel's message exists now).
+  requestOut.ask(st_->channels, e, [](const State::Channel&) {});
 }
 
 void NSDFWriter::process(const Eref& e, ProcPtr) {

@@ -25,7 +25,50 @@ void check_index(const char* op, const char* role, const Element* e, Index d) {
                      std::to_string(e->numData()) + " entries");
 }
 
+std::unique_ptr<Msg> make_single(std::uint32_t id, Element* se, Element* de, const Finfo* sf,
+                                 const Finfo* df, const ObjId& src, const ObjId& dest) {
+  check_index("connect", "source", se, src.dataIndex);
+  check_index("connect", "destination", de, dest.dataIndex);
+  return std::make_unique<SingleMsg>(id, se, de, sf, df, Target{src.dataIndex, src.fieldIndex},
+                                     Target{dest.dataIndex, dest.fieldIndex});
+}
+
+std::unique_ptr<Msg> make_one_to_one(std::uint32_t id, Element* se, Element* de, const Finfo* sf,
+                                     const Finfo* df, const ObjId&, const ObjId&) {
+  if (se->numData() != de->numData())
+    throw MsgError("connect: OneToOne needs equal sizes, but " + se->path() + " has " +
+                   std::to_string(se->numData()) + " entries and " + de->path() + " has " +
+                   std::to_string(de->numData()));
+  return std::make_unique<OneToOneMsg>(id, se, de, sf, df);
+}
+
+template <class M>
+std::unique_ptr<Msg> make_plain(std::uint32_t id, Element* se, Element* de, const Finfo* sf,
+                                const Finfo* df, const ObjId&, const ObjId&) {
+  return std::make_unique<M>(id, se, de, sf, df);
+}
+
+std::unique_ptr<Msg> make_diagonal(std::uint32_t id, Element* se, Element* de, const Finfo* sf,
+                                   const Finfo* df, const ObjId&, const ObjId&) {
+  return std::make_unique<DiagonalMsg>(id, se, de, sf, df, 1);
+}
+
+/// The message kinds, in MsgKind order.
+constexpr MsgKindInfo kMsgKinds[] = {
+    {MsgKind::single, "Single", make_single, ""},
+    {MsgKind::oneToOne, "OneToOne", make_one_to_one, ""},
+    {MsgKind::oneToAll, "OneToAll", make_plain<OneToAllMsg>, ""},
+    {MsgKind::diagonal, "Diagonal", make_diagonal, "setStride"},
+    {MsgKind::sparse, "Sparse", make_plain<SparseMsg>, "setRandomConnectivity, pairFill"},
+    {MsgKind::reduce, "Reduce", nullptr, ""},
+};
+static_assert(std::size(kMsgKinds) == static_cast<std::size_t>(MsgKind::reduce) + 1);
+
 }  // namespace
+
+std::span<const MsgKindInfo> msg_kinds() {
+  return kMsgKinds;
+}
 
 Msg* connect(MsgContext& sim, std::string_view kindName, const ObjId& src,
              std::string_view srcField, const ObjId& dest, std::string_view destField) {
@@ -64,34 +107,8 @@ Msg* connect(MsgContext& sim, std::string_view kindName, const ObjId& src,
                     " takes " + sig(d->argTypes()));
 
   MsgTable& table = sim.msgs();
-  const std::uint32_t id = table.nextId();
-  std::unique_ptr<Msg> m;
-  switch (kind) {
-    case MsgKind::single:
-      check_index(op, "source", se, src.dataIndex);
-      check_index(op, "destination", de, dest.dataIndex);
-      m = std::make_unique<SingleMsg>(id, se, de, sf, df, Target{src.dataIndex, src.fieldIndex},
-                                      Target{dest.dataIndex, dest.fieldIndex});
-      break;
-    case MsgKind::oneToOne:
-      if (se->numData() != de->numData())
-        throw MsgError(std::string(op) + ": OneToOne needs equal sizes, but " + se->path() +
-                       " has " + std::to_string(se->numData()) + " entries and " + de->path() +
-                       " has " + std::to_string(de->numData()));
-      m = std::make_unique<OneToOneMsg>(id, se, de, sf, df);
-      break;
-    case MsgKind::oneToAll:
-      m = std::make_unique<OneToAllMsg>(id, se, de, sf, df);
-      break;
-    case MsgKind::diagonal:
-      m = std::make_unique<DiagonalMsg>(id, se, de, sf, df, 1);
-      break;
-    case MsgKind::sparse:
-      m = std::make_unique<SparseMsg>(id, se, de, sf, df);
-      break;
-    case MsgKind::reduce:
-      break;
-  }
+  std::unique_ptr<Msg> m =
+      msg_kinds()[static_cast<std::size_t>(kind)].make(table.nextId(), se, de, sf, df, src, dest);
   return table.insert(std::move(m), s, d);
 }
 

@@ -11,29 +11,19 @@
 namespace antler {
 
 const char* to_string(MsgKind k) {
-  switch (k) {
-    case MsgKind::single:
-      return "Single";
-    case MsgKind::oneToOne:
-      return "OneToOne";
-    case MsgKind::oneToAll:
-      return "OneToAll";
-    case MsgKind::diagonal:
-      return "Diagonal";
-    case MsgKind::sparse:
-      return "Sparse";
-    case MsgKind::reduce:
-      return "Reduce";
-  }
+  for (const MsgKindInfo& i : msg_kinds())
+    if (i.kind == k) return i.name;
   return "?";
 }
 
 MsgKind parse_msg_kind(std::string_view name, std::string_view op) {
-  for (auto k : {MsgKind::single, MsgKind::oneToOne, MsgKind::oneToAll, MsgKind::diagonal,
-                 MsgKind::sparse, MsgKind::reduce})
-    if (name == to_string(k)) return k;
+  std::vector<std::string> names;
+  for (const MsgKindInfo& i : msg_kinds()) {
+    if (name == i.name) return i.kind;
+    names.emplace_back(i.name);
+  }
   throw MsgError(std::string(op) + ": unknown message kind '" + std::string(name) +
-                 "' (kinds: Single, OneToOne, OneToAll, Diagonal, Sparse, Reduce)");
+                 "' (kinds: " + join_names(names) + ")");
 }
 
 Msg::Msg(std::uint32_t id, MsgKind kind, Element* src, Element* dest, const Finfo* sf,

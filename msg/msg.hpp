@@ -4,6 +4,7 @@
 /// Message metadata is replicated on every node; each node delivers only to its own entries.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,21 @@ enum class MsgKind : std::uint8_t { single, oneToOne, oneToAll, diagonal, sparse
 const char* to_string(MsgKind k);
 /// Parses a kind name; MsgError listing the valid names if unknown.
 MsgKind parse_msg_kind(std::string_view name, std::string_view operation);
+
+/// One row of the message-kind table (msg/connect.cpp): a kind's name, how connect makes one
+/// (nullptr: not by connect — a Reduce message starts at a ReduceFinfo), and the Shell commands
+/// that configure one after it is made. A new kind is its class, its MsgKind, its case in
+/// Msg::deliver and targets, and one row.
+struct MsgKindInfo {
+  MsgKind kind;
+  const char* name;
+  /// Checks the ends (indices, sizes) and makes the message; connect has checked the fields.
+  std::unique_ptr<Msg> (*make)(std::uint32_t id, Element* src, Element* dest, const Finfo* sf,
+                               const Finfo* df, const ObjId& srcObj, const ObjId& destObj);
+  const char* configuration;
+};
+/// Every kind, in MsgKind order.
+std::span<const MsgKindInfo> msg_kinds();
 
 /// Base of all messages. The mapping is a closed set of kinds, dispatched by a switch in
 /// deliver() so that the per-target call needs no virtual call beyond the destination function.

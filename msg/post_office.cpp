@@ -151,6 +151,12 @@ void PostOffice::clear() {
   spans_.clear();
 }
 
+PostOffice::Span PostOffice::segment(const Outbox& o, std::size_t j) {
+  const auto& ends = o.segmentEnds();
+  const std::size_t b = j == 0 ? 0 : ends[j - 1];
+  return Span{o.bytes().data() + b, o.bytes().data() + ends[j]};
+}
+
 std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attachment) {
   const unsigned T = numThreads();
   for (unsigned t = 0; t < T; ++t) {
@@ -158,19 +164,13 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
     deferredOut_[t].clear();
   }
   const std::size_t nseg = process_[0].segmentEnds().size();
-  auto segment = [&](const Outbox& o, std::size_t j) {
-    const auto& ends = o.segmentEnds();
-    const std::size_t b = j == 0 ? 0 : ends[j - 1];
-    return Span{o.bytes().data() + b, o.bytes().data() + ends[j]};
-  };
   // Scratch kept between rounds: a round allocates nothing once the sizes have settled.
   deferredSpans_.clear();
   if (segSpans_.size() < nseg) segSpans_.resize(nseg);
   for (auto& v : segSpans_) v.clear();
   attachments_.clear();
-  const NodeLayout& l = context_.layout();
 
-  if (l.numNodes == 1) {
+  if (context_.layout().numNodes == 1) {
     attachments_.emplace_back(attachment.data(), attachment.size());
     if (flags & kFlagError) return flags;
     for (unsigned t = 0; t < T; ++t) {
@@ -184,9 +184,24 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
     plan(nseg);
     return flags;
   }
+  pack(flags, attachment, nseg);
+  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
+                               gathered_);
+  // The steady state's sizes repeat: next round's block fits this round's largest part.
+  const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
+  inlineBytes_ = std::clamp((largest + 7) / 8 * 8, kMinInline, kMaxInline);
+  std::string disagreement;
+  const std::uint32_t all = unpack(nseg, disagreement);
+  if (all & kFlagError) return all;
+  if (!disagreement.empty()) throw CommError(disagreement);
+  plan(nseg);
+  return all;
+}
 
-  // Pack: {flags u32, nseg u32, attachment bytes u64, deferred bytes u64, segment bytes u64 x
-  // nseg} then the bytes: attachment, deferred, then segment by segment with threads in order.
+void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg) {
+  // {flags u32, nseg u32, attachment bytes u64, deferred bytes u64, segment bytes u64 x nseg},
+  // then the bytes: attachment, deferred, then segment by segment with threads in order.
+  const unsigned T = numThreads();
   packed_.clear();
   Writer w(packed_);
   w.put<std::uint32_t>(flags).put<std::uint32_t>(static_cast<std::uint32_t>(nseg));
@@ -212,18 +227,14 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
         const Span s = segment(process_[t], j);
         packed_.append(s.begin, static_cast<std::size_t>(s.end - s.begin));
       }
+}
 
-  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
-                               gathered_);
-  // The steady state's sizes repeat: next round's block fits this round's largest part.
-  const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
-  inlineBytes_ = std::clamp((largest + 7) / 8 * 8, kMinInline, kMaxInline);
-
-  // Parse every node's part (bounds-checked: a corrupted buffer is a CommError, and every node
-  // parses the same bytes, so every node reaches the same verdict).
+std::uint32_t PostOffice::unpack(std::size_t nseg, std::string& disagreement) {
+  // Bounds-checked: a corrupted buffer is a CommError, and every node parses the same bytes, so
+  // every node reaches the same verdict.
+  const NodeLayout& l = context_.layout();
   std::uint32_t all = 0;
   std::size_t off = 0;
-  std::string disagreement;
   for (int r = 0; r < l.numNodes; ++r) {
     Reader rd(gathered_.data() + off, counts_[r]);
     off += counts_[r];
@@ -246,9 +257,6 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attach
       if (j < nseg) segSpans_[j].push_back({q, q + x});
     }
   }
-  if (all & kFlagError) return all;
-  if (!disagreement.empty()) throw CommError(disagreement);
-  plan(nseg);
   return all;
 }
 

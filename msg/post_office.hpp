@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/comm/comm.hpp"
@@ -117,6 +118,14 @@ class PostOffice {
     const char* args;
     std::uint32_t argBytes;
   };
+  /// Segment j of a process queue.
+  static Span segment(const Outbox& o, std::size_t j);
+  /// This node's part of the exchange, in packed_: flags, sizes, attachment, deferred sends and
+  /// the process queues' segments.
+  void pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg);
+  /// Reads every node's part from gathered_ into the spans; returns the union of the flags (a
+  /// disagreement on the segment count is described in `disagreement`).
+  std::uint32_t unpack(std::size_t nseg, std::string& disagreement);
   void plan(std::size_t nseg);
   void deliverSpan(Span s, unsigned t) const;
 

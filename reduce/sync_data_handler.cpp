@@ -1,4 +1,4 @@
-#include "reduce/sync_data_handler.hpp"
+#include "reduce/detail/sync_data_handler.hpp"
 
 #include "reduce/context.hpp"
 #include "reduce/reduce_field_dimension.hpp"

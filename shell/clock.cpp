@@ -47,8 +47,8 @@
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/proc_info.hpp"
+#include "shell/detail/spin_barrier.hpp"
 #include "shell/simulation.hpp"
-#include "shell/spin_barrier.hpp"
 
 namespace antler {
 

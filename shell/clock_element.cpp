@@ -1,4 +1,4 @@
-#include "shell/clock_element.hpp"
+#include "shell/detail/clock_element.hpp"
 
 #include <string>
 

@@ -26,9 +26,9 @@
 #include <map>
 #include <set>
 
+#include "core/detail/path.hpp"
 #include "core/element.hpp"
 #include "core/error.hpp"
-#include "core/path.hpp"
 #include "msg/msg.hpp"
 #include "reduce/reduce_msg.hpp"
 #include "shell/shell.hpp"
@@ -218,12 +218,24 @@ void Shell::move(ObjId src, ObjId newParent) {
   dispatchExtension("move", args);
 }
 
-ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n) {
-  checkIdle("copy");
-  const ElementTable& t = sim_.elements();
-  check_whole_parent(t, newParent, "copy");
-  const Element* se = require(t, src, "copy", "source");
-  const Element* pe = require(t, newParent, "copy", "destination parent");
+namespace {
+
+/// What a copy copies, found and checked before anything changes: the subtree (parents before
+/// children) and the messages with both ends inside it, in id order (the order they were made
+/// and filled).
+struct CopyPlan {
+  const Element* src = nullptr;
+  const Element* parent = nullptr;
+  std::string name;
+  Index n = 1;
+  std::vector<Element*> elems;
+  std::vector<const Msg*> msgs;
+};
+
+/// copy's checks on the source, the destination parent, the name and n (the same on every node:
+/// metadata every node holds).
+void check_copy(const Element* se, const Element* pe, const std::string& name, Index n) {
+  const ElementTable& t = se->context().elements();
   if (se->id() == Id::root()) throw ValueError("copy: cannot copy the root element '/'");
   if (se->isSystem())
     throw ValueError("copy: " + se->path() + " is antler's own " + se->cinfo()->name() +
@@ -237,7 +249,6 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
   if (inside(pe, se))
     throw ValueError("copy: cannot copy " + se->path() + " into its own subtree (" + pe->path() +
                      " is inside it)");
-  const std::string name = nameArg.empty() ? se->name() : std::string(nameArg);
   if (!valid_name(name))
     throw ValueError("copy: " + quoted(name) +
                      " is not a valid element name (letters, digits, '_', '-', '.'; not '.' or "
@@ -245,130 +256,145 @@ ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n)
   if (const Element* old = pe->child(name))
     throw PathError("copy: " + old->path() + " already exists (a " + old->cinfo()->name() + ")");
   if (n == 0) throw ValueError("copy: n = 0 copies of " + se->path() + " (n must be at least 1)");
+}
 
-  // The subtree, parents before children.
-  std::vector<Element*> elems;
+/// The plan of copying se under pe as `name`, n times; throws (changing nothing) if it cannot be.
+CopyPlan plan_copy(Simulation& sim, Element* se, const Element* pe, std::string name, Index n) {
+  check_copy(se, pe, name, n);
+  const ElementTable& t = sim.elements();
+  CopyPlan plan{se, pe, std::move(name), n, {}, {}};
   std::set<const Element*> inTree;
-  {
-    std::vector<Element*> stack{t.get(src.id)};
-    while (!stack.empty()) {
-      Element* e = stack.back();
-      stack.pop_back();
-      elems.push_back(e);
-      inTree.insert(e);
-      const auto& kids = e->children();
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-        if (Element* k = t.get(*it)) stack.push_back(k);
-    }
+  std::vector<Element*> stack{se};
+  while (!stack.empty()) {
+    Element* e = stack.back();
+    stack.pop_back();
+    plan.elems.push_back(e);
+    inTree.insert(e);
+    const auto& kids = e->children();
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      if (Element* k = t.get(*it)) stack.push_back(k);
   }
-  for (const Element* e : elems)
+  for (const Element* e : plan.elems)
     if (static_cast<std::uint64_t>(e->numData()) * n > kMaxEntries)
       throw ValueError("copy: n = " + std::to_string(n) + " copies of " + e->path() + " (" +
                        std::to_string(e->numData()) + " entries) would exceed " +
                        std::to_string(kMaxEntries) + " entries per element");
-
-  // The messages with both ends inside, in id order (the order they were made and filled).
   std::set<std::uint32_t> ids;
-  for (Element* e : elems)
+  for (const Element* e : plan.elems)
     for (std::uint32_t id : e->msgIds()) {
-      const Msg* m = msg(id);
+      const Msg* m = sim.msgs().get(id);
       if (m && inTree.count(m->src()) && inTree.count(m->dest())) ids.insert(id);
     }
-  std::vector<const Msg*> msgs;
-  for (std::uint32_t id : ids) msgs.push_back(msg(id));
+  for (std::uint32_t id : ids) plan.msgs.push_back(sim.msgs().get(id));
   if (n > 1)
-    for (const Msg* m : msgs)
+    for (const Msg* m : plan.msgs)
       if (std::string why = unreplicable(m); !why.empty())
         throw MsgError("copy: cannot make n = " + std::to_string(n) + " copies of " + se->path() +
                        ": " + why + " (copy with n = 1, or connect the copies by hand)");
+  return plan;
+}
+
+/// Makes the copy of every element of the plan (field elements come with their parents); the
+/// map from original to copy is filled as they are made, the new root first.
+void copy_elements(Shell& s, const CopyPlan& plan, std::map<const Element*, Element*>& made) {
+  const ElementTable& t = plan.src->context().elements();
+  for (const Element* e : plan.elems) {
+    if (e->isField()) continue;  // made with its parent
+    const Element* p = e == plan.src ? plan.parent : made.at(t.get(e->parent()));
+    const std::string pp = p->path();
+    const std::string path = (pp == "/" ? "" : pp) + "/" + (e == plan.src ? plan.name : e->name());
+    const ObjId o = s.create(e->cinfo()->name(), path, e->numData() * plan.n, e->isGlobal());
+    Element* c = t.get(o.id);
+    made[e] = c;
+    for (Id k : e->children())
+      if (const Element* ke = t.get(k); ke && ke->isField()) made[ke] = c->child(ke->name());
+  }
+}
+
+/// Connects the copies as the originals are connected, n times over (each copy to itself).
+void copy_message(Shell& s, const Msg* m, const std::map<const Element*, Element*>& made, Index n) {
+  const Element* os = m->src();
+  const Element* od = m->dest();
+  const Id cs = made.at(os)->id(), cd = made.at(od)->id();
+  const Index ns = os->numData(), nd = od->numData();
+  const std::string sf = m->srcFinfo()->name(), df = m->destFinfo()->name();
+  switch (m->kind()) {
+    case MsgKind::single: {
+      auto* sm = static_cast<const SingleMsg*>(m);
+      for (Index k = 0; k < n; ++k)
+        s.addMsg("Single", ObjId(cs, k * ns + sm->from().data, sm->from().field), sf,
+                 ObjId(cd, k * nd + sm->to().data, sm->to().field), df);
+      return;
+    }
+    case MsgKind::reduce: {
+      auto* rm = static_cast<const ReduceMsg*>(m);
+      if (!rm->isSingle()) {
+        s.addMsg("Reduce", ObjId(cs, rm->requester()), sf, ObjId(cd), df);  // n == 1 here
+        return;
+      }
+      for (Index k = 0; k < n; ++k)
+        s.addMsg("Single", ObjId(cs, k * ns + rm->requester()), sf,
+                 ObjId(cd, k * nd + rm->singleTarget().data, rm->singleTarget().field), df);
+      return;
+    }
+    case MsgKind::oneToOne:
+      s.addMsg("OneToOne", ObjId(cs), sf, ObjId(cd), df);
+      return;
+    case MsgKind::oneToAll:
+    case MsgKind::diagonal:
+      if (n == 1) {
+        const auto id = s.addMsg(to_string(m->kind()), ObjId(cs), sf, ObjId(cd), df);
+        if (m->kind() == MsgKind::diagonal)
+          s.setStride(id, static_cast<const DiagonalMsg*>(m)->stride());
+        return;
+      }
+      [[fallthrough]];  // n > 1: the same connectivity per copy, as one Sparse message
+    case MsgKind::sparse: {
+      const Pairs one = pairs_of(m);
+      Pairs all;
+      all.src.reserve(one.src.size() * n);
+      all.dest.reserve(one.dest.size() * n);
+      for (Index k = 0; k < n; ++k)
+        for (std::size_t q = 0; q < one.src.size(); ++q)
+          all.add(k * ns + one.src[q], k * nd + one.dest[q]);
+      s.pairFill(s.addMsg("Sparse", ObjId(cs), sf, ObjId(cd), df), all.src, all.dest);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+ObjId Shell::copy(ObjId src, ObjId newParent, std::string_view nameArg, Index n) {
+  checkIdle("copy");
+  const ElementTable& t = sim_.elements();
+  check_whole_parent(t, newParent, "copy");
+  Element* se = require(t, src, "copy", "source");
+  const Element* pe = require(t, newParent, "copy", "destination parent");
+  const CopyPlan plan =
+      plan_copy(sim_, se, pe, nameArg.empty() ? se->name() : std::string(nameArg), n);
 
   // ---- nothing has changed so far; from here on, a failure deletes what was made ----
   std::map<const Element*, Element*> made;  // original -> copy
-  ObjId root;
-  bool rootMade = false;
   try {
-    for (const Element* e : elems) {
-      if (e->isField()) continue;  // made with its parent
-      const Element* p = e == se ? pe : made.at(t.get(e->parent()));
-      const std::string pp = p->path();
-      const std::string path = (pp == "/" ? "" : pp) + "/" + (e == se ? name : e->name());
-      const ObjId o = create(e->cinfo()->name(), path, e->numData() * n, e->isGlobal());
-      if (e == se) {
-        root = o;
-        rootMade = true;
-      }
-      Element* c = t.get(o.id);
-      made[e] = c;
-      for (Id k : e->children())
-        if (const Element* ke = t.get(k); ke && ke->isField()) made[ke] = c->child(ke->name());
-    }
-    for (const Msg* m : msgs) {
-      const Element* os = m->src();
-      const Element* od = m->dest();
-      const Id cs = made.at(os)->id(), cd = made.at(od)->id();
-      const Index ns = os->numData(), nd = od->numData();
-      const std::string sf = m->srcFinfo()->name(), df = m->destFinfo()->name();
-      switch (m->kind()) {
-        case MsgKind::single: {
-          auto* sm = static_cast<const SingleMsg*>(m);
-          for (Index k = 0; k < n; ++k)
-            addMsg("Single", ObjId(cs, k * ns + sm->from().data, sm->from().field), sf,
-                   ObjId(cd, k * nd + sm->to().data, sm->to().field), df);
-          break;
-        }
-        case MsgKind::reduce: {
-          auto* rm = static_cast<const ReduceMsg*>(m);
-          if (!rm->isSingle()) {
-            addMsg("Reduce", ObjId(cs, rm->requester()), sf, ObjId(cd), df);  // n == 1 here
-            break;
-          }
-          for (Index k = 0; k < n; ++k)
-            addMsg("Single", ObjId(cs, k * ns + rm->requester()), sf,
-                   ObjId(cd, k * nd + rm->singleTarget().data, rm->singleTarget().field), df);
-          break;
-        }
-        case MsgKind::oneToOne:
-          addMsg("OneToOne", ObjId(cs), sf, ObjId(cd), df);
-          break;
-        case MsgKind::oneToAll:
-        case MsgKind::diagonal:
-          if (n == 1) {
-            const auto id = addMsg(to_string(m->kind()), ObjId(cs), sf, ObjId(cd), df);
-            if (m->kind() == MsgKind::diagonal)
-              setStride(id, static_cast<const DiagonalMsg*>(m)->stride());
-            break;
-          }
-          [[fallthrough]];  // n > 1: the same connectivity per copy, as one Sparse message
-        case MsgKind::sparse: {
-          const Pairs one = pairs_of(m);
-          Pairs all;
-          all.src.reserve(one.src.size() * n);
-          all.dest.reserve(one.dest.size() * n);
-          for (Index k = 0; k < n; ++k)
-            for (std::size_t q = 0; q < one.src.size(); ++q)
-              all.add(k * ns + one.src[q], k * nd + one.dest[q]);
-          pairFill(addMsg("Sparse", ObjId(cs), sf, ObjId(cd), df), all.src, all.dest);
-          break;
-        }
-      }
-    }
-    for (const Element* e : elems)
-      if (!e->isField()) copy_values(*this, e, made.at(e), n);
-    for (const Element* e : elems)
-      if (e->isField()) copy_values(*this, e, made.at(e), n);
-    for (const Element* e : elems)
+    copy_elements(*this, plan, made);
+    for (const Msg* m : plan.msgs) copy_message(*this, m, made, n);
+    for (bool fields : {false, true})  // data elements first: they size the field arrays
+      for (const Element* e : plan.elems)
+        if (e->isField() == fields) copy_values(*this, e, made.at(e), n);
+    for (const Element* e : plan.elems)
       if (e->isField()) doSyncDataHandler(made.at(e)->id());
   } catch (...) {
-    if (rootMade) {
+    if (auto it = made.find(se); it != made.end()) {
       try {
-        destroy(root);
+        destroy(ObjId(it->second->id()));
       } catch (...) {
         // The original error says what went wrong; a failed clean-up must not hide it.
       }
     }
     throw;
   }
-  return root;
+  return ObjId(made.at(se)->id());
 }
 
 }  // namespace antler

@@ -128,6 +128,81 @@ void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n)
 }
 }  // namespace
 
+namespace {
+/// setVec of every entry of a data element: the values are in global order and this node's
+/// entries are one contiguous block.
+void set_vec_data(Element* e, const ValueFinfoBase* vf, Reader& r, std::uint64_t n) {
+  if (n != e->numData())
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
+                     std::to_string(e->numData()) + " entries");
+  validate_values(vf, r, n);
+  for (Index d = 0; d < e->localBegin(); ++d) vf->skip(r);
+  atomic_write(e, vf, r,
+               [&](auto&& fn) {
+                 for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
+               },
+               true, "setVec", {e->localBegin(), e->localEnd()});
+}
+
+/// How many field entries the nodes before this one hold, and all nodes together (a collective
+/// over the nodes of a distributed element: only each node can count its parents' entries).
+std::pair<std::uint64_t, std::uint64_t> field_entries_before(Simulation& sim, const Element* e) {
+  std::uint64_t mine = 0;
+  for (Index d = e->localBegin(); d < e->localEnd(); ++d) mine += e->numField(d);
+  if (sim.layout().numNodes == 1 || e->isGlobal()) return {0, mine};
+  std::vector<std::size_t> counts;
+  std::vector<char> all;
+  comm::algo::allgather_inline(sim.shell().comm(),
+                               {reinterpret_cast<const char*>(&mine), sizeof mine}, sizeof mine,
+                               counts, all);
+  std::uint64_t before = 0, total = 0;
+  for (int k = 0; k < sim.layout().numNodes; ++k) {
+    std::uint64_t x;
+    std::memcpy(&x, all.data() + k * sizeof x, sizeof x);
+    if (k < sim.layout().node) before += x;
+    total += x;
+  }
+  return {before, total};
+}
+
+/// setVec of every field entry of every parent, parent by parent: this node's entries start
+/// after those of the nodes before it.
+void set_vec_fields(Simulation& sim, Element* e, const ValueFinfoBase* vf, Reader& r,
+                    std::uint64_t n) {
+  const auto [before, total] = field_entries_before(sim, e);
+  if (n != total)
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() + ", which has " +
+                     std::to_string(total) + " entries over all its parents");
+  validate_values(vf, r, n);
+  for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
+  atomic_write(
+      e, vf, r,
+      [&](auto&& fn) {
+        for (Index d = e->localBegin(); d < e->localEnd(); ++d)
+          for (Index f = 0; f < e->numField(d); ++f) fn(d, f);
+      },
+      true, "setVec");
+}
+
+/// setVec of the field entries of one parent: they live on its owner only, which alone checks
+/// the count and writes.
+void set_vec_parent(Element* e, const ValueFinfoBase* vf, Reader& r, std::uint64_t n, Index d) {
+  check_data_index(e, d, "setVec");
+  validate_values(vf, r, n);
+  if (!e->isLocal(d)) return;
+  if (n != e->numField(d))
+    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
+                     e->context().elements().path(e->parent()) + "[" + std::to_string(d) +
+                     "], which has " + std::to_string(e->numField(d)) + " entries");
+  atomic_write(
+      e, vf, r,
+      [&](auto&& fn) {
+        for (Index f = 0; f < n; ++f) fn(d, f);
+      },
+      false, "setVec");
+}
+}  // namespace
+
 void do_set_vec(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
@@ -137,68 +212,12 @@ void do_set_vec(Simulation& sim, Reader& r, Writer&) {
   Element* e = require_element(sim, o, "setVec");
   auto* vf = require_value(e, field, "setVec", true);
   check_type(vf->valueType(), t.mangled, t.name, "setVec", e->cinfo()->name() + "." + field);
-  if (!e->isField()) {
-    if (n != e->numData())
-      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
-                       ", which has " + std::to_string(e->numData()) + " entries");
-    validate_values(vf, r, n);
-    // Values are in global order and this node's entries are one contiguous block.
-    for (Index d = 0; d < e->localBegin(); ++d) vf->skip(r);
-    atomic_write(e, vf, r,
-                 [&](auto&& fn) {
-                   for (Index d = e->localBegin(); d < e->localEnd(); ++d) fn(d, Index{0});
-                 },
-                 true, "setVec", {e->localBegin(), e->localEnd()});
-    return;
-  }
-  if (whole) {
-    // Every field entry of every parent, parent by parent: this node's entries start after those
-    // of the nodes before it, which only they can count, so the nodes swap their totals first.
-    std::uint64_t mine = 0;
-    for (Index d = e->localBegin(); d < e->localEnd(); ++d) mine += e->numField(d);
-    std::uint64_t before = 0, total = mine;
-    if (sim.layout().numNodes > 1 && !e->isGlobal()) {
-      std::vector<std::size_t> counts;
-      std::vector<char> all;
-      comm::algo::allgather_inline(sim.shell().comm(),
-                                   {reinterpret_cast<const char*>(&mine), sizeof mine}, sizeof mine,
-                                   counts, all);
-      total = 0;
-      for (int k = 0; k < sim.layout().numNodes; ++k) {
-        std::uint64_t x;
-        std::memcpy(&x, all.data() + k * sizeof x, sizeof x);
-        if (k < sim.layout().node) before += x;
-        total += x;
-      }
-    }
-    if (n != total)
-      throw ValueError("setVec: " + std::to_string(n) + " values for " + e->path() +
-                       ", which has " + std::to_string(total) + " entries over all its parents");
-    validate_values(vf, r, n);
-    for (std::uint64_t k = 0; k < before; ++k) vf->skip(r);
-    atomic_write(
-        e, vf, r,
-        [&](auto&& fn) {
-          for (Index d = e->localBegin(); d < e->localEnd(); ++d)
-            for (Index f = 0; f < e->numField(d); ++f) fn(d, f);
-        },
-        true, "setVec");
-    return;
-  }
-  check_data_index(e, o.dataIndex, "setVec");
-  validate_values(vf, r, n);
-  // One parent's entries live on its owner only: only it checks the count and writes.
-  if (!e->isLocal(o.dataIndex)) return;
-  if (n != e->numField(o.dataIndex))
-    throw ValueError("setVec: " + std::to_string(n) + " values for " + e->name() + " of " +
-                     sim.elements().path(e->parent()) + "[" + std::to_string(o.dataIndex) +
-                     "], which has " + std::to_string(e->numField(o.dataIndex)) + " entries");
-  atomic_write(
-      e, vf, r,
-      [&](auto&& fn) {
-        for (Index f = 0; f < n; ++f) fn(o.dataIndex, f);
-      },
-      false, "setVec");
+  if (!e->isField())
+    set_vec_data(e, vf, r, n);
+  else if (whole)
+    set_vec_fields(sim, e, vf, r, n);
+  else
+    set_vec_parent(e, vf, r, n, o.dataIndex);
 }
 
 void do_set_all(Simulation& sim, Reader& r, Writer&) {
@@ -220,16 +239,6 @@ void do_set_all(Simulation& sim, Reader& r, Writer&) {
   Reader vr(values);
   atomic_write(
       e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
-}
-
-const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
-                                           const char* op) {
-  const Finfo* f = e->cinfo()->findFinfo(field);
-  if (!f || f->kind() != FinfoKind::lookupValue)
-    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
-                     e->cinfo()->name() + " (lookup fields: " +
-                     join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")");
-  return static_cast<const LookupValueFinfoBase*>(f);
 }
 
 void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set) {

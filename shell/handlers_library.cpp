@@ -71,34 +71,28 @@ void check_library_file(const std::string& path) {
 }
 }  // namespace
 
-// Loading runs the library's static initializers, which register its classes. They must not
-// throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
-// verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
-// of libantler) refuses the whole library, which is unregistered again and closed.
-void do_load_library(Simulation&, Reader& r, Writer& w) {
-  const auto path = r.get<std::string>();
-  if (path.empty())
-    throw ValueError(
-        "loadLibrary: empty path (give the file of a shared library of antler "
-        "classes, e.g. 'build-user/libmy_cells.so')");
-  check_library_file(path);
-  // Shell commands a library registers as it loads (static initialisers) are part of the load
-  // transaction too: a refused library is closed, and a handler of it left registered would
-  // point into unmapped code. And no library replaces a command already registered (a library
-  // carrying its own copy of antler's core registers all of antler's commands again).
-  struct CommandsGuard {
-    std::map<std::string, Shell::Handler> before = extensions();
-    bool kept = false;
-    ~CommandsGuard() {
-      if (!kept) {
-        extensions() = before;
-        return;
-      }
-      for (const auto& [name, h] : before) extensions()[name] = h;
+namespace {
+
+/// Shell commands a library registers as it loads (static initialisers) are part of the load
+/// transaction too: a refused library is closed, and a handler of it left registered would point
+/// into unmapped code. And no library replaces a command already registered (a library carrying
+/// its own copy of antler's core registers all of antler's commands again).
+struct CommandsGuard {
+  std::map<std::string, Shell::Handler> before = extensions();
+  bool kept = false;
+  ~CommandsGuard() {
+    if (!kept) {
+      extensions() = before;
+      return;
     }
-  } commands;
-  // RTLD_GLOBAL: the library's classes may be used by later libraries too. The library links
-  // against libantler, so its classes register in this process's registry as it loads.
+    for (const auto& [name, h] : before) extensions()[name] = h;
+  }
+};
+
+/// dlopen inside the registry's load transaction (Cinfo::beginLoad/endLoad). RTLD_GLOBAL: the
+/// library's classes may be used by later libraries too. The library links against libantler,
+/// so its classes register in this process's registry as it loads.
+std::pair<void*, Cinfo::LoadResult> open_library(const std::string& path) {
   Cinfo::beginLoad(path);
   void* h = nullptr;
   try {
@@ -111,42 +105,34 @@ void do_load_library(Simulation&, Reader& r, Writer& w) {
   Cinfo::LoadResult res = Cinfo::endLoad(h != nullptr);
   if (!h)
     throw ValueError("loadLibrary: cannot load '" + path + "': " + (why ? why : "unknown error"));
-  // A library with its own copy of antler's core (a second libantler) may bind its classes to a
-  // registry of its own (when libantler was loaded without RTLD_GLOBAL, as Python loads its
-  // extensions): nothing clashes, and nothing it declares would ever be usable. Refuse it too.
+  return {h, std::move(res)};
+}
+
+/// A library with its own copy of antler's core (a second libantler) may bind its classes to a
+/// registry of its own (when libantler was loaded without RTLD_GLOBAL, as Python loads its
+/// extensions): nothing clashes, and nothing it declares would ever be usable. Refuses it too.
+void refuse_own_core(void* h, const std::string& path, const Cinfo::LoadResult& res) {
   void* theirs = res.clash.empty() && res.added.empty()
                      ? dlsym(h, "_ZN6antler5Cinfo13registerClassEPKS0_")
                      : nullptr;
-  if (theirs) {
-    Dl_info a{}, b{};
-    const bool known =
-        dladdr(theirs, &a) != 0 && dladdr(reinterpret_cast<void*>(&Cinfo::registerClass), &b) != 0;
-    if (known && a.dli_fbase != b.dli_fbase) {
-      const std::string msg =
-          "loadLibrary: cannot load '" + path + "': it contains its own copy of antler's core (" +
-          "antler::Cinfo is defined in " + (a.dli_fname ? a.dli_fname : path) +
-          ", but antler is already loaded from " + (b.dli_fname ? b.dli_fname : "the program") +
-          "), so its classes would go to a registry of their own; nothing of the library was "
-          "registered (link the library against the libantler that is loaded)";
-      dlclose(h);
-      throw ValueError(msg);
-    }
-  }
-  auto& refused = refused_libraries();
-  if (res.clash.empty()) {
-    if (res.added.empty()) {
-      if (auto it = refused.find(h); it != refused.end() && it->second.first == loaded_file(h)) {
-        const std::string msg = it->second.second;
-        dlclose(h);
-        throw ValueError(msg);
-      }
-    } else {
-      refused.erase(h);
-    }
-    commands.kept = true;
-    w.put(res.added);
-    return;
-  }
+  if (!theirs) return;
+  Dl_info a{}, b{};
+  const bool known =
+      dladdr(theirs, &a) != 0 && dladdr(reinterpret_cast<void*>(&Cinfo::registerClass), &b) != 0;
+  if (!known || a.dli_fbase == b.dli_fbase) return;
+  const std::string msg =
+      "loadLibrary: cannot load '" + path + "': it contains its own copy of antler's core (" +
+      "antler::Cinfo is defined in " + (a.dli_fname ? a.dli_fname : path) +
+      ", but antler is already loaded from " + (b.dli_fname ? b.dli_fname : "the program") +
+      "), so its classes would go to a registry of their own; nothing of the library was "
+      "registered (link the library against the libantler that is loaded)";
+  dlclose(h);
+  throw ValueError(msg);
+}
+
+/// A class name already registered refuses the whole library: it is closed, and the refusal
+/// remembered if the loader keeps it resident.
+[[noreturn]] void refuse_clash(void* h, const std::string& path, const Cinfo::LoadResult& res) {
   std::string file = loaded_file(h);
   if (file.empty()) file = path;
   const std::string newLib = res.clashNewLibrary.empty() ? file : res.clashNewLibrary;
@@ -158,10 +144,41 @@ void do_load_library(Simulation&, Reader& r, Writer& w) {
       "and load antler's own classes only once)";
   dlclose(h);
   if (void* still = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    refused[still] = {loaded_file(still), msg};
+    refused_libraries()[still] = {loaded_file(still), msg};
     dlclose(still);
   }
   throw ValueError(msg);
+}
+
+}  // namespace
+
+// Loading runs the library's static initializers, which register its classes. They must not
+// throw inside dlopen, so the registry records the load (Cinfo::beginLoad/endLoad) and the
+// verdict comes after dlopen returns: a class name already registered (e.g. by a second copy
+// of libantler) refuses the whole library, which is unregistered again and closed.
+std::vector<std::string> do_load_library(Simulation&, const std::string& path) {
+  if (path.empty())
+    throw ValueError(
+        "loadLibrary: empty path (give the file of a shared library of antler "
+        "classes, e.g. 'build-user/libmy_cells.so')");
+  check_library_file(path);
+  CommandsGuard commands;
+  auto [h, res] = open_library(path);
+  refuse_own_core(h, path, res);
+  if (!res.clash.empty()) refuse_clash(h, path, res);
+  auto& refused = refused_libraries();
+  if (res.added.empty()) {
+    // Loaded before and kept resident after a refusal: the same refusal again.
+    if (auto it = refused.find(h); it != refused.end() && it->second.first == loaded_file(h)) {
+      const std::string msg = it->second.second;
+      dlclose(h);
+      throw ValueError(msg);
+    }
+  } else {
+    refused.erase(h);
+  }
+  commands.kept = true;
+  return res.added;
 }
 
 void do_extension(Simulation& sim, Reader& r, Writer& w) {

@@ -67,12 +67,8 @@ Msg* connect_shared(Simulation& sim, const std::string& kindName, MsgKind kind, 
 }
 }  // namespace
 
-void do_add_msg(Simulation& sim, Reader& r, Writer& w) {
-  const auto kind = r.get<std::string>();
-  const auto src = r.get<ObjId>();
-  const auto sf = r.get<std::string>();
-  const auto dest = r.get<ObjId>();
-  const auto df = r.get<std::string>();
+std::uint32_t do_add_msg(Simulation& sim, const std::string& kind, ObjId src, const std::string& sf,
+                         ObjId dest, const std::string& df) {
   require_element(sim, src, "addMsg");
   require_element(sim, dest, "addMsg");
   Msg* m = nullptr;
@@ -108,38 +104,35 @@ void do_add_msg(Simulation& sim, Reader& r, Writer& w) {
   } else {
     m = connect(sim, kind, src, sf, dest, df);
   }
-  w.put<std::uint32_t>(m->id());
+  return m->id();
 }
 
 namespace {
 Msg* require_msg(Simulation& sim, std::uint32_t id, MsgKind kind, const char* op) {
   Msg* m = sim.msgs().get(id);
   if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
-  if (m->kind() != kind)
-    throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " +
-                   to_string(m->kind()) + " message, not " + to_string(kind));
-  return m;
+  if (m->kind() == kind) return m;
+  const std::string name = to_string(m->kind());
+  const char* config = msg_kinds()[static_cast<std::size_t>(m->kind())].configuration;
+  throw MsgError(std::string(op) + ": message " + std::to_string(id) + " is a " + name +
+                 " message, not " + to_string(kind) + " (a " + name + " message " +
+                 (*config ? std::string("is configured with ") + config
+                          : std::string("takes no configuration")) +
+                 ")");
 }
 }  // namespace
 
-void do_random(Simulation& sim, Reader& r, Writer&) {
-  const auto id = r.get<std::uint32_t>();
-  const auto p = r.get<double>();
-  const auto seed = r.get<std::uint64_t>();
+void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed) {
   static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "setRandomConnectivity"))
       ->setRandomConnectivity(p, seed);
 }
 
-void do_pair_fill(Simulation& sim, Reader& r, Writer&) {
-  const auto id = r.get<std::uint32_t>();
-  const auto s = r.get<std::vector<Index>>();
-  const auto d = r.get<std::vector<Index>>();
+void do_pair_fill(Simulation& sim, std::uint32_t id, const std::vector<Index>& s,
+                  const std::vector<Index>& d) {
   static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
 }
 
-void do_set_stride(Simulation& sim, Reader& r, Writer&) {
-  const auto id = r.get<std::uint32_t>();
-  const auto s = r.get<long>();
+void do_set_stride(Simulation& sim, std::uint32_t id, long s) {
   static_cast<DiagonalMsg*>(require_msg(sim, id, MsgKind::diagonal, "setStride"))->setStride(s);
 }
 

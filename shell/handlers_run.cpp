@@ -1,20 +1,18 @@
 // The Shell's handlers for the clock and the run (see shell/detail/handlers.hpp).
 #include <algorithm>
 
-#include "core/path.hpp"
+#include "core/detail/path.hpp"
 #include "msg/msg.hpp"
 #include "msg/post_office.hpp"
+#include "reduce/detail/sync_data_handler.hpp"
 #include "reduce/reduce_msg.hpp"
 #include "reduce/reduce_queue.hpp"
-#include "reduce/sync_data_handler.hpp"
 #include "shell/clock.hpp"
 #include "shell/detail/handlers.hpp"
 
 namespace antler::shell_detail {
 
-void do_set_clock(Simulation& sim, Reader& r, Writer&) {
-  const auto tick = r.get<unsigned>();
-  const auto dt = r.get<double>();
+void do_set_clock(Simulation& sim, unsigned tick, double dt) {
   sim.clock().setTickDt(tick, dt);
 }
 
@@ -48,10 +46,8 @@ Clock::Phase parse_phase(const std::string& field, const char* op) {
 }
 }  // namespace
 
-void do_use_clock(Simulation& sim, Reader& r, Writer&) {
-  const auto tick = r.get<unsigned>();
-  const auto path = r.get<std::string>();
-  const auto field = r.get<std::string>();
+void do_use_clock(Simulation& sim, unsigned tick, const std::string& path,
+                  const std::string& field) {
   const bool off = tick == Shell::kNoTick;
   if (!off && tick >= Clock::kNumTicks)
     throw IndexError("useClock: tick " + std::to_string(tick) + " out of range (ticks 0.." +
@@ -89,20 +85,19 @@ void do_use_clock(Simulation& sim, Reader& r, Writer&) {
   }
 }
 
-void do_reinit(Simulation& sim, Reader&, Writer&) {
+void do_reinit(Simulation& sim) {
   sim.clock().reinit();
 }
-void do_start(Simulation& sim, Reader& r, Writer&) {
-  sim.clock().start(r.get<double>());
+void do_start(Simulation& sim, double runtime) {
+  sim.clock().start(runtime);
 }
-void do_set_threads(Simulation& sim, Reader& r, Writer&) {
-  const auto n = r.get<unsigned>();
+void do_set_threads(Simulation& sim, unsigned n) {
   Clock::checkNumThreads(n);  // before anything changes
   sim.post().setNumThreads(n);
   sim.clock().setNumThreads(n);
 }
 
-void do_clear(Simulation& sim, Reader&, Writer&) {
+void do_clear(Simulation& sim) {
   sim.msgs().clear();
   sim.elements().clear();
   sim.clock().clear();
@@ -110,8 +105,7 @@ void do_clear(Simulation& sim, Reader&, Writer&) {
   sim.reduces().clear();
 }
 
-void do_sync(Simulation& sim, Reader& r, Writer& w) {
-  const auto id = r.get<Id>();
+Index do_sync(Simulation& sim, Id id) {
   Element* e = require_element(sim, ObjId(id), "syncDataHandler");
   if (!e->isField()) {
     std::vector<std::string> fields;
@@ -120,12 +114,10 @@ void do_sync(Simulation& sim, Reader& r, Writer& w) {
         "syncDataHandler: " + e->path() + " is not a field element" +
         (fields.empty() ? std::string() : " (its field elements: " + join_names(fields) + ")"));
   }
-  w.put<Index>(sync_data_handler(static_cast<FieldElement*>(e), sim.clock().numThreads()));
+  return sync_data_handler(static_cast<FieldElement*>(e), sim.clock().numThreads());
 }
 
-void do_reduce_now(Simulation& sim, Reader& r, Writer&) {
-  const auto o = r.get<ObjId>();
-  const auto field = r.get<std::string>();
+void do_reduce_now(Simulation& sim, ObjId o, const std::string& field) {
   Element* e = require_element(sim, o, "reduceNow");
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || f->kind() != FinfoKind::reduce)

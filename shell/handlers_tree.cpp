@@ -1,6 +1,6 @@
 // The Shell's handlers for the element tree: create and destroy (see shell/detail/handlers.hpp).
+#include "core/detail/path.hpp"
 #include "core/limits.hpp"
-#include "core/path.hpp"
 #include "msg/msg.hpp"
 #include "reduce/reduce_msg.hpp"
 #include "shell/clock.hpp"
@@ -21,11 +21,8 @@ void schedule_default(Simulation& sim, const DataElement* de) {
 }
 }  // namespace
 
-void do_create(Simulation& sim, Reader& r, Writer& w) {
-  const auto cls = r.get<std::string>();
-  const auto path = r.get<std::string>();
-  const auto n = r.get<Index>();
-  const auto global = r.get<bool>();
+ObjId do_create(Simulation& sim, const std::string& cls, const std::string& path, Index n,
+                bool global) {
   const Cinfo* c = Cinfo::require(cls, "create");
   auto [pe, name] =
       resolve_new_path(sim.elements(), path, n, "create");  // n >= 1, a name, an unambiguous parent
@@ -53,11 +50,10 @@ void do_create(Simulation& sim, Reader& r, Writer& w) {
   for (const FieldElementFinfoBase* ff : c->fieldElementFinfos())
     t.insert(std::make_unique<FieldElement>(t.nextId(), ff->name(), ff->fieldCinfo(), de, ff));
   schedule_default(sim, de);
-  w.put<ObjId>(ObjId(de->id()));
+  return ObjId(de->id());
 }
 
-void do_destroy(Simulation& sim, Reader& r, Writer&) {
-  const auto o = r.get<ObjId>();
+void do_destroy(Simulation& sim, ObjId o) {
   Element* e = require_element(sim, o, "delete");
   if (o.id == Id::root()) throw ValueError("delete: cannot delete the root element '/'");
   if (e->isSystem())

@@ -10,6 +10,7 @@
 /// choices; checks happen before any change, so a failed command changes nothing. An error on
 /// any node reaches the driver as an exception.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -116,8 +117,70 @@ class Shell {
   /// Field names of a class, with kind and type: {name, kind, type}.
   struct FieldInfo {
     std::string name, kind, type, doc;
+    std::string sizeField;  ///< a field element's: the field of its parent that sizes it
   };
-  static std::vector<FieldInfo> fieldInfo(std::string_view className);
+  static std::vector<FieldInfo> fieldInfo(std::string_view className,
+                                          std::string_view operation = "getFieldNames");
+
+  // ---- descriptions: plain data for bindings and tools (shell/describe.cpp) ----
+  // Local (every node holds the whole tree), with the checks and messages of the commands.
+
+  struct ElementInfo {
+    std::string className, path, name;
+    Index numData = 0;
+    bool isField = false, isGlobal = false;
+    Id parent;
+    Index fieldDimension = 0;  ///< a FieldElement's, as the last sync set it (0 otherwise)
+    std::vector<Id> children;
+  };
+  /// What the element of o is; PathError if it no longer exists.
+  ElementInfo elementInfo(ObjId o) const;
+  /// The object a path names, relative paths from the current element (`operation` prefixes
+  /// errors); find() with another name in its errors.
+  ObjId resolve(std::string_view path, std::string_view operation) const;
+  /// The object a path names, or nothing (malformed paths and bad indices still throw).
+  std::optional<ObjId> lookup(std::string_view path) const;
+  /// The C++ type of value field `field` of o's class: FieldError naming the fields there are if
+  /// it has none, or (writable) if it is read-only. `operation` prefixes errors.
+  const std::type_info& valueType(ObjId o, std::string_view field, std::string_view operation,
+                                  bool writable) const;
+  /// Key and value types of lookup field `field` (FieldError as valueType).
+  std::pair<const std::type_info*, const std::type_info*> lookupTypes(ObjId o,
+                                                                      std::string_view field,
+                                                                      std::string_view operation,
+                                                                      bool writable) const;
+  /// Argument types of destination function `dest` of o's class (FieldError listing them if none).
+  const std::vector<const std::type_info*>& destTypes(ObjId o, std::string_view dest) const;
+  struct MsgInfo {
+    std::uint32_t id = 0;
+    std::string kind;
+    Id src, dest;
+    std::string srcPath, srcField, destPath, destField;
+    std::size_t entries = 0;  ///< a Sparse message's entries (0 for other kinds)
+    ObjId from, to;           ///< a Single message's two objects (else the two elements)
+    long stride = 0;          ///< a Diagonal message's stride
+  };
+  /// Every message, in id order.
+  std::vector<MsgInfo> messages() const;
+  /// One message; MsgError if there is none with this id.
+  MsgInfo messageInfo(std::uint32_t id) const;
+  /// A class's documentation, and its base classes from itself up (ValueError naming the classes
+  /// there are if it is unknown; `operation` prefixes errors).
+  static std::string classDoc(std::string_view className, std::string_view operation);
+  static std::vector<std::string> classBases(std::string_view className,
+                                             std::string_view operation);
+  /// The elements on each tick (their paths, ":init" appended for the init phase), in run order.
+  std::vector<std::vector<std::string>> schedule() const;
+  /// The tick o's element is on in the init or process phase, or -1.
+  int tickOf(ObjId o, bool init) const;
+  /// Every tick's dt (0 for ticks that are off).
+  std::vector<double> tickDts() const;
+  /// Base steps taken since reinit, and the model's random seed.
+  std::uint64_t currentStep() const;
+  std::uint64_t currentSeed() const;
+  /// Asks a running clock to stop at the end of its step: async-signal-safe (one atomic store),
+  /// for a SIGINT handler; a no-op when nothing runs.
+  void interrupt();
 
   // ---- tree editing: copy and move (see shell/copy_move.cpp) ----
 

@@ -1,6 +1,6 @@
 #include "shell/simulation.hpp"
 
-#include "shell/clock_element.hpp"
+#include "shell/detail/clock_element.hpp"
 
 namespace antler {
 

@@ -260,14 +260,28 @@ void recursive_doubling(
 // go in virtual-rank order, and so do its partners' (v and v + Q/2 have partners w and w + Q/2),
 // which keeps the pairs of messages between two ranks in step. At P a power of two there are no
 // ghosts and this is the textbook algorithm: 2 log2 P exchanges, 2 n (P - 1) / P bytes per rank.
-void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
-  const int P = c.size(), r = c.rank();
-  int Q = 1;
-  while (Q < P) Q <<= 1;
-  const int H = Q / 2;
-  const std::size_t es = f.elemSize, count = data.size() / es;
-  auto proxy = [&](int v) { return v < P ? v : v - H; };
-  auto present = [&](int v, int m) { return (v & ~(m - 1)) < P; };  // v's aligned m-block
+/// One rank's state in allreduce_rsag: the virtual ranks it plays and the ranges they hold.
+class Rsag {
+ public:
+  Rsag(Call& c, ByteBuffer& data, const Fold& f)
+      : c_(c), f_(f), P_(c.size()), r_(c.rank()), es_(f.elemSize) {
+    while (Q_ < P_) Q_ <<= 1;
+    H_ = Q_ / 2;
+    const std::size_t count = data.size() / es_;
+    roles_.reserve(2);
+    roles_.push_back({r_, &data, {}, 0, count, {}});
+    if (r_ < H_ && r_ + H_ >= P_) {
+      roles_.push_back({r_ + H_, nullptr, {}, 0, count, {}});
+      roles_.back().own.resize(data.size());
+      roles_.back().buf = &roles_.back().own;
+    }
+  }
+  void run() {
+    for (int m = 1; m < Q_; m <<= 1) reduceScatter(m);
+    for (int m = H_; m >= 1; m >>= 1) allgather(m);  // every block is present now
+  }
+
+ private:
   struct Role {
     int v;
     ByteBuffer* buf;
@@ -275,68 +289,71 @@ void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
     std::size_t lo = 0, hi = 0;  // its range, in elements
     std::vector<std::pair<std::size_t, std::size_t>> ranges;  // the ranges before each step
   };
-  std::vector<Role> roles;
-  roles.reserve(2);
-  roles.push_back({r, &data, {}, 0, count, {}});
-  if (r < H && r + H >= P) {
-    roles.push_back({r + H, nullptr, {}, 0, count, {}});
-    roles.back().own.resize(data.size());
-    roles.back().buf = &roles.back().own;
+  struct Step {
+    std::size_t keepLo, keepHi, giveLo, giveHi;
+  };
+  using Local = std::vector<std::pair<int, ByteBuffer>>;  // (target virtual rank, bytes)
+
+  int proxy(int v) const { return v < P_ ? v : v - H_; }
+  bool present(int v, int m) const { return (v & ~(m - 1)) < P_; }  // v's aligned m-block
+  std::span<const char> bytes(const Role& x, std::size_t lo, std::size_t hi) const {
+    return {x.buf->data() + lo * es_, (hi - lo) * es_};
   }
-  auto bytes_of = [&](Role& x, std::size_t lo, std::size_t hi) {
-    return std::span<const char>(x.buf->data() + lo * es, (hi - lo) * es);
-  };
-  auto check_size = [&](int from, std::size_t got, std::size_t want) {
+  void checkSize(int from, std::size_t got, std::size_t want) const {
     if (got != want)
-      throw CommError("allreduce: rank " + std::to_string(r) + " expected " + std::to_string(want) +
-                      " bytes from rank " + std::to_string(from) + ", got " + std::to_string(got) +
-                      " (vectors of different lengths)");
-  };
-  std::vector<Op> sends;
-  // Reduce-scatter.
-  for (int m = 1; m < Q; m <<= 1) {
-    struct Step {
-      std::size_t keepLo, keepHi, giveLo, giveHi;
-    };
+      throw CommError("allreduce: rank " + std::to_string(r_) + " expected " +
+                      std::to_string(want) + " bytes from rank " + std::to_string(from) + ", got " +
+                      std::to_string(got) + " (vectors of different lengths)");
+  }
+  /// Sends `give` to virtual rank w: non-blocking, or a copy when this rank plays w too.
+  void send(int w, std::span<const char> give, Local& local) {
+    if (proxy(w) == r_) {
+      ByteBuffer copy;
+      copy.append(give.data(), give.size());
+      local.push_back({w, std::move(copy)});
+    } else {
+      sends_.push_back(c_.isend(proxy(w), give));
+    }
+  }
+  /// What virtual rank w sent to virtual rank v.
+  ByteBuffer receive(int w, int v, Local& local) {
+    if (proxy(w) != r_) return c_.recv(proxy(w));
+    ByteBuffer got;
+    for (auto& [t, b] : local)
+      if (t == v) got = std::move(b);
+    return got;
+  }
+  void waitSends() {
+    for (auto& q : sends_) c_.wait(q);
+    sends_.clear();
+  }
+  /// Halves each role's range with its partner across m, folding the half it keeps. Sends
+  /// first, in virtual-rank order.
+  void reduceScatter(int m) {
     std::vector<Step> st;
-    for (Role& x : roles) {
+    for (Role& x : roles_) {
       const std::size_t mid = x.lo + (x.hi - x.lo) / 2;
       const bool lower = (x.v & m) == 0;
       st.push_back(
           {lower ? x.lo : mid, lower ? mid : x.hi, lower ? mid : x.lo, lower ? x.hi : mid});
     }
-    // Sends first (non-blocking), in virtual-rank order; a partner played here gets a copy.
-    std::vector<std::pair<int, ByteBuffer>> local;  // (target virtual rank, bytes)
-    for (std::size_t i = 0; i < roles.size(); ++i) {
-      Role& x = roles[i];
+    Local local;
+    for (std::size_t i = 0; i < roles_.size(); ++i) {
+      const Role& x = roles_[i];
       const int w = x.v ^ m;
-      if (!present(x.v, m) || w >= Q) continue;
-      const auto give = bytes_of(x, st[i].giveLo, st[i].giveHi);
-      if (proxy(w) == r) {
-        ByteBuffer copy;
-        copy.append(give.data(), give.size());
-        local.push_back({w, std::move(copy)});
-      } else {
-        sends.push_back(c.isend(proxy(w), give));
-      }
+      if (present(x.v, m) && w < Q_) send(w, bytes(x, st[i].giveLo, st[i].giveHi), local);
     }
-    for (std::size_t i = 0; i < roles.size(); ++i) {
-      Role& x = roles[i];
+    for (std::size_t i = 0; i < roles_.size(); ++i) {
+      Role& x = roles_[i];
       const int w = x.v ^ m;
       if (present(w, m)) {
-        ByteBuffer got;
-        if (proxy(w) == r) {
-          for (auto& [t, b] : local)
-            if (t == x.v) got = std::move(b);
-        } else {
-          got = c.recv(proxy(w));
-        }
-        check_size(proxy(w), got.size(), (st[i].keepHi - st[i].keepLo) * es);
-        char* at = x.buf->data() + st[i].keepLo * es;
+        ByteBuffer got = receive(w, x.v, local);
+        checkSize(proxy(w), got.size(), (st[i].keepHi - st[i].keepLo) * es_);
+        char* at = x.buf->data() + st[i].keepLo * es_;
         if (present(x.v, m)) {
           ByteBuffer part;
           part.append(at, got.size());
-          f.fold(part, view(got), w < x.v);
+          f_.fold(part, view(got), w < x.v);
           if (!part.empty()) std::memcpy(at, part.data(), part.size());
         } else if (!got.empty()) {
           std::memcpy(at, got.data(), got.size());
@@ -346,45 +363,39 @@ void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
       x.lo = st[i].keepLo;
       x.hi = st[i].keepHi;
     }
-    for (auto& q : sends) c.wait(q);
-    sends.clear();
+    waitSends();
   }
-  // Allgather: every block is present now; ranges grow back in the reverse order.
-  for (int m = H; m >= 1; m >>= 1) {
-    std::vector<std::pair<int, ByteBuffer>> local;
-    for (Role& x : roles) {
-      const int w = x.v ^ m;
-      const auto mine = bytes_of(x, x.lo, x.hi);
-      if (proxy(w) == r) {
-        ByteBuffer copy;
-        copy.append(mine.data(), mine.size());
-        local.push_back({w, std::move(copy)});
-      } else {
-        sends.push_back(c.isend(proxy(w), mine));
-      }
-    }
-    for (Role& x : roles) {
+  /// Doubles each role's range back with its partner across m (the reverse order).
+  void allgather(int m) {
+    Local local;
+    for (const Role& x : roles_) send(x.v ^ m, bytes(x, x.lo, x.hi), local);
+    for (Role& x : roles_) {
       const int w = x.v ^ m;
       auto [plo, phi] = x.ranges.back();
       x.ranges.pop_back();
       // The partner holds the other half of [plo, phi).
       const std::size_t olo = x.lo == plo ? x.hi : plo, ohi = x.lo == plo ? phi : x.lo;
-      ByteBuffer got;
-      if (proxy(w) == r) {
-        for (auto& [t, b] : local)
-          if (t == x.v) got = std::move(b);
-      } else {
-        got = c.recv(proxy(w));
-      }
-      check_size(proxy(w), got.size(), (ohi - olo) * es);
-      if (got.size()) std::memcpy(x.buf->data() + olo * es, got.data(), got.size());
+      ByteBuffer got = receive(w, x.v, local);
+      checkSize(proxy(w), got.size(), (ohi - olo) * es_);
+      if (got.size()) std::memcpy(x.buf->data() + olo * es_, got.data(), got.size());
       x.lo = plo;
       x.hi = phi;
     }
     // This rank's sends read ranges that its receives above do not write.
-    for (auto& q : sends) c.wait(q);
-    sends.clear();
+    waitSends();
   }
+
+  Call& c_;
+  const Fold& f_;
+  const int P_, r_;
+  int Q_ = 1, H_ = 0;
+  const std::size_t es_;
+  std::vector<Role> roles_;
+  std::vector<Op> sends_;
+};
+
+void allreduce_rsag(Call& c, ByteBuffer& data, const Fold& f) {
+  Rsag(c, data, f).run();
 }
 
 // ---- gather ----
@@ -663,27 +674,125 @@ CostModel measure_cost_model(Comm& c) {
   return cost_model();  // environment variables still win
 }
 
-double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const CostModel& m, int k) {
-  const double inf = std::numeric_limits<double>::infinity();
-  if (P <= 1) return 0;
-  const double N = static_cast<double>(n), al = m.alpha, be = m.beta, cp = m.perByte;
-  const double L = ceil_log2(P), Q = std::exp2(L), Pd = P;
-  const bool own = a != Algorithm::vendor;
-  // One message of b bytes: the wire, antler's software, and the copy behind the header of a
-  // message small enough to travel with it (on both sides).
-  auto msg = [&](double b) {
+namespace {
+/// The alpha-beta terms of modelled_cost for one (P, n, model, k), one function per collective.
+class Cost {
+ public:
+  Cost(Algorithm a, int P, std::size_t n, const CostModel& m, int k)
+      : a(a),
+        P(P),
+        n(n),
+        k(k),
+        m(m),
+        N(static_cast<double>(n)),
+        al(m.alpha),
+        be(m.beta),
+        cp(m.perByte),
+        L(ceil_log2(P)),
+        Q(std::exp2(L)),
+        Pd(P),
+        own(a != Algorithm::vendor) {}
+
+  double broadcast() const {
+    switch (a) {
+      case Algorithm::binomial:
+        return finish(L * msg(N), 2 * (Pd - 1) * bytes(N));
+      case Algorithm::linear_pipeline:
+        return pipeline(Pd - 1, 1);
+      case Algorithm::fibonacci: {
+        int h = 0;  // the height: N(h) = 1 + N(h-1) + N(h-2) >= P ranks
+        long n0 = 1, n1 = 2;
+        while (n0 < P) {
+          const long n2 = 1 + n1 + n0;
+          n0 = n1;
+          n1 = n2;
+          ++h;
+        }
+        return pipeline(h, 2);
+      }
+      case Algorithm::scatter_allgather: {
+        const double block = N / Pd;
+        return finish(L * msg(N / 2) + (Pd - 1) * msg(block),
+                      2 * ((Pd - 1) * bytes(N / 2) + Pd * (Pd - 1) * bytes(block)));
+      }
+      case Algorithm::vendor:
+        return finish(std::min(L * msg(N), (L + Pd - 1) * al + 2 * be * N * (Pd - 1) / Pd),
+                      2 * (Pd - 1) * bytes(N));
+      default:
+        return inf;
+    }
+  }
+  double reduce() const {
+    if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+    // A fold reads and writes the partial; antler's also copies the received one.
+    return finish(L * (msg(N) + (own ? 3 : 1) * N * cp),
+                  (Pd - 1) * (2 * bytes(N) + (own ? 3 : 1) * N * cp));
+  }
+  double gather() const {
+    if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
+    // The vendor's is two calls: a gather of the sizes, then the gatherv.
+    return finish((own ? 1 : 2) * L * msg(0) + be * N * (Pd - 1) + (own ? 2 * N * Pd * cp : 0),
+                  2 * ((Pd - 1) * bytes(0) + be * N * Pd * L / 2));
+  }
+  double allreduce() const {
+    switch (a) {
+      case Algorithm::binomial:
+        return finish(2 * L * msg(N) + L * 3 * N * cp, (Pd - 1) * (4 * bytes(N) + 3 * N * cp));
+      case Algorithm::recursive_doubling:
+        // A snapshot, the received copy and the fold per step; at other P the ranks that
+        // serve a missing partner send twice in a step.
+        return finish(L * (msg(N) + 4 * N * cp) * (is_pow2(P) ? 1 : 1.5),
+                      Q * L * (2 * bytes(N) + 4 * N * cp));
+      case Algorithm::reduce_scatter_allgather: {
+        // 2 log2 Q messages of halving sizes, 2 N (Q - 1) / Q bytes; the ranks that play a
+        // ghost as well do it twice.
+        const double per = 2 * L * msg(N / Q) + 2 * be * N * (Q - 1) / Q + 4 * N * cp * (Q - 1) / Q;
+        return finish(per * (is_pow2(P) ? 1 : 2), 2 * Q * (2 * be * N + 4 * N * cp) * (Q - 1) / Q);
+      }
+      case Algorithm::vendor: {
+        const double tree = L * (msg(N) + N * cp),
+                     rsag = 2 * L * al + 2 * be * N * (Pd - 1) / Pd + N * cp;
+        return finish(
+            std::min(tree, rsag),
+            2 * Pd * std::min(L * (be * N + N * cp), 2 * be * N * (Pd - 1) / Pd + N * cp));
+      }
+      default:
+        return inf;
+    }
+  }
+  double allgather() const {
+    switch (a) {
+      case Algorithm::ring:
+        return finish((Pd - 1) * msg(N) + 2 * N * Pd * cp,
+                      Pd * (2 * (Pd - 1) * bytes(N) + 2 * N * Pd * cp));
+      case Algorithm::recursive_doubling:
+        return finish(L * msg(0) + be * N * (Pd - 1) + 3 * N * Pd * cp,
+                      Pd * (2 * (L * bytes(0) + be * N * (Pd - 1)) + 3 * N * Pd * cp));
+      case Algorithm::vendor:
+        // Two vendor calls: an allgather of the sizes, then the allgatherv.
+        return finish(2 * L * al + be * N * (Pd - 1), 2 * Pd * be * N * (Pd - 1));
+      default:
+        return inf;
+    }
+  }
+
+ private:
+  static constexpr double inf = std::numeric_limits<double>::infinity();
+  /// One message of b bytes: the wire, antler's software, and the copy behind the header of a
+  /// message small enough to travel with it (on both sides).
+  double msg(double b) const {
     return al + be * b + (own ? m.perMessage + (b <= 8192 ? 2 * b * cp : 0) : 0);
-  };
-  // Its bytes alone: what moving it costs the CPUs (latency is waiting, not work).
-  auto bytes = [&](double b) { return be * b + (own && b <= 8192 ? 2 * b * cp : 0); };
-  // The critical path, unless the ranks' total work on bytes (each message costs its sender and
-  // its receiver) shared by the ranks that can run at once takes longer.
-  auto finish = [&](double crit, double work) {
+  }
+  /// Its bytes alone: what moving it costs the CPUs (latency is waiting, not work).
+  double bytes(double b) const { return be * b + (own && b <= 8192 ? 2 * b * cp : 0); }
+  /// The critical path, unless the ranks' total work on bytes (each message costs its sender and
+  /// its receiver) shared by the ranks that can run at once takes longer.
+  double finish(double crit, double work) const {
     const double par = m.parallel > 0 ? std::min(Pd, m.parallel) : Pd;
     return std::max(crit, work / par);
-  };
-  // Pipelines: rounds(k) messages of N / k on the critical path, (P - 1) k in all; k = 0: best.
-  auto pipeline = [&](double rounds0, double perSeg) {
+  }
+  /// Pipelines: rounds(k) messages of N / k on the critical path, (P - 1) k in all; k = 0: best.
+  double pipeline(double rounds0, double perSeg) const {
     auto at = [&](int kk) {
       const double seg = N / kk, rounds = rounds0 + perSeg * (kk - 1);
       return finish(rounds * msg(seg), 2 * (Pd - 1) * kk * bytes(seg));
@@ -693,89 +802,34 @@ double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const Cost
     const int kmax = static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(n, 1), 4096));
     for (int kk = 1; kk <= kmax; kk *= 2) best = std::min(best, at(kk));
     return best;
-  };
+  }
+
+  const Algorithm a;
+  const int P;
+  const std::size_t n;
+  const int k;
+  const CostModel& m;
+  const double N, al, be, cp, L, Q, Pd;
+  const bool own;
+};
+}  // namespace
+
+double modelled_cost(Collective c, Algorithm a, int P, std::size_t n, const CostModel& m, int k) {
+  if (P <= 1) return 0;
+  const Cost cost(a, P, n, m, k);
   switch (c) {
     case Collective::broadcast:
-      switch (a) {
-        case Algorithm::binomial:
-          return finish(L * msg(N), 2 * (Pd - 1) * bytes(N));
-        case Algorithm::linear_pipeline:
-          return pipeline(Pd - 1, 1);
-        case Algorithm::fibonacci: {
-          int h = 0;  // the height: N(h) = 1 + N(h-1) + N(h-2) >= P ranks
-          long n0 = 1, n1 = 2;
-          while (n0 < P) {
-            const long n2 = 1 + n1 + n0;
-            n0 = n1;
-            n1 = n2;
-            ++h;
-          }
-          return pipeline(h, 2);
-        }
-        case Algorithm::scatter_allgather: {
-          const double block = N / Pd;
-          return finish(L * msg(N / 2) + (Pd - 1) * msg(block),
-                        2 * ((Pd - 1) * bytes(N / 2) + Pd * (Pd - 1) * bytes(block)));
-        }
-        case Algorithm::vendor:
-          return finish(std::min(L * msg(N), (L + Pd - 1) * al + 2 * be * N * (Pd - 1) / Pd),
-                        2 * (Pd - 1) * bytes(N));
-        default:
-          return inf;
-      }
+      return cost.broadcast();
     case Collective::reduce:
-      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
-      // A fold reads and writes the partial; antler's also copies the received one.
-      return finish(L * (msg(N) + (own ? 3 : 1) * N * cp),
-                    (Pd - 1) * (2 * bytes(N) + (own ? 3 : 1) * N * cp));
+      return cost.reduce();
     case Collective::gather:
-      if (a != Algorithm::binomial && a != Algorithm::vendor) return inf;
-      // The vendor's is two calls: a gather of the sizes, then the gatherv.
-      return finish((own ? 1 : 2) * L * msg(0) + be * N * (Pd - 1) + (own ? 2 * N * Pd * cp : 0),
-                    2 * ((Pd - 1) * bytes(0) + be * N * Pd * L / 2));
+      return cost.gather();
     case Collective::allreduce:
-      switch (a) {
-        case Algorithm::binomial:
-          return finish(2 * L * msg(N) + L * 3 * N * cp, (Pd - 1) * (4 * bytes(N) + 3 * N * cp));
-        case Algorithm::recursive_doubling:
-          // A snapshot, the received copy and the fold per step; at other P the ranks that
-          // serve a missing partner send twice in a step.
-          return finish(L * (msg(N) + 4 * N * cp) * (is_pow2(P) ? 1 : 1.5),
-                        Q * L * (2 * bytes(N) + 4 * N * cp));
-        case Algorithm::reduce_scatter_allgather: {
-          // 2 log2 Q messages of halving sizes, 2 N (Q - 1) / Q bytes; the ranks that play a
-          // ghost as well do it twice.
-          const double per =
-              2 * L * msg(N / Q) + 2 * be * N * (Q - 1) / Q + 4 * N * cp * (Q - 1) / Q;
-          return finish(per * (is_pow2(P) ? 1 : 2),
-                        2 * Q * (2 * be * N + 4 * N * cp) * (Q - 1) / Q);
-        }
-        case Algorithm::vendor: {
-          const double tree = L * (msg(N) + N * cp),
-                       rsag = 2 * L * al + 2 * be * N * (Pd - 1) / Pd + N * cp;
-          return finish(
-              std::min(tree, rsag),
-              2 * Pd * std::min(L * (be * N + N * cp), 2 * be * N * (Pd - 1) / Pd + N * cp));
-        }
-        default:
-          return inf;
-      }
+      return cost.allreduce();
     case Collective::allgather:
-      switch (a) {
-        case Algorithm::ring:
-          return finish((Pd - 1) * msg(N) + 2 * N * Pd * cp,
-                        Pd * (2 * (Pd - 1) * bytes(N) + 2 * N * Pd * cp));
-        case Algorithm::recursive_doubling:
-          return finish(L * msg(0) + be * N * (Pd - 1) + 3 * N * Pd * cp,
-                        Pd * (2 * (L * bytes(0) + be * N * (Pd - 1)) + 3 * N * Pd * cp));
-        case Algorithm::vendor:
-          // Two vendor calls: an allgather of the sizes, then the allgatherv.
-          return finish(2 * L * al + be * N * (Pd - 1), 2 * Pd * be * N * (Pd - 1));
-        default:
-          return inf;
-      }
+      return cost.allgather();
   }
-  return inf;
+  return std::numeric_limits<double>::infinity();
 }
 
 Choice choose(Collective c, int P, std::size_t n, const Fold* fold, bool vendorAvailable,

@@ -21,15 +21,11 @@
 
 #include "convert.hpp"
 #include "core/comm/mpi.hpp"
-#include "core/element.hpp"
 #include "core/error.hpp"
-#include "core/path.hpp"
-#include "core/random.hpp"
-#include "core/value_finfo.hpp"
-#include "msg/msg.hpp"
-#include "shell/clock.hpp"
+#include "core/type_name.hpp"
 #include "shell/runtime.hpp"
 #include "shell/shell.hpp"
+#include "shell/simulation.hpp"
 
 namespace py = pybind11;
 using namespace antler;
@@ -85,8 +81,7 @@ namespace cv = py_convert;
 ObjId to_objid(py::handle h, const cv::Ctx& c) {
   py::object o = py::reinterpret_borrow<py::object>(h);
   if (py::hasattr(o, "_oid")) o = o.attr("_oid");
-  if (py::isinstance<py::str>(o))
-    return resolve_path(sim().elements(), shell().absolute(cv::to_str(o, c, true)), c.where);
+  if (py::isinstance<py::str>(o)) return shell().resolve(cv::to_str(o, c, true), c.where);
   if (py::isinstance<py::tuple>(o) && py::len(o) == 3) {
     auto t = py::reinterpret_borrow<py::tuple>(o);
     return ObjId(Id(static_cast<std::uint32_t>(cv::to_uint(t[0], c, 0, 0xFFFFFFFFu))),
@@ -261,25 +256,9 @@ const Conv& conv_for(const std::type_info& t, const std::string& what) {
 
 // ---- field lookups (metadata is local: every node holds the whole tree) ----
 
-Element* element_of(const ObjId& o) {
-  Element* e = sim().elements().get(o.id);
-  if (!e) throw PathError("the element " + std::to_string(o.id.value) + " no longer exists");
-  return e;
-}
-
-std::vector<std::string> value_names(const Cinfo* c) {
-  auto v = c->fieldNames(FinfoKind::value);
-  auto r = c->fieldNames(FinfoKind::readOnlyValue);
-  v.insert(v.end(), r.begin(), r.end());
-  return v;
-}
-
-const ValueFinfoBase* value_finfo(const Element* e, const std::string& field, const char* op) {
-  const Finfo* f = e->cinfo()->findFinfo(field);
-  if (!f || (f->kind() != FinfoKind::value && f->kind() != FinfoKind::readOnlyValue))
-    throw FieldError(std::string(op) + ": '" + field + "' is not a field of " + e->cinfo()->name() +
-                     " (fields: " + join_names(value_names(e->cinfo())) + ")");
-  return static_cast<const ValueFinfoBase*>(f);
+/// The class name of o's element (PathError if it no longer exists).
+std::string class_of(const ObjId& o) {
+  return shell().elementInfo(o).className;
 }
 
 ObjId oid(const Triple& t) {
@@ -289,112 +268,94 @@ Triple triple(const ObjId& o) {
   return {o.id.value, o.dataIndex, o.fieldIndex};
 }
 
-/// The object, its value field and the field type's converter, checked for a get or a set.
+/// The object, its value field's type and class.field, and the type's converter, checked (by
+/// the Shell) for a get or a set.
 struct Access {
   ObjId o;
-  const Element* e;
-  const ValueFinfoBase* vf;
+  const std::type_info& type;
+  std::string where;
   const Conv& c;
 };
 
 Access access(const Triple& t, const std::string& field, bool set) {
   const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* vf = value_finfo(e, field, set ? "set" : "get");
-  if (set && vf->readOnly())
-    throw FieldError("set: field '" + field + "' of " + e->cinfo()->name() + " is read-only");
-  return {o, e, vf, conv_for(vf->valueType(), e->cinfo()->name() + "." + field)};
+  const std::type_info& type = shell().valueType(o, field, set ? "set" : "get", set);
+  std::string where = class_of(o) + "." + field;
+  const Conv& c = conv_for(type, where);
+  return {o, type, std::move(where), c};
 }
 
 py::object get_field(const Triple& t, const std::string& field) {
-  const auto [o, e, vf, c] = access(t, field, false);
-  const ByteBuffer b = shell().getPacked(o, field, vf->valueType());
+  const auto [o, type, where, c] = access(t, field, false);
+  const ByteBuffer b = shell().getPacked(o, field, type);
   Reader r(b);
   return c.from(r);
 }
 
 void set_field(const Triple& t, const std::string& field, py::handle value) {
-  const auto [o, e, vf, c] = access(t, field, true);
+  const auto [o, type, where, c] = access(t, field, true);
   ByteBuffer b;
   Writer w(b);
-  c.to(value, w, {"set " + e->cinfo()->name() + "." + field});
-  shell().setPacked(o, field, vf->valueType(), b);
+  c.to(value, w, {"set " + where});
+  shell().setPacked(o, field, type, b);
 }
 
 py::object get_vec(const Triple& t, const std::string& field, bool whole) {
-  const auto [o, e, vf, c] = access(t, field, false);
-  return c.many(shell().getVecPacked(o, field, vf->valueType(), whole));
+  const auto [o, type, where, c] = access(t, field, false);
+  return c.many(shell().getVecPacked(o, field, type, whole));
 }
 
 void set_vec(const Triple& t, const std::string& field, py::handle value, bool whole) {
-  const auto [o, e, vf, c] = access(t, field, true);
+  const auto [o, type, where, c] = access(t, field, true);
   // One value for every entry, or one per entry: a string is one value of a string field, a
   // 0-d array one value of any field.
   const bool isArray = py::isinstance<py::array>(value);
   const bool scalar = isArray ? py::reinterpret_borrow<py::array>(value).ndim() == 0
-                      : vf->valueType() == typeid(std::string)
+                      : type == typeid(std::string)
                           ? py::isinstance<py::str>(value)
                           : !py::isinstance<py::sequence>(value) ||
                                 py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value);
-  const cv::Ctx ctx{"set " + e->cinfo()->name() + "." + field};
+  const cv::Ctx ctx{"set " + where};
   ByteBuffer b;
   if (scalar) {
     Writer w(b);
     c.to(value, w, ctx);
-    shell().setAllPacked(o, field, vf->valueType(), b);
+    shell().setAllPacked(o, field, type, b);
     return;
   }
   const std::size_t n = c.toMany(value, b, ctx);
-  shell().setVecPacked(o, field, vf->valueType(), b, n, whole);
-}
-
-const LookupValueFinfoBase* lookup_finfo(const Element* e, const std::string& field,
-                                         const char* op) {
-  const Finfo* f = e->cinfo()->findFinfo(field);
-  if (!f || f->kind() != FinfoKind::lookupValue)
-    throw FieldError(
-        std::string(op) + ": '" + field + "' is not a lookup field of " + e->cinfo()->name() +
-        " (lookup fields: " + join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")");
-  return static_cast<const LookupValueFinfoBase*>(f);
+  shell().setVecPacked(o, field, type, b, n, whole);
 }
 
 /// obj.field[key] for a lookup field (PulseGen's level[i], the clock's tickDt[i]).
 py::object lookup_get(const Triple& t, const std::string& field, py::handle key) {
   const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* lf = lookup_finfo(e, field, "get");
-  const std::string where = e->cinfo()->name() + "." + field;
+  const auto [keyType, valueType] = shell().lookupTypes(o, field, "get", false);
+  const std::string where = class_of(o) + "." + field;
   ByteBuffer k;
   Writer kw(k);
-  conv_for(lf->keyType(), where).to(key, kw, {"get " + where + "[key]", true});
-  const ByteBuffer b = shell().lookupGetPacked(o, field, lf->keyType(), k, lf->valueType());
+  conv_for(*keyType, where).to(key, kw, {"get " + where + "[key]", true});
+  const ByteBuffer b = shell().lookupGetPacked(o, field, *keyType, k, *valueType);
   Reader r(b);
-  return conv_for(lf->valueType(), where).from(r);
+  return conv_for(*valueType, where).from(r);
 }
 
 /// obj.field[key] = value for a lookup field.
 void lookup_set(const Triple& t, const std::string& field, py::handle key, py::handle value) {
   const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const auto* lf = lookup_finfo(e, field, "set");
-  const std::string where = e->cinfo()->name() + "." + field;
-  if (!lf->hasSetter()) throw FieldError("set: lookup field " + where + " is read-only");
+  const auto [keyType, valueType] = shell().lookupTypes(o, field, "set", true);
+  const std::string where = class_of(o) + "." + field;
   ByteBuffer k, v;
   Writer kw(k), vw(v);
-  conv_for(lf->keyType(), where).to(key, kw, {"set " + where + "[key]", true});
-  conv_for(lf->valueType(), where).to(value, vw, {"set " + where + "[key]"});
-  shell().lookupSetPacked(o, field, lf->keyType(), k, lf->valueType(), v);
+  conv_for(*keyType, where).to(key, kw, {"set " + where + "[key]", true});
+  conv_for(*valueType, where).to(value, vw, {"set " + where + "[key]"});
+  shell().lookupSetPacked(o, field, *keyType, k, *valueType, v);
 }
 
 void call_dest(const Triple& t, const std::string& dest, py::args args) {
   const ObjId o = oid(t);
-  const Element* e = element_of(o);
-  const Finfo* f = e->cinfo()->findFinfo(dest);
-  if (!f || f->kind() != FinfoKind::dest)
-    throw FieldError("call: '" + dest + "' is not a function of " + e->cinfo()->name() +
-                     " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
-  const auto& types = static_cast<const DestFinfoBase*>(f)->argTypes();
-  const std::string where = "call " + e->cinfo()->name() + "." + dest;
+  const auto& types = shell().destTypes(o, dest);
+  const std::string where = "call " + class_of(o) + "." + dest;
   if (args.size() != types.size())
     throw TypeError(where + ": takes " + std::to_string(types.size()) + " argument(s) (" +
                     type_list_name(types) + "), got " + std::to_string(args.size()));
@@ -406,30 +367,21 @@ void call_dest(const Triple& t, const std::string& dest, py::args args) {
 }
 
 py::tuple element_info(py::handle t) {
-  const ObjId o = to_objid(t, {"element"});
-  const Element* e = element_of(o);
-  return py::make_tuple(
-      e->cinfo()->name(), e->path(), e->numData(), e->isField(), e->parent().value,
-      e->isField() ? static_cast<const FieldElement*>(e)->fieldDimension() : 0u, e->name());
+  const Shell::ElementInfo e = shell().elementInfo(to_objid(t, {"element"}));
+  return py::make_tuple(e.className, e.path, e.numData, e.isField, e.parent.value, e.fieldDimension,
+                        e.name);
 }
 
 py::object find(const std::string& path) {
-  const ObjId o = find_path(sim().elements(), shell().absolute(path));
-  if (!sim().elements().get(o.id)) return py::none();
-  return py::cast(triple(o));
+  const std::optional<ObjId> o = shell().lookup(path);
+  if (!o) return py::none();
+  return py::cast(triple(*o));
 }
 
 std::vector<py::tuple> field_info(const std::string& cls, const std::string& where) {
-  Cinfo::require(cls, where);  // names the call in the error
   std::vector<py::tuple> out;
-  for (auto& f : Shell::fieldInfo(cls))
+  for (auto& f : Shell::fieldInfo(cls, where))
     out.push_back(py::make_tuple(f.name, f.kind, f.type, f.doc));
-  return out;
-}
-
-std::vector<std::string> class_bases(const std::string& cls) {
-  std::vector<std::string> out;
-  for (const Cinfo* c = Cinfo::require(cls, "class"); c; c = c->base()) out.push_back(c->name());
   return out;
 }
 
@@ -437,57 +389,49 @@ std::vector<std::string> class_bases(const std::string& cls) {
 /// nothing: every element (path, class, entries, field dimension), every message (kind, ends,
 /// fields, Sparse entries), the clock (dts, scheduled paths, time, step) and the run settings.
 py::tuple snapshot() {
+  const Shell& sh = shell();
   py::list elements;
   std::vector<Id> stack{Id::root()};
   while (!stack.empty()) {
-    const Element* e = sim().elements().get(stack.back());
+    const Shell::ElementInfo e = sh.elementInfo(ObjId(stack.back()));
     stack.pop_back();
-    if (!e) continue;
-    elements.append(
-        py::make_tuple(e->path(), e->cinfo()->name(), e->numData(), e->isGlobal(),
-                       e->isField() ? static_cast<const FieldElement*>(e)->fieldDimension() : 0u));
-    const auto kids = e->children();
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    elements.append(py::make_tuple(e.path, e.className, e.numData, e.isGlobal, e.fieldDimension));
+    for (auto it = e.children.rbegin(); it != e.children.rend(); ++it) stack.push_back(*it);
   }
   py::list msgs;
-  for (const Msg* m : sim().msgs().all()) {
-    std::size_t entries = 0;
-    if (m->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(m)->numEntries();
-    msgs.append(py::make_tuple(m->id(), to_string(m->kind()), m->src()->path(),
-                               m->srcFinfo()->name(), m->dest()->path(), m->destFinfo()->name(),
-                               entries));
-  }
+  for (const Shell::MsgInfo& m : sh.messages())
+    msgs.append(
+        py::make_tuple(m.id, m.kind, m.srcPath, m.srcField, m.destPath, m.destField, m.entries));
   py::list ticks;
-  const Clock& clk = sim().clock();
-  for (unsigned k = 0; k < Clock::kNumTicks; ++k) {
+  const std::vector<double> dts = sh.tickDts();
+  const auto scheduled = sh.schedule();
+  for (std::size_t k = 0; k < dts.size(); ++k) {
     py::list paths;
-    for (const Clock::Entry& x : clk.elements(k))
-      if (const Element* e = sim().elements().get(x.id))
-        paths.append(x.phase == Clock::Phase::init ? e->path() + ":init" : e->path());
-    ticks.append(py::make_tuple(clk.tickDt(k), paths));
+    for (const std::string& p : scheduled[k]) paths.append(p);
+    ticks.append(py::make_tuple(dts[k], paths));
   }
-  return py::make_tuple(elements, msgs, ticks, clk.currentTime(), clk.currentStep(),
-                        clk.numThreads(), sim().seed(), Cinfo::classNames());
+  return py::make_tuple(elements, msgs, ticks, sh.currentTime(), sh.currentStep(), sh.numThreads(),
+                        sh.currentSeed(), Shell::classNames());
 }
 
 // ---- Ctrl-C during a serial run ----
 
 std::atomic<bool> g_interrupted{false};
 
-// The clock of the run an InterruptGuard protects.
-Clock* g_guarded_clock = nullptr;
+// The Shell whose run an InterruptGuard protects.
+Shell* g_guarded_shell = nullptr;
 
 extern "C" void on_interrupt(int) {
   // Async-signal-safe: two lock-free atomic stores. The clock reads its flag at each step's end.
   g_interrupted.store(true, std::memory_order_relaxed);
-  if (Clock* c = g_guarded_clock) c->requestStop();
+  if (Shell* s = g_guarded_shell) s->interrupt();
 }
 
 /// SIGINT handled by antler for the guard's lifetime (Python's handler restored after).
 class InterruptGuard {
  public:
-  explicit InterruptGuard(Clock& c) {
-    g_guarded_clock = &c;
+  explicit InterruptGuard(Shell& s) {
+    g_guarded_shell = &s;
     g_interrupted.store(false);
     struct sigaction sa {};
     sa.sa_handler = on_interrupt;
@@ -496,7 +440,7 @@ class InterruptGuard {
   }
   ~InterruptGuard() {
     if (installed_) sigaction(SIGINT, &old_, nullptr);
-    g_guarded_clock = nullptr;
+    g_guarded_shell = nullptr;
   }
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
@@ -619,28 +563,28 @@ PYBIND11_MODULE(_antler, m) {
   m.def(
       "resolve",
       [=](H p, const std::string& where) {
-        return triple(
-            resolve_path(sim().elements(), shell().absolute(str(p, where.c_str())), where));
+        return triple(shell().resolve(str(p, where.c_str()), where));
       },
       py::arg("path"), py::arg("where") = "element");
   m.def("ce", [=](H p) { shell().ce(str(p, "ce: path")); });
   m.def("pwd", [] { return shell().pwd(); });
   m.def("cwe", [] { return triple(shell().cwe()); });
-  m.def("class_doc", [=](H c) { return Cinfo::require(str(c, "doc: class"), "doc")->doc(); });
+  m.def("class_doc", [=](H c) { return Shell::classDoc(str(c, "doc: class"), "doc"); });
   m.def("msgs_of", [=](H t) {
     // (outgoing, incoming) message ids of an element, in id order.
-    const Element* e = element_of(obj(t, "showmsg"));
+    const Id e = obj(t, "showmsg").id;
+    shell().elementInfo(ObjId(e));  // PathError if it is gone
     std::vector<std::uint32_t> out, in;
-    for (const Msg* m : sim().msgs().all()) {
-      if (m->src() == e) out.push_back(m->id());
-      if (m->dest() == e) in.push_back(m->id());
+    for (const Shell::MsgInfo& m : shell().messages()) {
+      if (m.src == e) out.push_back(m.id);
+      if (m.dest == e) in.push_back(m.id);
     }
     return py::make_tuple(out, in);
   });
   m.def("element_info", &element_info);
   m.def("children", [=](H t) {
     std::vector<Triple> out;
-    for (Id c : element_of(obj(t, "children"))->children()) out.push_back(triple(ObjId(c)));
+    for (Id c : shell().elementInfo(obj(t, "children")).children) out.push_back(triple(ObjId(c)));
     return out;
   });
   m.def("wildcard_find", [=](H p) {
@@ -649,14 +593,14 @@ PYBIND11_MODULE(_antler, m) {
     return out;
   });
   m.def("class_names", &Shell::classNames);
-  m.def("class_bases", [=](H c) { return class_bases(str(c, "class")); });
+  m.def("class_bases", [=](H c) { return Shell::classBases(str(c, "class"), "class"); });
   m.def(
       "field_info",
       [=](H c, const std::string& where) {
         return field_info(str(c, (where + ": className").c_str()), where);
       },
       py::arg("cls"), py::arg("where") = "getFieldNames");
-  m.def("object_path", [](const Triple& t) { return sim().elements().path(oid(t)); });
+  m.def("object_path", [](const Triple& t) { return shell().path(oid(t)); });
   m.def("get", &get_field);
   m.def("set", &set_field);
   m.def("get_vec", &get_vec);
@@ -664,10 +608,10 @@ PYBIND11_MODULE(_antler, m) {
   m.def("call", &call_dest);
   m.def("lookup_get", &lookup_get);
   m.def("field_element_num", [=](H c, H f) {
-    const Cinfo* ci = Cinfo::require(str(c, "class"), "class");
-    const Finfo* fi = ci->findFinfo(str(f, "field"));
-    if (!fi || fi->kind() != FinfoKind::fieldElement) return std::string();
-    return static_cast<const FieldElementFinfoBase*>(fi)->numName();
+    const std::string field = str(f, "field");
+    for (const Shell::FieldInfo& fi : Shell::fieldInfo(str(c, "class"), "class"))
+      if (fi.name == field) return fi.sizeField;
+    return std::string();
   });
   m.def("lookup_set", &lookup_set);
 
@@ -677,23 +621,15 @@ PYBIND11_MODULE(_antler, m) {
                           str(df, "connect: destField"));
   });
   m.def("msg_info", [=](H h) {
-    const std::uint32_t id = u32(h, "Msg: id");
-    const Msg* msg = shell().msg(id);
-    if (!msg) throw MsgError("Msg: no message with id " + std::to_string(id));
-    std::size_t entries = 0;
-    if (msg->kind() == MsgKind::sparse) entries = static_cast<const SparseMsg*>(msg)->numEntries();
+    const Shell::MsgInfo i = shell().messageInfo(u32(h, "Msg: id"));
     // A Single message's two objects; a Diagonal's stride (for Msg.adjacent).
     py::object ends = py::none();
-    if (msg->kind() == MsgKind::single) {
-      const auto* m = static_cast<const SingleMsg*>(msg);
-      ends = py::make_tuple(triple(ObjId(msg->src()->id(), m->from().data, m->from().field)),
-                            triple(ObjId(msg->dest()->id(), m->to().data, m->to().field)));
-    } else if (msg->kind() == MsgKind::diagonal) {
-      ends = py::int_(static_cast<const DiagonalMsg*>(msg)->stride());
-    }
-    return py::make_tuple(to_string(msg->kind()), triple(ObjId(msg->src()->id())),
-                          msg->srcFinfo()->name(), triple(ObjId(msg->dest()->id())),
-                          msg->destFinfo()->name(), entries, ends);
+    if (i.kind == "Single")
+      ends = py::make_tuple(triple(i.from), triple(i.to));
+    else if (i.kind == "Diagonal")
+      ends = py::int_(i.stride);
+    return py::make_tuple(i.kind, triple(ObjId(i.src)), i.srcField, triple(ObjId(i.dest)),
+                          i.destField, i.entries, ends);
   });
   m.def("set_random_connectivity", [=](H id, H p, H seed) {
     const double prob = cv::to_real(p, {"setRandomConnectivity: probability"}, true);
@@ -720,11 +656,7 @@ PYBIND11_MODULE(_antler, m) {
     shell().useClock(static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
                      str(path, "useClock: path"), str(field, "useClock: field"));
   });
-  m.def("tick_of", [=](H t, bool init) {
-    const ObjId o = to_objid(t, {"tick"});
-    element_of(o);
-    return sim().clock().tickOf(o.id, init ? Clock::Phase::init : Clock::Phase::process);
-  });
+  m.def("tick_of", [=](H t, bool init) { return shell().tickOf(to_objid(t, {"tick"}), init); });
   m.def("unschedule", [=](H path, H field) {
     shell().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
   });
@@ -739,7 +671,7 @@ PYBIND11_MODULE(_antler, m) {
     // Ctrl-C during a serial run stops it at the end of the current step: the model stays
     // consistent (time at that step; start() goes on from there) and the script gets a
     // KeyboardInterrupt. Python's own handler would only act once the run had returned.
-    InterruptGuard guard(sim().clock());
+    InterruptGuard guard(s);
     s.start(runtime);
     if (guard.interrupted()) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
@@ -749,8 +681,7 @@ PYBIND11_MODULE(_antler, m) {
   m.def("stop", [] { shell().stop(); });
   m.def("current_time", [] { return shell().currentTime(); });
   m.def("base_dt", [] { return shell().baseDt(); });
-  m.def("set_num_threads",
-        [=](H n) { shell().setNumThreads(u32(n, "setNumThreads: n", 1, Clock::kMaxThreads)); });
+  m.def("set_num_threads", [=](H n) { shell().setNumThreads(u32(n, "setNumThreads: n")); });
   m.def("get_num_threads", [] { return shell().numThreads(); });
   m.def("num_nodes", [] { return shell().numNodes(); });
   m.def("my_node", [] { return shell().myNode(); });
@@ -767,8 +698,7 @@ PYBIND11_MODULE(_antler, m) {
   });
   // copy / move take elements, vecs or paths (a relative path starts at the current element).
   auto tree_arg = [=](H h, const char* where) {
-    if (py::isinstance<py::str>(h))
-      return resolve_path(sim().elements(), shell().absolute(str(h, where)), where);
+    if (py::isinstance<py::str>(h)) return shell().resolve(str(h, where), where);
     return obj(h, where);
   };
   m.def("copy", [=](H s, H p, H name, H n) {

@@ -8,8 +8,9 @@
 //   handlers_run.cpp       the clock and the run: setClock, useClock, reinit, start, threads,
 //                          clearModel, syncDataHandler, a reduction now
 //   handlers_library.cpp   loadLibrary and extension commands
-// A new built-in command: a handler in the file of its topic, its declaration below, its Op
-// (shell.hpp) and one row in shell.cpp's kCommands.
+// A new built-in command: its Op (shell.hpp) and descriptor (detail/command.hpp), a handler in
+// the file of its topic (declared below), one row in channel.cpp's kCommands, and the client
+// method that calls it (shell.cpp).
 #include <map>
 #include <string>
 #include <string_view>
@@ -24,6 +25,13 @@
 
 namespace antler::shell_detail {
 
+/// A command's first bytes: its op.
+inline ByteBuffer command(Op op) {
+  ByteBuffer b;
+  Writer(b).put<std::uint32_t>(static_cast<std::uint32_t>(op));
+  return b;
+}
+
 inline Element* require_element(const Simulation& sim, const ObjId& o, const char* op) {
   Element* e = sim.elements().get(o.id);
   if (!e)
@@ -35,16 +43,18 @@ inline Element* require_element(const Simulation& sim, const ObjId& o, const cha
 inline void check_data_index(const Element* e, Index d, const char* op) {
   if (d >= e->numData())
     throw IndexError(std::string(op) + ": index " + std::to_string(d) + " out of range for " +
-                     e->path() + ", which has " + std::to_string(e->numData()) + " entries");
+                         e->path() + ", which has " + std::to_string(e->numData()) + " entries",
+                     d, e->numData());
 }
 
 /// Checks (d, f) on the owner: for a FieldElement, f must be below the parent's entry count.
 inline void check_field_index(const Element* e, Index d, Index f, const char* op) {
   if (e->isField() && f >= e->numField(d))
     throw IndexError(std::string(op) + ": index " + std::to_string(f) + " out of range for " +
-                     e->name() + " of " + e->context().elements().path(e->parent()) + "[" +
-                     std::to_string(d) + "], which has " + std::to_string(e->numField(d)) +
-                     " entries");
+                         e->name() + " of " + e->context().elements().path(e->parent()) + "[" +
+                         std::to_string(d) + "], which has " + std::to_string(e->numField(d)) +
+                         " entries",
+                     f, e->numField(d));
 }
 
 inline std::vector<std::string> value_fields(const Cinfo* c) {
@@ -59,8 +69,9 @@ inline const ValueFinfoBase* require_value(const Element* e, std::string_view fi
   const Finfo* f = e->cinfo()->findFinfo(field);
   if (!f || (f->kind() != FinfoKind::value && f->kind() != FinfoKind::readOnlyValue))
     throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a field of " +
-                     e->cinfo()->name() + " (fields: " + join_names(value_fields(e->cinfo())) +
-                     ")");
+                         e->cinfo()->name() + " (fields: " + join_names(value_fields(e->cinfo())) +
+                         ")",
+                     e->cinfo()->name(), field, value_fields(e->cinfo()));
   auto* vf = static_cast<const ValueFinfoBase*>(f);
   if (writable && vf->readOnly())
     throw FieldError(std::string(op) + ": field '" + std::string(field) + "' of " +
@@ -68,11 +79,33 @@ inline const ValueFinfoBase* require_value(const Element* e, std::string_view fi
   return vf;
 }
 
+inline const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
+                                                  const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(field);
+  if (!f || f->kind() != FinfoKind::lookupValue)
+    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
+                         e->cinfo()->name() + " (lookup fields: " +
+                         join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")",
+                     e->cinfo()->name(), field, e->cinfo()->fieldNames(FinfoKind::lookupValue));
+  return static_cast<const LookupValueFinfoBase*>(f);
+}
+
+inline const DestFinfoBase* require_dest(const Element* e, std::string_view dest, const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(dest);
+  if (!f || f->kind() != FinfoKind::dest)
+    throw FieldError(std::string(op) + ": '" + std::string(dest) + "' is not a function of " +
+                         e->cinfo()->name() + " (functions: " +
+                         join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")",
+                     e->cinfo()->name(), dest, e->cinfo()->fieldNames(FinfoKind::dest));
+  return static_cast<const DestFinfoBase*>(f);
+}
+
 inline void check_type(const std::type_info& want, const std::string& gotMangled,
                        const std::string& gotName, const char* op, const std::string& what) {
   if (gotMangled != want.name())
-    throw TypeError(std::string(op) + ": " + what + " has type " + type_name(want) + ", not " +
-                    gotName);
+    throw TypeError(
+        std::string(op) + ": " + what + " has type " + type_name(want) + ", not " + gotName,
+        type_name(want), gotName);
 }
 
 struct TypeTag {
@@ -106,12 +139,27 @@ std::vector<std::string> split_paths(const std::string& list);
 std::map<std::string, Shell::Handler>& extensions();
 
 // ---- the handlers: each runs on every node, reading its arguments from r, its reply to w ----
-void do_create(Simulation& sim, Reader& r, Writer& w);
-void do_destroy(Simulation& sim, Reader& r, Writer& w);
-void do_add_msg(Simulation& sim, Reader& r, Writer& w);
-void do_random(Simulation& sim, Reader& r, Writer& w);
-void do_pair_fill(Simulation& sim, Reader& r, Writer& w);
-void do_set_stride(Simulation& sim, Reader& r, Writer& w);
+// Typed (shell/detail/command.hpp: the arguments decoded, the reply written by the adapter):
+ObjId do_create(Simulation& sim, const std::string& cls, const std::string& path, Index n,
+                bool global);
+void do_destroy(Simulation& sim, ObjId o);
+std::uint32_t do_add_msg(Simulation& sim, const std::string& kind, ObjId src, const std::string& sf,
+                         ObjId dest, const std::string& df);
+void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed);
+void do_pair_fill(Simulation& sim, std::uint32_t id, const std::vector<Index>& s,
+                  const std::vector<Index>& d);
+void do_set_stride(Simulation& sim, std::uint32_t id, long s);
+void do_set_clock(Simulation& sim, unsigned tick, double dt);
+void do_use_clock(Simulation& sim, unsigned tick, const std::string& path,
+                  const std::string& field);
+void do_reinit(Simulation& sim);
+void do_start(Simulation& sim, double runtime);
+void do_set_threads(Simulation& sim, unsigned n);
+void do_clear(Simulation& sim);
+Index do_sync(Simulation& sim, Id id);
+void do_reduce_now(Simulation& sim, ObjId o, const std::string& field);
+std::vector<std::string> do_load_library(Simulation& sim, const std::string& path);
+// By hand (values packed by the field's type follow their typed head; see command.hpp):
 void do_set(Simulation& sim, Reader& r, Writer& w);
 void do_get(Simulation& sim, Reader& r, Writer& w);
 void do_set_vec(Simulation& sim, Reader& r, Writer& w);
@@ -119,15 +167,6 @@ void do_get_vec(Simulation& sim, Reader& r, Writer& w);
 void do_set_all(Simulation& sim, Reader& r, Writer& w);
 void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set);
 void do_call(Simulation& sim, Reader& r, Writer& w);
-void do_set_clock(Simulation& sim, Reader& r, Writer& w);
-void do_use_clock(Simulation& sim, Reader& r, Writer& w);
-void do_reinit(Simulation& sim, Reader& r, Writer& w);
-void do_start(Simulation& sim, Reader& r, Writer& w);
-void do_set_threads(Simulation& sim, Reader& r, Writer& w);
-void do_clear(Simulation& sim, Reader& r, Writer& w);
-void do_sync(Simulation& sim, Reader& r, Writer& w);
-void do_reduce_now(Simulation& sim, Reader& r, Writer& w);
-void do_load_library(Simulation& sim, Reader& r, Writer& w);
 void do_extension(Simulation& sim, Reader& r, Writer& w);
 
 }  // namespace antler::shell_detail

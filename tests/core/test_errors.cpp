@@ -2,9 +2,11 @@
 // (InternalError); a kind crosses nodes and comes back as the same class.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "tests/support/model.hpp"
 
 using namespace antler;
 
@@ -31,4 +33,55 @@ TEST_CASE("CommError is a failure of the system, not of the user's input") {
     }
   }
   CHECK_THROWS_AS(throw_error(ErrorKind::comm, "x"), CommError);
+}
+
+TEST_CASE("error leaves carry their data, across nodes, next to the message") {
+  antler::test::Model m;
+  Shell& s = m.s;
+  const ObjId a = s.create("TestAdder", "/a", 5);
+  // An index out of range, found on the node that owns the entries' range (any node at P > 1).
+  try {
+    Field<double>::get(s, ObjId(a.id, 7), "x");
+    FAIL("no IndexError");
+  } catch (const IndexError& e) {
+    CHECK(e.index() == 7u);
+    CHECK(e.size() == 5u);
+  }
+  try {
+    Field<double>::get(s, a, "nope");
+    FAIL("no FieldError");
+  } catch (const FieldError& e) {
+    CHECK(e.field() == "nope");
+    CHECK(e.className() == "TestAdder");
+    const auto valid = e.valid();
+    CHECK(std::find(valid.begin(), valid.end(), "x") != valid.end());
+    CHECK(std::find(valid.begin(), valid.end(), "nope") == valid.end());
+  }
+  try {
+    Field<int>::get(s, a, "x");
+    FAIL("no TypeError");
+  } catch (const TypeError& e) {
+    CHECK(e.expected() == "double");
+    CHECK(e.got() == "int");
+  }
+  try {
+    s.find("/a/zz");
+    FAIL("no PathError");
+  } catch (const PathError& e) {
+    CHECK(e.path() == "/a/zz");
+  }
+  try {
+    s.create("NoSuchClass", "/b");
+    FAIL("no ClassError");
+  } catch (const ClassError& e) {
+    CHECK(e.className() == "NoSuchClass");
+  }
+  // An error that records no facts has none, and says so.
+  try {
+    s.setClock(0, -1.0);
+    FAIL("no ValueError");
+  } catch (const ValueError& e) {
+    CHECK(e.details().empty());
+    CHECK_FALSE(e.detail("index"));
+  }
 }

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "core/cinfo.hpp"
+#include "core/detail/path.hpp"
 #include "core/element.hpp"
-#include "core/path.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;

@@ -1,4 +1,4 @@
-// The clock's barrier (shell/spin_barrier.hpp): nobody passes before everyone arrived, it is
+// The clock's barrier (shell/detail/spin_barrier.hpp): nobody passes before everyone arrived, it is
 // reusable round after round, and a thread that went to sleep is always woken (a lost wake-up
 // would hang the case, and the watchdog in tests/support/watchdog.hpp ends it with its name).
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "shell/spin_barrier.hpp"
+#include "shell/detail/spin_barrier.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;

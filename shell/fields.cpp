@@ -1,0 +1,108 @@
+// The Shell's client side of field access: set, get, vectors, lookup fields and calls, each
+// routed to the node that owns the object (handlers_fields.cpp runs them there).
+#include "shell/detail/handlers.hpp"
+#include "shell/shell.hpp"
+#include "shell/simulation.hpp"
+
+namespace antler {
+
+using namespace shell_detail;
+
+void Shell::setPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                      const ByteBuffer& value) {
+  ByteBuffer c = command(Op::set);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+ByteBuffer Shell::getPacked(ObjId obj, std::string_view field, const std::type_info& type) {
+  ByteBuffer c = command(Op::get);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  auto rep = dispatch(c);
+  const Element* e = sim_.elements().get(obj.id);
+  return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
+}
+
+ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                               bool whole) {
+  ByteBuffer c = command(Op::getVec);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  w.put<bool>(whole);
+  auto rep = dispatch(c);
+  const Element* e = sim_.elements().get(obj.id);
+  if (e->isGlobal() || rep.size() == 1) return std::move(rep[0]);
+  ByteBuffer out;
+  std::size_t total = 0;
+  for (auto& b : rep) total += b.size();
+  out.reserve(total);
+  for (auto& b : rep) out.append(b.data(), b.size());  // node order is global index order
+  return out;
+}
+
+void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                         const ByteBuffer& values, std::uint64_t n, bool whole) {
+  ByteBuffer c = command(Op::setVec);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  w.put<bool>(whole).put<std::uint64_t>(n);
+  c.append(values.data(), values.size());
+  dispatch(c);
+}
+
+void Shell::setAllPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                         const ByteBuffer& value) {
+  ByteBuffer c = command(Op::setAll);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, type);
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+ByteBuffer Shell::lookupGetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                                  const ByteBuffer& key, const std::type_info& type) {
+  ByteBuffer c = command(Op::lookupGet);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, keyType);
+  put_type(w, type);
+  w.put<std::string>(std::string(key.data(), key.size()));
+  auto rep = dispatch(c);
+  const Element* e = sim_.elements().get(obj.id);
+  return std::move(rep[static_cast<std::size_t>(e ? e->owner(obj.dataIndex) : 0)]);
+}
+
+void Shell::lookupSetPacked(ObjId obj, std::string_view field, const std::type_info& keyType,
+                            const ByteBuffer& key, const std::type_info& type,
+                            const ByteBuffer& value) {
+  ByteBuffer c = command(Op::lookupSet);
+  Writer w(c);
+  w.put<ObjId>(obj).put<std::string>(std::string(field));
+  put_type(w, keyType);
+  put_type(w, type);
+  w.put<std::string>(std::string(key.data(), key.size()));
+  c.append(value.data(), value.size());
+  dispatch(c);
+}
+
+void Shell::callPacked(ObjId obj, std::string_view dest,
+                       const std::vector<const std::type_info*>& types, const ByteBuffer& args) {
+  ByteBuffer c = command(Op::call);
+  Writer w(c);
+  w.put<ObjId>(obj)
+      .put<std::string>(std::string(dest))
+      .put<std::uint32_t>(static_cast<std::uint32_t>(types.size()));
+  for (auto* t : types) put_type(w, *t);
+  c.append(args.data(), args.size());
+  dispatch(c);
+}
+
+}  // namespace antler
