@@ -484,12 +484,26 @@ bool start_on(Make make) {
   return false;
 }
 
-}  // namespace
+// Every function a script reaches takes Python objects and converts them here, by the rules of
+// python/src/convert.hpp, naming the antler function and argument in any error.
+using H = py::handle;
+std::string str(H h, const char* where) {
+  return cv::to_str(h, {where}, true);
+}
+ObjId obj(H h, const char* where) {
+  return to_objid(h, {where});
+}
+unsigned u32(H h, const char* where, unsigned lo = 0, unsigned hi = 0xFFFFFFFFu) {
+  return static_cast<unsigned>(cv::to_uint(h, {where}, lo, hi));
+}
+/// copy / move take elements, vecs or paths (a relative path starts at the current element).
+ObjId tree_arg(H h, const char* where) {
+  if (py::isinstance<py::str>(h)) return shell().resolve(str(h, where), where);
+  return obj(h, where);
+}
 
-PYBIND11_MODULE(_antler, m) {
-  m.doc() = "C++ core of the antler package (use `import antler`)";
-  m.attr("version") = ANTLER_VERSION;
-
+/// init, release and the errors' way to Python.
+void def_lifecycle(py::module_& m) {
   // Importing initialises nothing: antler.init() (or the package's import, for scripts that do
   // not use mpi4py) starts antler on a communicator.
   m.def("init_world", [] {
@@ -542,35 +556,29 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("_set_exit_code", [](int c) { g_exit_code = c; });
   m.def("_finalize", &finalize_driver, "tells the workers to quit and finalises MPI (atexit)");
+}
 
-  // Every function a script reaches takes Python objects and converts them here, by the rules of
-  // python/src/convert.hpp, naming the antler function and argument in any error.
-  using H = py::handle;
-  auto str = [](H h, const char* where) { return cv::to_str(h, {where}, true); };
-  auto obj = [](H h, const char* where) { return to_objid(h, {where}); };
-  auto u32 = [](H h, const char* where, unsigned lo = 0, unsigned hi = 0xFFFFFFFFu) {
-    return static_cast<unsigned>(cv::to_uint(h, {where}, lo, hi));
-  };
-
-  m.def("create", [=](H cls, H path, H n, H global) {
+/// The element tree: create, delete, find, the current element, introspection, copy and move.
+void def_tree(py::module_& m) {
+  m.def("create", [](H cls, H path, H n, H global) {
     const std::string c = str(cls, "create: class"), p = str(path, "create: path");
     const std::string where = "create " + c + " at " + quoted(p);
     return triple(shell().create(c, p, u32(n, (where + ": n").c_str(), 1, 0xFFFFFFFEu),
                                  cv::to_bool(global, {where + ": global"})));
   });
-  m.def("delete", [=](H t) { shell().destroy(obj(t, "delete")); });
-  m.def("find", [=](H p) { return find(str(p, "exists")); });
+  m.def("delete", [](H t) { shell().destroy(obj(t, "delete")); });
+  m.def("find", [](H p) { return find(str(p, "exists")); });
   m.def(
       "resolve",
-      [=](H p, const std::string& where) {
+      [](H p, const std::string& where) {
         return triple(shell().resolve(str(p, where.c_str()), where));
       },
       py::arg("path"), py::arg("where") = "element");
-  m.def("ce", [=](H p) { shell().ce(str(p, "ce: path")); });
+  m.def("ce", [](H p) { shell().ce(str(p, "ce: path")); });
   m.def("pwd", [] { return shell().pwd(); });
   m.def("cwe", [] { return triple(shell().cwe()); });
-  m.def("class_doc", [=](H c) { return Shell::classDoc(str(c, "doc: class"), "doc"); });
-  m.def("msgs_of", [=](H t) {
+  m.def("class_doc", [](H c) { return Shell::classDoc(str(c, "doc: class"), "doc"); });
+  m.def("msgs_of", [](H t) {
     // (outgoing, incoming) message ids of an element, in id order.
     const Id e = obj(t, "showmsg").id;
     shell().elementInfo(ObjId(e));  // PathError if it is gone
@@ -582,45 +590,60 @@ PYBIND11_MODULE(_antler, m) {
     return py::make_tuple(out, in);
   });
   m.def("element_info", &element_info);
-  m.def("children", [=](H t) {
+  m.def("children", [](H t) {
     std::vector<Triple> out;
     for (Id c : shell().elementInfo(obj(t, "children")).children) out.push_back(triple(ObjId(c)));
     return out;
   });
-  m.def("wildcard_find", [=](H p) {
+  m.def("wildcard_find", [](H p) {
     std::vector<Triple> out;
     for (auto& o : shell().wildcardFind(str(p, "wildcardFind"))) out.push_back(triple(o));
     return out;
   });
   m.def("class_names", &Shell::classNames);
-  m.def("class_bases", [=](H c) { return Shell::classBases(str(c, "class"), "class"); });
+  m.def("class_bases", [](H c) { return Shell::classBases(str(c, "class"), "class"); });
   m.def(
       "field_info",
-      [=](H c, const std::string& where) {
+      [](H c, const std::string& where) {
         return field_info(str(c, (where + ": className").c_str()), where);
       },
       py::arg("cls"), py::arg("where") = "getFieldNames");
   m.def("object_path", [](const Triple& t) { return shell().path(oid(t)); });
+  m.def("copy", [](H s, H p, H name, H n) {
+    const ObjId src = tree_arg(s, "copy: src"), parent = tree_arg(p, "copy: newParent");
+    const std::string nm = name.is_none() ? std::string() : str(name, "copy: name");
+    return triple(shell().copy(src, parent, nm, u32(n, "copy: n")));
+  });
+  m.def("move",
+        [](H s, H p) { shell().move(tree_arg(s, "move: src"), tree_arg(p, "move: newParent")); });
+  m.def("clear_model", [] { shell().clearModel(); });
+}
+
+/// Fields: values, vectors, lookup fields and calls.
+void def_fields(py::module_& m) {
   m.def("get", &get_field);
   m.def("set", &set_field);
   m.def("get_vec", &get_vec);
   m.def("set_vec", &set_vec);
   m.def("call", &call_dest);
   m.def("lookup_get", &lookup_get);
-  m.def("field_element_num", [=](H c, H f) {
+  m.def("field_element_num", [](H c, H f) {
     const std::string field = str(f, "field");
     for (const Shell::FieldInfo& fi : Shell::fieldInfo(str(c, "class"), "class"))
       if (fi.name == field) return fi.sizeField;
     return std::string();
   });
   m.def("lookup_set", &lookup_set);
+}
 
-  m.def("add_msg", [=](H kind, H s, H sf, H d, H df) {
+/// Messages: connect, their description and configuration.
+void def_messages(py::module_& m) {
+  m.def("add_msg", [](H kind, H s, H sf, H d, H df) {
     return shell().addMsg(str(kind, "connect: msgType"), obj(s, "connect: src"),
                           str(sf, "connect: srcField"), obj(d, "connect: dest"),
                           str(df, "connect: destField"));
   });
-  m.def("msg_info", [=](H h) {
+  m.def("msg_info", [](H h) {
     const Shell::MsgInfo i = shell().messageInfo(u32(h, "Msg: id"));
     // A Single message's two objects; a Diagonal's stride (for Msg.adjacent).
     py::object ends = py::none();
@@ -631,7 +654,7 @@ PYBIND11_MODULE(_antler, m) {
     return py::make_tuple(i.kind, triple(ObjId(i.src)), i.srcField, triple(ObjId(i.dest)),
                           i.destField, i.entries, ends);
   });
-  m.def("set_random_connectivity", [=](H id, H p, H seed) {
+  m.def("set_random_connectivity", [](H id, H p, H seed) {
     const double prob = cv::to_real(p, {"setRandomConnectivity: probability"}, true);
     if (prob < 0 || prob > 1)
       throw ValueError("setRandomConnectivity: probability must lie in [0, 1], got " +
@@ -639,29 +662,32 @@ PYBIND11_MODULE(_antler, m) {
     shell().setRandomConnectivity(u32(id, "setRandomConnectivity: msg"), prob,
                                   cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
   });
-  m.def("pair_fill", [=](H id, H s, H d) {
+  m.def("pair_fill", [](H id, H s, H d) {
     shell().pairFill(u32(id, "pairFill: msg"),
                      cast_value<std::vector<Index>>(s, {"pairFill: srcIndices"}),
                      cast_value<std::vector<Index>>(d, {"pairFill: destIndices"}));
   });
-  m.def("set_stride", [=](H id, H s) {
+  m.def("set_stride", [](H id, H s) {
     shell().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));
   });
+}
 
-  m.def("set_clock", [=](H tick, H dt) {
+/// The clock and the run, threads, nodes, seed, reductions on demand, libraries.
+void def_run(py::module_& m) {
+  m.def("set_clock", [](H tick, H dt) {
     shell().setClock(static_cast<unsigned>(cv::to_uint(tick, {"setClock: tick", true}, 0, 31)),
                      cv::to_real(dt, {"setClock: dt"}, false));
   });
-  m.def("use_clock", [=](H tick, H path, H field) {
+  m.def("use_clock", [](H tick, H path, H field) {
     shell().useClock(static_cast<unsigned>(cv::to_uint(tick, {"useClock: tick", true}, 0, 31)),
                      str(path, "useClock: path"), str(field, "useClock: field"));
   });
-  m.def("tick_of", [=](H t, bool init) { return shell().tickOf(to_objid(t, {"tick"}), init); });
-  m.def("unschedule", [=](H path, H field) {
+  m.def("tick_of", [](H t, bool init) { return shell().tickOf(to_objid(t, {"tick"}), init); });
+  m.def("unschedule", [](H path, H field) {
     shell().useClock(Shell::kNoTick, str(path, "tick: path"), str(field, "field"));
   });
   m.def("reinit", [] { shell().reinit(); });
-  m.def("start", [=](H t) {
+  m.def("start", [](H t) {
     const double runtime = cv::to_real(t, {"start: runtime"}, false);
     Shell& s = shell();
     if (s.numNodes() > 1) {  // under mpirun, SIGINT ends every rank (mpirun forwards it)
@@ -681,34 +707,25 @@ PYBIND11_MODULE(_antler, m) {
   m.def("stop", [] { shell().stop(); });
   m.def("current_time", [] { return shell().currentTime(); });
   m.def("base_dt", [] { return shell().baseDt(); });
-  m.def("set_num_threads", [=](H n) { shell().setNumThreads(u32(n, "setNumThreads: n")); });
+  m.def("set_num_threads", [](H n) { shell().setNumThreads(u32(n, "setNumThreads: n")); });
   m.def("get_num_threads", [] { return shell().numThreads(); });
   m.def("num_nodes", [] { return shell().numNodes(); });
   m.def("my_node", [] { return shell().myNode(); });
-  m.def("seed", [=](H s) { shell().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });
+  m.def("seed", [](H s) { shell().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });
   m.def("sync_data_handler",
-        [=](H t) { return shell().doSyncDataHandler(obj(t, "syncDataHandler").id); });
+        [](H t) { return shell().doSyncDataHandler(obj(t, "syncDataHandler").id); });
   m.def("reduce_now",
-        [=](H t, H f) { shell().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field")); });
-  m.def("load_library", [=](H p) {
+        [](H t, H f) { shell().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field")); });
+  m.def("load_library", [](H p) {
     const std::string path = str(p, "loadLibrary: path");
     if (path.empty())
       throw ValueError("loadLibrary: the path is empty (give a shared library file)");
     return shell().loadLibrary(path);
   });
-  // copy / move take elements, vecs or paths (a relative path starts at the current element).
-  auto tree_arg = [=](H h, const char* where) {
-    if (py::isinstance<py::str>(h)) return shell().resolve(str(h, where), where);
-    return obj(h, where);
-  };
-  m.def("copy", [=](H s, H p, H name, H n) {
-    const ObjId src = tree_arg(s, "copy: src"), parent = tree_arg(p, "copy: newParent");
-    const std::string nm = name.is_none() ? std::string() : str(name, "copy: name");
-    return triple(shell().copy(src, parent, nm, u32(n, "copy: n")));
-  });
-  m.def("move",
-        [=](H s, H p) { shell().move(tree_arg(s, "move: src"), tree_arg(p, "move: newParent")); });
-  m.def("clear_model", [] { shell().clearModel(); });
+}
+
+/// For the Python layer and its tests: the model's snapshot and the conversions themselves.
+void def_support(py::module_& m) {
   m.def("snapshot", &snapshot, "the model's structure (for tests)");
   // The conversions themselves, for the arguments the Python layer handles (indices of a vec).
   m.def("to_int", [](H h, const std::string& where, long long lo, long long hi, bool index) {
@@ -716,4 +733,18 @@ PYBIND11_MODULE(_antler, m) {
   });
   m.def("to_real",
         [](H h, const std::string& where, bool finite) { return cv::to_real(h, {where}, finite); });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_antler, m) {
+  m.doc() = "C++ core of the antler package (use `import antler`)";
+  m.attr("version") = ANTLER_VERSION;
+
+  def_lifecycle(m);
+  def_tree(m);
+  def_fields(m);
+  def_messages(m);
+  def_run(m);
+  def_support(m);
 }
