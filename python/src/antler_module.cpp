@@ -23,6 +23,8 @@
 #include "core/comm/mpi.hpp"
 #include "core/error.hpp"
 #include "core/type_name.hpp"
+#include "models/hdf5_data_writer.hpp"
+#include "models/nsdf_writer.hpp"
 #include "shell/runtime.hpp"
 #include "shell/shell.hpp"
 #include "shell/simulation.hpp"
@@ -738,6 +740,10 @@ void def_support(py::module_& m) {
 }  // namespace
 
 PYBIND11_MODULE(_antler, m) {
+  // The recorders live in libantler_recorders (the one library that needs HDF5): naming their
+  // classes here keeps the library linked, and its classes registered, whatever the linker drops.
+  NSDFWriter::initCinfo();
+  HDF5DataWriter::initCinfo();
   m.doc() = "C++ core of the antler package (use `import antler`)";
   m.attr("version") = ANTLER_VERSION;
 
