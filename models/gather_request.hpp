@@ -72,12 +72,13 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
     std::sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) { return a->id() < b->id(); });
     return msgs;
   }
-  /// True if message `id` is still one of e's requests (false once it, or its target, was
+  /// Message `id` if it is still one of e's requests, else nullptr (once it, or its target, was
   /// deleted).
-  static bool stillAsks(std::uint32_t id, const Eref& e) {
+  static const ReduceMsg* stillAsks(std::uint32_t id, const Eref& e) {
     const Msg* m = msg_context(*e.element()).msgs().get(id);
-    return m && m->kind() == MsgKind::reduce && m->src() == e.element() &&
-           static_cast<const ReduceMsg*>(m)->requester() == e.dataIndex();
+    if (!m || m->kind() != MsgKind::reduce || m->src() != e.element()) return nullptr;
+    const auto* rm = static_cast<const ReduceMsg*>(m);
+    return rm->requester() == e.dataIndex() ? rm : nullptr;
   }
   /// A recorder's step: asks for the values of each of its channels (anything with `msgId` and
   /// a `gone` flag) whose message still exists; a channel whose message was deleted since reinit
@@ -88,11 +89,12 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
     std::size_t live = 0;
     ReduceQueue& q = reduce_context(*e.element()).reduces();
     for (auto& ch : channels) {
-      if (!ch.gone) ch.gone = !stillAsks(ch.msgId, e);
+      const ReduceMsg* m = ch.gone ? nullptr : stillAsks(ch.msgId, e);
+      ch.gone = !m;
       if (ch.gone) {
         gone(ch);
       } else {
-        q.request(ch.msgId);
+        q.request(m->job());
         ++live;
       }
     }

@@ -9,6 +9,8 @@ namespace antler {
 class ReduceContext : public MsgContext {
  public:
   explicit ReduceContext(NodeLayout layout = {}) : MsgContext(layout), reduces_(*this) {}
+  /// Drops the messages while the reduce queue their jobs are registered in is still there.
+  ~ReduceContext() override { msgs().clear(); }
   ReduceQueue& reduces() { return reduces_; }
 
  private:

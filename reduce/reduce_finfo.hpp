@@ -220,7 +220,7 @@ class ReduceFinfo final : public ReduceFinfoBase {
     ReduceQueue& q = reduce_context(*e.element()).reduces();
     for (const Conn& c : e.element()->conns(bindIndex()))
       if (static_cast<const ReduceMsg*>(c.msg)->requester() == e.dataIndex())
-        q.request(c.msg->id());
+        q.request(static_cast<const ReduceMsg*>(c.msg)->job());
   }
 
   std::unique_ptr<ReduceBase> makeJob(const ReduceMsg& msg) const override {

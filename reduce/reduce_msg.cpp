@@ -1,7 +1,7 @@
 #include "reduce/reduce_msg.hpp"
 
 #include "core/error.hpp"
-#include "msg/context.hpp"
+#include "reduce/context.hpp"
 
 namespace antler {
 
@@ -15,8 +15,12 @@ std::vector<std::string> get_fields(const Cinfo* c) {
 }
 }  // namespace
 
-Msg* reduce_connect(MsgContext& sim, const ObjId& src, std::string_view srcField, const ObjId& dest,
-                    std::string_view destField, bool single) {
+ReduceMsg::~ReduceMsg() {
+  if (job_) reduce_context(*src()).reduces().remove(job_->id());
+}
+
+Msg* reduce_connect(ReduceContext& sim, const ObjId& src, std::string_view srcField,
+                    const ObjId& dest, std::string_view destField, bool single) {
   constexpr const char* op = "connect";
   Element* se = sim.elements().get(src.id);
   Element* de = sim.elements().get(dest.id);
@@ -47,7 +51,10 @@ Msg* reduce_connect(MsgContext& sim, const ObjId& src, std::string_view srcField
                                        static_cast<const DestFinfoBase*>(df));
   if (single) m->setSingleTarget(Target{dest.dataIndex, dest.fieldIndex});
   m->setJob(rf->makeJob(*m));  // may throw TypeError: nothing is linked yet
-  return table.insert(std::move(m), rf, nullptr);
+  ReduceBase* job = m->job();
+  Msg* made = table.insert(std::move(m), rf, nullptr);
+  sim.reduces().add(job);
+  return made;
 }
 
 }  // namespace antler

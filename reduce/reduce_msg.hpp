@@ -12,6 +12,8 @@
 
 namespace antler {
 
+class ReduceContext;  // reduce/context.hpp
+
 class ReduceMsg;
 
 /// The type-erased part of ReduceFinfo<T, F, R>.
@@ -58,6 +60,8 @@ class ReduceMsg final : public Msg {
     single_ = true;
     target_ = t;
   }
+  /// Its job leaves its simulation's reduce queue with it.
+  ~ReduceMsg() override;
   /// The reduction this message runs.
   ReduceBase* job() const { return job_.get(); }
   void setJob(std::unique_ptr<ReduceBase> j) { job_ = std::move(j); }
@@ -72,7 +76,7 @@ class ReduceMsg final : public Msg {
 /// Checks and creates a Reduce message from src.srcField (a ReduceFinfo) to dest.destField (a
 /// 'getX' function), over every entry of dest's Element, or over the one object dest when
 /// `single`: errors name the fields that would be valid; nothing changes on error.
-Msg* reduce_connect(MsgContext& sim, const ObjId& src, std::string_view srcField, const ObjId& dest,
-                    std::string_view destField, bool single = false);
+Msg* reduce_connect(ReduceContext& sim, const ObjId& src, std::string_view srcField,
+                    const ObjId& dest, std::string_view destField, bool single = false);
 
 }  // namespace antler

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "core/comm/algorithms.hpp"
+#include "core/context.hpp"
 #include "core/error.hpp"
-#include "msg/context.hpp"
-#include "reduce/context.hpp"
+#include "msg/post_office.hpp"
 #include "reduce/reduce_msg.hpp"
 
 namespace antler {
@@ -123,14 +123,22 @@ void ReduceQueue::prepare(unsigned T) {
   for (auto& p : predicted_) p.clear();
 }
 
-void ReduceQueue::request(std::uint32_t msgId) {
+void ReduceQueue::add(ReduceBase* job) {
+  jobs_[job->id()] = job;
+}
+
+void ReduceQueue::remove(std::uint64_t id) {
+  jobs_.erase(id);
+}
+
+void ReduceQueue::request(ReduceBase* job) {
   const auto t = static_cast<std::size_t>(PostOffice::thread());
   if (requests_.size() <= t) {
     // Only reached outside a run (requests_ is sized before each run's parallel region).
 #pragma omp critical(antler_reduce_requests)
     if (requests_.size() <= t) requests_.resize(t + 1);
   }
-  requests_[t].push_back(msgId);
+  requests_[t].push_back(job);
 }
 
 void ReduceQueue::predictPrimary(unsigned tick, unsigned t, unsigned T) {
@@ -156,10 +164,10 @@ void save_partials(Writer& w, const std::vector<ReduceBase*>& jobs) {
 }  // namespace
 
 const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
-  std::vector<std::uint32_t>& all = scratchIds_;
+  std::vector<std::uint64_t>& all = requestIds_;
   all.clear();
   for (auto& r : requests_) {
-    all.insert(all.end(), r.begin(), r.end());
+    for (const ReduceBase* j : r) all.push_back(j->id());
     r.clear();
   }
   std::sort(all.begin(), all.end());
@@ -179,7 +187,7 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
 void ReduceQueue::afterExchange(unsigned tick,
                                 const std::vector<std::pair<const char*, std::size_t>>& nodes,
                                 unsigned T) {
-  std::vector<std::uint32_t>& all = scratchIds_;
+  std::vector<std::uint64_t>& all = requestIds_;
   all.clear();
   auto& nodeReaders = nodeReaders_;
   nodeReaders.clear();
@@ -187,8 +195,8 @@ void ReduceQueue::afterExchange(unsigned tick,
     nodeReaders.emplace_back(p, n);
     Reader& r = nodeReaders.back();
     const auto count = r.get<std::uint64_t>();
-    if (count > r.left() / 4) throw CommError("corrupted reduction requests");
-    for (std::uint64_t i = 0; i < count; ++i) all.push_back(r.get<std::uint32_t>());
+    if (count > r.left() / 8) throw CommError("corrupted reduction requests");
+    for (std::uint64_t i = 0; i < count; ++i) all.push_back(r.get<std::uint64_t>());
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
@@ -238,14 +246,14 @@ void ReduceQueue::afterExchange(unsigned tick,
   }
   // A miss: the actual set becomes this tick's prediction and runs the long way this round.
   pending_.clear();
-  for (std::uint32_t id : all) {
-    const Msg* m = context_.msgs().get(id);
-    if (!m || m->kind() != MsgKind::reduce)
-      throw CommError("reduction request for message " + std::to_string(id) +
-                      ", which is not a Reduce message");
-    ReduceBase* job = static_cast<const ReduceMsg*>(m)->job();
-    job->reset(T);
-    pending_.push_back(job);
+  for (std::uint64_t id : all) {
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end())
+      throw CommError("reduction request for job " + std::to_string(id) +
+                      ", which is no Reduce message's on node " +
+                      std::to_string(context_.layout().node));
+    it->second->reset(T);
+    pending_.push_back(it->second);
   }
   pred = pending_;
   // The same choice on every node (the set the nodes agreed on), made once per prediction rather

@@ -2,11 +2,13 @@
 /// The reduce queue: which reductions are pending, their per-thread partials, and the three folds.
 ///
 /// Life of a reduction inside one clock round (see shell/clock.cpp for the barriers):
-///  1. Process phase: a requesting object calls ReduceFinfo::send; the request (the ReduceMsg id)
-///     goes into the calling thread's request list. Nothing is read yet.
-///  2. Barrier 1: the master thread merges the threads' requests and sends them along with the
-///     message exchange (no extra collective); every node then holds the same pending set, sorted
-///     by id (a ReduceBase per pending id, found through its message: no search).
+///  1. Process phase: a requesting object calls ReduceFinfo::send; the request — the message's
+///     job (a ReduceBase) itself — goes into the calling thread's request list. Nothing is read
+///     yet. A job keeps its form from here to its digest.
+///  2. Barrier 1: the master thread merges the threads' requests and sends their ids along with
+///     the message exchange (no extra collective); every node then holds the same pending set,
+///     sorted by id (a node finds the jobs other nodes asked for in the queue's own table of its
+///     simulation's jobs, which each Reduce message registers: no search, and no message lookup).
 ///  3. Deliver phase, before any message is delivered: each thread runs primaryReduce over the
 ///     targets in its own slice into its own partial. Values are thus read as process left them.
 ///  4. Barrier 2: the master folds the thread partials in thread order (secondaryReduce), runs
@@ -47,6 +49,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -70,14 +73,13 @@ constexpr int kEveryNode = -1, kSeveralNodes = -2;
 NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggyback,
                             const comm::CostModel& m);
 
-class MsgContext;
+class Context;
 
 class ReduceQueue {
  public:
   static constexpr unsigned kMaxTicks = 32;
-  /// The reduce queue of `context`'s simulation (its ReduceContext owns it): its Reduce messages
-  /// are in context's message table.
-  explicit ReduceQueue(MsgContext& context) : context_(context) {}
+  /// The reduce queue of `context`'s simulation (its ReduceContext owns it).
+  explicit ReduceQueue(const Context& context) : context_(context) {}
   ReduceQueue(const ReduceQueue&) = delete;
   ReduceQueue& operator=(const ReduceQueue&) = delete;
   /// The communicator the node stage goes through (the Runtime sets it).
@@ -87,8 +89,12 @@ class ReduceQueue {
   /// Before a run's parallel region: sizes the per-thread request lists, forgets predictions
   /// (messages may have changed since the last run).
   void prepare(unsigned T);
-  /// Records a request by the calling thread (process phase).
-  void request(std::uint32_t msgId);
+  /// Records a request for `job` by the calling thread (process phase).
+  void request(ReduceBase* job);
+  /// Registers a job of this simulation (a Reduce message's, when it is made), so that a request
+  /// another node sends by id finds it; remove() when it goes.
+  void add(ReduceBase* job);
+  void remove(std::uint64_t id);
 
   /// True if tick has a predicted set: then every thread calls predictPrimary after Barrier 1.
   bool predicted(unsigned tick) const { return tick < kMaxTicks && !predicted_[tick].empty(); }
@@ -119,7 +125,8 @@ class ReduceQueue {
   NodeStage lastNodeStage() const { return last_; }
 
  private:
-  MsgContext& context_;
+  const Context& context_;
+  std::unordered_map<std::uint64_t, ReduceBase*> jobs_;  // every registered job, by id
   comm::Comm comm_;
   std::uint32_t fold(std::uint32_t flags);
   /// The stage for jobs (the same on every node: P, the agreed set and declared bounds only).
@@ -131,13 +138,13 @@ class ReduceQueue {
   NodeStage forced_ = NodeStage::automatic;
   NodeStage last_ = NodeStage::automatic;
   std::array<NodeStage, kMaxTicks> predictedStage_{};
-  std::vector<std::vector<std::uint32_t>> requests_;  // per thread
+  std::vector<std::vector<ReduceBase*>> requests_;  // per thread
   std::array<std::vector<ReduceBase*>, kMaxTicks> predicted_{};
   std::vector<ReduceBase*> pending_;
   // Scratch reused between rounds (only the master thread folds).
   ByteBuffer attachment_;
-  std::vector<std::uint32_t> scratchIds_;
   std::vector<std::uint64_t> scratchIds64_;
+  std::vector<std::uint64_t> requestIds_;  // a round's requests, every node's
   ByteBuffer scratchBytes_;
   std::vector<std::size_t> scratchCounts_;
   std::vector<char> scratchGathered_;
