@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// antler's public C++ API in one include: what a program needs to declare element classes
 /// (value, lookup, source, destination and reduce fields; process and reinit), to build models
 /// through the Shell and to run them on any number of nodes and threads.
@@ -27,3 +28,4 @@
 #include "shell/runtime.hpp"           // Runtime: MPI and the driver/worker split
 #include "shell/shell.hpp"             // Shell: create, connect, setClock, useClock, reinit, start
 #include "shell/simulation.hpp"        // Simulation: one whole simulation (a Runtime makes one)
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Byte buffers and the serialization adapter: every value that crosses a node boundary or a
 /// message queue goes through Codec<T>. Trivially copyable types are copied with memcpy (the
 /// fast path); std::string and vectors of trivially copyable types are length-prefixed copies;
@@ -223,3 +224,4 @@ Writer& Writer::put(const T& v) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

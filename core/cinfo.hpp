@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Cinfo: a class's name, base class, fields (Finfos) and how to make its data arrays; and the
 /// registry of all classes. Classes are normally declared with ClassBuilder (class_builder.hpp).
 #include <map>
@@ -139,3 +140,4 @@ class Cinfo {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

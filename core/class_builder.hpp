@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ClassBuilder: declare an element class with one line per field.
 ///
 ///   const Cinfo* Neuron::initCinfo() {
@@ -260,3 +261,4 @@ class ClassBuilder {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

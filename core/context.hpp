@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Context: one simulation, as the core layer sees it — its table of Elements, where this
 /// process sits among the simulation's nodes, and its random seed.
 ///
@@ -44,3 +45,4 @@ class Context {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed DestFinfo: a member function of T that messages and the Shell call. Made by
 /// ClassBuilder::dest<&T::fn>(name, doc); the function may take (A...) or (const Eref&, A...).
 #include <cstring>
@@ -246,3 +247,4 @@ class LambdaDestFinfo final : public DestFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Field-element arrays whose entries may live in the Sparse message that fills them.
 ///
 /// A neuron's synapses are read when a spike arrives: in the order of the Sparse message's rows
@@ -175,3 +176,4 @@ class EdgeArray {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Elements: named arrays of objects of one class, in a tree of paths.
 ///
 /// Every node holds the whole tree (names, classes, sizes, messages): only object data is
@@ -240,3 +241,4 @@ inline std::pair<Index, Index> thread_slice(const Element* e, unsigned t, unsign
   return {e->localBegin() + b, e->localBegin() + end};
 }
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Eref: the fast in-process handle of one object (Element pointer + indices).
 #include "core/element.hpp"
 
@@ -25,3 +26,4 @@ class Eref {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Errors. Three roots: antler::Error for bad user input (it names the operation, the offending
 /// thing and the valid choices), antler::SystemError for a failure of the system antler runs on
 /// (MPI, a corrupted buffer, nodes that disagree), both an antler::Exception, which carries the
@@ -160,3 +161,4 @@ std::string quoted(std::string_view s);
 std::string join_names(const std::vector<std::string>& names, std::size_t limit = 40);
 
 }  // namespace antler
+#pragma GCC visibility pop

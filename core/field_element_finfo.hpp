@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed FieldElementFinfo: a std::vector<F> or EdgeArray<F> of each T object seen as a child
 /// FieldElement (an EdgeArray's entries may live in the Sparse messages that fill it:
 /// core/edge_array.hpp). The array is a data member, or what a member function returns (for a
@@ -60,3 +61,4 @@ class FieldElementFinfoT final : public FieldElementFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

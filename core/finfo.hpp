@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Finfo: one declared field of a class. This header holds the type-erased bases of every kind;
 /// the typed implementations live in value_finfo.hpp, dest_finfo.hpp, proc_finfo.hpp and
 /// field_element_finfo.hpp, and are made for you by ClassBuilder.
@@ -228,3 +229,4 @@ class FieldElementFinfoBase : public Finfo {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

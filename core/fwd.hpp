@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Forward declarations of core/.
 #include <cstdint>
 
@@ -24,3 +25,4 @@ class Writer;
 class Reader;
 class ByteBuffer;
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Memory for the large arrays a step walks at random (Element data, a Sparse message's synapse
 /// store, IntFire's event ring), backed by transparent huge pages where the kernel offers them.
 ///
@@ -68,3 +69,4 @@ class SmallBlockPool {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

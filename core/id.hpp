@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Id names an Element; ObjId names one object (or one field entry) of it.
 #include <cstdint>
 #include <functional>
@@ -44,3 +45,4 @@ template <>
 struct std::hash<antler::Id> {
   std::size_t operator()(antler::Id i) const noexcept { return i.value; }
 };
+#pragma GCC visibility pop

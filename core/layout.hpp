@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Where this process sits (node = MPI rank), and how entries are split over nodes and threads.
 /// Block distribution: node r of P holds a contiguous range of an Element's N entries, the first
 /// N % P nodes one entry more; inside a node, thread t of T processes a contiguous slice of the
@@ -35,3 +36,4 @@ constexpr int block_owner(Index n, int parts, Index i) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

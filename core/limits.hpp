@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Limits on what one request may allocate, checked before anything is allocated or changed, so
 /// that an impossible request is a clear error instead of std::bad_alloc, an OOM kill or a wrap.
 #include <cstdint>
@@ -15,3 +16,4 @@ void check_allocation(std::string_view op, std::string_view what, std::uint64_t 
                       std::uint64_t bytesEach);
 
 }  // namespace antler
+#pragma GCC visibility pop

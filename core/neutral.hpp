@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Neutral: the base class of every class. Its objects hold no data; its fields describe the
 /// Element (name, path, className, numData, parent, children).
 #include "core/cinfo.hpp"
@@ -12,3 +13,4 @@ class Neutral {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// prefetch(p): asks for the cache line at p (a hint; p need not be valid).
 ///
 /// On x86-64 an asm statement: GCC 12 drops a __builtin_prefetch whose address comes out of a
@@ -15,3 +16,4 @@ inline void prefetch(const void* p) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed ProcFinfo: the `proc` shared field (process + reinit) the clock calls on a slice.
 #include "core/element.hpp"
 #include "core/eref.hpp"
@@ -41,3 +42,4 @@ class ProcFinfoT final : public ProcFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

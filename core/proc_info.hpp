@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// What a process/reinit call learns about the current step.
 #include <cstdint>
 
@@ -37,3 +38,4 @@ struct ProcInfo {
 using ProcPtr = const ProcInfo*;
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Small, fast, reproducible random numbers. Streams are keyed by (seed, key) so that the numbers
 /// an object draws do not depend on which node or thread runs it. The seed is the simulation's
 /// (Context::seed, set on every node by Shell::seed / antler.seed; default 0).
@@ -38,3 +39,4 @@ class Rng {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Readable names of C++ types, for introspection and error messages.
 #include <string>
 #include <typeinfo>
@@ -25,3 +26,4 @@ std::vector<const std::type_info*> type_infos() {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed ValueFinfo / ReadOnlyValueFinfo / LookupValueFinfo. Made by ClassBuilder.
 #include <type_traits>
 
@@ -179,3 +180,4 @@ class LookupValueFinfoT final : public LookupValueFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

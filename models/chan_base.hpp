@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ChanBase: what every channel class shares (MOOSE's ChanBase and ChanCommon): Ek, Gk, Ik,
 /// modulation and the compartment's Vm, the `channel` shared field (channelOut(Gk, Ek) to a
 /// compartment's handleChannel, the compartment's VmOut to `Vm`) and IkOut. Each channel class
@@ -37,3 +38,4 @@ class Leakage : public ChanBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Compartment: an isopotential membrane compartment (MOOSE's Compartment). Each step it integrates
 ///   Cm dVm/dt = (Em - Vm)/Rm + inject + I + sum over neighbours (V' - Vm)/Ra + sum Gk (Ek - Vm)
 /// by MOOSE's exponential Euler, with what the step received gathered into A and B:
@@ -88,3 +89,4 @@ class Compartment : public CompartmentBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

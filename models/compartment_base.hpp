@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// CompartmentBase: what every compartment class has besides its electrical model (MOOSE's
 /// CompartmentBase): its geometry. diameter and length, and the coordinates of its two ends
 /// (x0, y0, z0) and (x, y, z); setting an end sets length to the distance between the ends, and
@@ -27,3 +28,4 @@ class CompartmentBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// A recorder's `requestOut` (NSDFWriter, HDF5DataWriter): a reduce field whose messages read a
 /// number field of every entry of an Element (a Reduce message) or of one object (Single), the
 /// values gathered in global index order through the reduce path to the node that holds the
@@ -115,3 +116,4 @@ class GatherRequestFinfo final : public ReduceFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// MOOSE's HDF5 attributes (HDF5WriterBase's stringAttr, doubleAttr, longAttr, stringVecAttr,
 /// doubleVecAttr, longVecAttr), shared by NSDFWriter and HDF5DataWriter. A key "name" is an
 /// attribute of the file's root; "/group/path/name" one of that object (made as groups if it is
@@ -68,3 +69,4 @@ struct Hdf5Attributes {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

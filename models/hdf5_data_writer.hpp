@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// HDF5DataWriter: MOOSE's plain recorder of value fields into an HDF5 file, one 1-D dataset per
 /// recorded object and field (MOOSE's HDF5DataWriter, builtins/HDF5DataWriter.cpp).
 ///
@@ -102,3 +103,4 @@ class HDF5DataWriter {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

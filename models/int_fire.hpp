@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// IntFire: a leaky integrate-and-fire neuron with an array of synapses (MOOSE's IntFire).
 ///
 /// Each step, with currTime the time at the end of the step:
@@ -178,3 +179,4 @@ class alignas(32) IntFire {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// LIF: MOOSE's leaky integrate-and-fire neuron (intfire/LIF.cpp), a Compartment that fires. It
 /// has every Compartment field (Vm, Cm, Rm, Em, inject, initVm, Ra, the init phase, cables,
 /// injectMsg) and its membrane step, and each step, with t the end of the step:
@@ -34,3 +35,4 @@ class LIF : public Compartment {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

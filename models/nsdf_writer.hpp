@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// NSDFWriter: streams recorded values into an HDF5 file laid out as NSDF (the Neuroscience
 /// Simulation Data Format, Ray et al. 2016), as MOOSE's NSDFWriter does.
 ///
@@ -130,3 +131,4 @@ class NSDFWriter {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

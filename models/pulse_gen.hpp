@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// PulseGen: MOOSE's pulse generator, a train of `count` pulses (2 by default). Pulse i has
 /// level[i], width[i] and delay[i], its onset measured from the onset of pulse i-1 (from the
 /// start of the period for i = 0); firstLevel/firstWidth/firstDelay and second... name the
@@ -84,3 +85,4 @@ class PulseGen {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

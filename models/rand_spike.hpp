@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// RandSpike: Poisson spike source (MOOSE's RandSpike). Each step that is out of the refractory
 /// period (currTime - lastEvent >= refractT, within the slack of models/step_time.hpp) it fires
 /// with probability realRate * dt, where realRate = rate / (1 - rate * refractT) is MOOSE's
@@ -53,3 +54,4 @@ class RandSpike {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

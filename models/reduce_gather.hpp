@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceGather<F>: a reduce class that carries every value, in serial order (global index order:
 /// threads in order, then nodes in order), as MOOSE's requestOut gives a Stats its targets'
 /// values one by one.
@@ -28,3 +29,4 @@ class ReduceGather {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

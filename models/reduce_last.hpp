@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceLast<F>: a reduce class that carries one value, the last one folded in serial order
 /// (global index order: threads in order, then nodes in order). Over a Single message it carries
 /// the value of the one target: that is how a Table pulls a field.
@@ -40,3 +41,4 @@ class ReduceLast {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

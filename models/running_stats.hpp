@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// RunningStats: MOOSE's Stats arithmetic (builtins/Stats.cpp), shared by Stats and SpikeStats when
 /// they run MOOSE's way: every value sent in (input) adds to sum, sum of squares and num; the
 /// last windowLength values are kept in a circular buffer for the window statistics.
@@ -82,3 +83,4 @@ ClassBuilder<T>& add_window_fields(ClassBuilder<T>& b, const char* values) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

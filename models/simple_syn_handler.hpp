@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SimpleSynHandler: MOOSE's synapse layout since 2014. The handler holds the synapses (its
 /// `synapse` field element, entries of class Synapse, counted by numSynapses); a spike arriving at
 /// a synapse's addSpike(t) queues the synapse's weight, as it is then, for time t + delay. Each
@@ -102,3 +103,4 @@ class SimpleSynHandler {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

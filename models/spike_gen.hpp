@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SpikeGen: turns a voltage into spike events (MOOSE's SpikeGen). Its input V is set through the
 /// dest `Vm` (connect a Compartment's VmOut to it). Each step, with t the time at the end of the
 /// step, as in MOOSE:
@@ -37,3 +38,4 @@ class SpikeGen {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

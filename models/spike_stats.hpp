@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SpikeStats: the firing rate of a population. Connect its reduce field `reduce` with a Reduce
 /// message to the neurons' spike flag (`addMsg("Reduce", stats, "reduce", neurons, "getSpiked")`
 /// for IntFire; RandSpike's getHasFired works too). When scheduled (on the neurons' tick) it asks
@@ -58,3 +59,4 @@ class SpikeStats {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

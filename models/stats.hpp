@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Stats: statistics of a field, two ways.
 ///
 /// antler's: the statistics of a population at each step. Connect the `reduce` field to any 'get'
@@ -51,3 +52,4 @@ class Stats {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

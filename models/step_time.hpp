@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Comparing event times with the end of a clock step (internal to the models).
 ///
 /// The clock's time at the end of step n is exactly n * dt, but the event times the models compare
@@ -44,3 +45,4 @@ inline std::uint64_t due_step(double time, double dt, std::uint64_t last, std::u
 }
 
 }  // namespace antler::detail
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// StimulusTable: plays a vector of values as a stimulus (MOOSE 4's StimulusTable,
 /// builtins/StimulusTable.cpp). It keeps a position x; each step:
 ///   stepSize > 0:  x += stepSize            (the vector is read at its own pace)
@@ -46,3 +47,4 @@ class StimulusTable {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SynChan: a synaptic channel with a dual-exponential conductance (MOOSE's SynChan,
 /// biophysics/SynChan.cpp; the fields it shares with other channels are ChanBase's). A
 /// SimpleSynHandler's activationOut drives `activation`; the channel sits on a compartment through
@@ -44,3 +45,4 @@ class SynChan : public ChanBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

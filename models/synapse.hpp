@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Synapse: one entry of an IntFire's `synapse` field element (MOOSE's Synapse). A spike arriving
 /// at addSpike(time) schedules `weight` to be added to the parent IntFire's Vm at time + delay.
 /// Synapses have no data element of their own: connect spike sources to the FieldElement
@@ -32,3 +33,4 @@ struct DestPrefetch<&Synapse::addSpike> {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Table: records a value every step (MOOSE's Table). Two ways to feed it:
 ///   - pull: connect its reduce field `requestOut` with a Single message to one object's 'get'
 ///     field, e.g. addMsg("Single", table, "requestOut", ObjId(comp, 3), "getVm"). Each process
@@ -60,3 +61,4 @@ class Table {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

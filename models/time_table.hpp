@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// TimeTable: replays a vector of event times (MOOSE's TimeTable), e.g. recorded spike times.
 /// Each step, with t the time at the end of the step, it sends eventOut(time) for every time in
 /// the vector not yet sent with time <= t (allowing the step slack of models/step_time.hpp, so a
@@ -45,3 +46,4 @@ class TimeTable {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

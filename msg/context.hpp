@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// MsgContext: a simulation as the msg layer sees it — core's Context (elements, layout, seed)
 /// plus the simulation's message table and post office. The layers above extend it in turn
 /// (reduce/context.hpp, shell/simulation.hpp).
@@ -30,3 +31,4 @@ inline MsgContext& msg_context(const Element& e) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

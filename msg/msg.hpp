@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Msg: a typed connection from a SrcFinfo on one Element to a DestFinfo on another, and the
 /// index mapping that says which destination entries a send from source entry (d, f) reaches.
 /// Message metadata is replicated on every node; each node delivers only to its own entries.
@@ -193,3 +194,4 @@ Msg* connect(MsgContext& sim, std::string_view kind, const ObjId& src, std::stri
              const ObjId& dest, std::string_view destField);
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The per-thread outgoing message queue and its byte format.
 ///
 /// A queue is a sequence of batches. A batch holds consecutive sends from one (source Element,
@@ -262,3 +263,4 @@ class Outbox {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The post office: per-thread outgoing queues, their exchange between nodes and their delivery.
 ///
 /// Two kinds of queue per thread:
@@ -159,3 +160,4 @@ template <class Fn>
 void for_each_batch(const char* begin, const char* end, Fn&& fn);
 
 }  // namespace antler
+#pragma GCC visibility pop

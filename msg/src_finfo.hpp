@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SrcFinfo<A...>: an outgoing message port. Declare it as an inline static member of your class
 /// and add it with ClassBuilder::src:
 ///
@@ -181,3 +182,4 @@ std::unique_ptr<ProcFinfoBase> proc_sending(
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceContext: a simulation as the reduce layer sees it — msg's MsgContext (elements, layout,
 /// seed, messages, post office) plus the simulation's reduce queue.
 #include "msg/context.hpp"
@@ -24,3 +25,4 @@ inline ReduceContext& reduce_context(const Element& e) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// What a reduce class is, and the type-erased reduction job the reduce queue runs.
 ///
 /// A reduce class R is any default-constructible class (a default-constructed R is the identity)
@@ -153,3 +154,4 @@ class TypedReduceJob : public ReduceBase {
 }  // namespace detail
 
 }  // namespace antler
+#pragma GCC visibility pop

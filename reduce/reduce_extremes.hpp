@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceMax<F>, ReduceMin<F> and ReduceSum<F>: the simple folds.
 ///
 /// Max and Min skip NaNs (NaN compares false); with no values, has() is false and value() is the
@@ -100,3 +101,4 @@ class ReduceSum {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

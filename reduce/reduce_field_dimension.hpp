@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceFieldDimension: the largest number of entries any parent holds in an array field (e.g.
 /// the most synapses of any IntFire), used by Shell::doSyncDataHandler.
 #include <algorithm>
@@ -24,3 +25,4 @@ class ReduceFieldDimension {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceFinfo<T, F, R>: a reduce field. Declare it as an inline static member of the requesting
 /// class T, add it with ClassBuilder::src (or ::reduce), and call send(e) to ask for a reduction:
 ///
@@ -238,3 +239,4 @@ class ReduceFinfo final : public ReduceFinfoBase {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

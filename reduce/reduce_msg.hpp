@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceMsg: connects a ReduceFinfo of one requesting object to a 'get' field of every entry of
 /// another Element (e.g. Stats "reduce" -> IntFire "getVm"), or of one object (e.g. a Table's
 /// "requestOut" -> one compartment's "getVm"). It owns the reduction job that runs each time the
@@ -80,3 +81,4 @@ Msg* reduce_connect(ReduceContext& sim, const ObjId& src, std::string_view srcFi
                     const ObjId& dest, std::string_view destField, bool single = false);
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The reduce queue: which reductions are pending, their per-thread partials, and the three folds.
 ///
 /// Life of a reduction inside one clock round (see shell/clock.cpp for the barriers):
@@ -153,3 +154,4 @@ class ReduceQueue {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// ReduceStats: count, sum, mean, population sdev, min and max of a double field.
 ///
 /// Threads and nodes merge with the parallel Welford/Chan update (mean and M2, the sum of squared
@@ -120,3 +121,4 @@ class ReduceStats {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The Clock: numbered ticks, each with its own dt and the Elements it processes, and the
 /// three-barrier step that runs them on OpenMP threads and MPI nodes.
 #include <array>
@@ -139,3 +140,4 @@ class Clock {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed access to fields and functions of any object of a simulation, through its Shell, on
 /// whatever node owns the object:
 ///
@@ -104,3 +105,4 @@ struct SetGet {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Runtime: the one object a driver program creates first. It initialises MPI (unless the caller
 /// already has) and runs antler on one communicator — MPI_COMM_WORLD by default, or one the
 /// caller gives, duplicated either way so antler's traffic never mixes with the caller's. On the
@@ -60,3 +61,4 @@ class Runtime {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Shell: the command surface scripts and driver programs talk to.
 ///
 /// Every command that changes the model or reads object data runs on every node in lockstep:
@@ -308,3 +309,4 @@ class Shell {
 };
 
 }  // namespace antler
+#pragma GCC visibility pop

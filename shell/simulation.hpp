@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Simulation: one whole simulation — its Elements, messages, post office, reduce queue, clock,
 /// seed, communicator and Shell. The layers below see it as their own context (core::Context,
 /// MsgContext, ReduceContext) through the Element they work on; shell code and user code hold it
@@ -46,3 +47,4 @@ inline Simulation& simulation_of(const Element& e) {
 }
 
 }  // namespace antler
+#pragma GCC visibility pop

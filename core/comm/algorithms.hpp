@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The collective algorithms of core/comm, on bytes. Typed front-ends are in collectives.hpp.
 ///
 /// Every algorithm is named and can be forced; `vendor` is the MPI library's own call (on the
@@ -183,3 +184,4 @@ void gather(Comm& c, std::span<const char> mine, int root, ByteBuffer& out,
 
 }  // namespace algo
 }  // namespace antler::comm
+#pragma GCC visibility pop

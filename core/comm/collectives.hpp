@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Typed collectives on a Comm: broadcast, reduce, all-reduce, allgather, gather and an
 /// exclusive scan, for trivially copyable values (copied with memcpy), strings, vectors, and any
 /// Boost-serializable type (core/buffer.hpp's Codec), with the operators in comm::ops or any
@@ -332,3 +333,4 @@ std::pair<T, T> exscan(Comm& c, const T& v, Op op, const Options& o = {}) {
 }
 
 }  // namespace antler::comm
+#pragma GCC visibility pop

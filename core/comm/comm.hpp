@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Comm: one communicator, passed by value to whoever needs it (never a singleton). It moves
 /// bytes between ranks — point-to-point with tags, and the collectives of core/comm/collectives.hpp
 /// built on them — over one of two backends that run the same algorithm code:
@@ -129,3 +130,4 @@ unsigned cores_per_rank();
 bool threads_exceed_cores(unsigned threadsPerRank);
 
 }  // namespace antler::comm
+#pragma GCC visibility pop

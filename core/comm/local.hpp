@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// comm::Local: P simulated ranks inside one process, one thread each, talking through eager
 /// mailboxes, with exact per-rank counters (messages, bytes, rounds) and a modelled time.
 ///
@@ -32,3 +33,4 @@ std::vector<Stats> run_local(int P, const std::function<void(Comm&)>& fn,
                              const LocalOptions& options = {});
 
 }  // namespace antler::comm
+#pragma GCC visibility pop

@@ -1,4 +1,5 @@
 #pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// The MPI side of core/comm: the checked-call wrapper every MPI call goes through, and the RAII
 /// environment that initialises MPI with an explicit thread level (MPI_THREAD_FUNNELED: only the
 /// master thread of each rank calls MPI) and finalises it, except while an exception unwinds.
@@ -38,3 +39,4 @@ MPI_Comm mpi_handle(const Comm& c);
 [[noreturn]] void abort(const std::string& why);
 
 }  // namespace antler::comm
+#pragma GCC visibility pop

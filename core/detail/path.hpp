@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/export.hpp"
 #include "core/id.hpp"
 
 namespace antler {
@@ -33,8 +34,8 @@ class ElementTable;
 /// The object a path names (see above); relative paths start at base. `operation` prefixes
 /// errors. PathError for an unknown name (listing the children that exist), IndexError for an
 /// index out of range, ValueError for a malformed path.
-ObjId resolve_path(const ElementTable& t, std::string_view path, std::string_view operation,
-                   ObjId base = ObjId(Id::root()));
+ANTLER_API ObjId resolve_path(const ElementTable& t, std::string_view path,
+                              std::string_view operation, ObjId base = ObjId(Id::root()));
 
 /// Like resolve_path, but returns an ObjId that t does not resolve (t.get(o.id) is nullptr)
 /// instead of throwing PathError (malformed paths and bad indices still throw).
