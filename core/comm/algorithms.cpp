@@ -64,26 +64,53 @@ std::pair<std::size_t, std::size_t> segment(std::size_t n, int k, int s) {
   return {b, b + q + (static_cast<std::size_t>(s) < r ? 1 : 0)};
 }
 
-// ---- broadcast ----
+// ---- the binomial tree, both ways ----
 
-void bcast_binomial(Call& c, std::span<char> data, int root) {
+/// Down the binomial tree rooted at `root` (ranks relative to it, vr = (r - root) mod P): the
+/// rank receives from its parent, the rank that differs in vr's lowest set bit
+/// (fromParent(parent, mask)), then sends to its children below that bit, farthest first
+/// (toChild(child relative rank, mask)).
+template <class FromParent, class ToChild>
+void binomial_down(Call& c, int root, FromParent&& fromParent, ToChild&& toChild) {
   const int P = c.size(), r = c.rank();
   const int vr = (r - root + P) % P;
   int mask = 1;
-  // Receive from the parent: the rank that differs in vr's lowest set bit.
   while (mask < P) {
     if (vr & mask) {
-      const int parent = (vr - mask + root) % P;
-      Op q = c.irecv(parent, data.data(), data.size());
-      c.wait(q);
+      fromParent((vr - mask + root) % P, mask);
       break;
     }
     mask <<= 1;
   }
-  // Send to the children below that bit, farthest first.
-  mask >>= 1;
-  for (; mask > 0; mask >>= 1)
-    if (vr + mask < P) c.send((vr + mask + root) % P, data);
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (vr + mask < P) toChild(vr + mask, mask);
+}
+
+/// Up the binomial tree over absolute ranks to rank 0 (the canonical order): the rank takes what
+/// each child sends, nearest first (fromChild(bytes)), then sends `acc` to its parent.
+template <class FromChild>
+void binomial_up(Call& c, ByteBuffer& acc, FromChild&& fromChild) {
+  const int P = c.size(), r = c.rank();
+  for (int mask = 1; mask < P; mask <<= 1) {
+    if (r & mask) {
+      c.send(r - mask, view(acc));
+      return;
+    }
+    if (r + mask < P) fromChild(c.recv(r + mask));
+  }
+}
+
+// ---- broadcast ----
+
+void bcast_binomial(Call& c, std::span<char> data, int root) {
+  const int P = c.size();
+  binomial_down(
+      c, root,
+      [&](int parent, int) {
+        Op q = c.irecv(parent, data.data(), data.size());
+        c.wait(q);
+      },
+      [&](int child, int) { c.send((child + root) % P, data); });
 }
 
 void bcast_chain(Call& c, std::span<char> data, int root, int k) {
@@ -163,25 +190,18 @@ void bcast_scatter_allgather(Call& c, std::span<char> data, int root) {
   const int vr = (r - root + P) % P;
   const std::size_t n = data.size();
   auto block = [&](int v) { return segment(n, P, v); };
-  // Binomial scatter: the rank at vr is responsible for blocks [vr, vr + span).
-  int mask = 1;
-  while (mask < P) {
-    if (vr & mask) {
-      const int parent = (vr - mask + root) % P;
-      const std::size_t b = block(vr).first, e = block(std::min(P, vr + mask) - 1).second;
-      Op q = c.irecv(parent, data.data() + b, e - b);
-      c.wait(q);
-      break;
-    }
-    mask <<= 1;
-  }
-  mask >>= 1;
-  for (; mask > 0; mask >>= 1)
-    if (vr + mask < P) {
-      const int child = vr + mask;
-      const std::size_t b = block(child).first, e = block(std::min(P, child + mask) - 1).second;
-      c.send((child + root) % P, data.subspan(b, e - b));
-    }
+  // Binomial scatter: the rank at vr is responsible for blocks [vr, vr + mask).
+  binomial_down(
+      c, root,
+      [&](int parent, int mask) {
+        const std::size_t b = block(vr).first, e = block(std::min(P, vr + mask) - 1).second;
+        Op q = c.irecv(parent, data.data() + b, e - b);
+        c.wait(q);
+      },
+      [&](int child, int mask) {
+        const std::size_t b = block(child).first, e = block(std::min(P, child + mask) - 1).second;
+        c.send((child + root) % P, data.subspan(b, e - b));
+      });
   // Ring allgather over relative ranks: in step s, pass on the block received in step s - 1.
   const int next = (r + 1) % P, prev = (r - 1 + P) % P;
   for (int s = 0; s < P - 1; ++s) {
@@ -199,17 +219,7 @@ void bcast_scatter_allgather(Call& c, std::span<char> data, int root) {
 
 // Binomial reduce over absolute ranks to rank 0: the canonical order itself.
 void reduce_binomial_to0(Call& c, ByteBuffer& data, const Fold& f) {
-  const int P = c.size(), r = c.rank();
-  for (int mask = 1; mask < P; mask <<= 1) {
-    if (r & mask) {
-      c.send(r - mask, view(data));
-      return;
-    }
-    if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask);
-      f.fold(data, view(other), false);
-    }
-  }
+  binomial_up(c, data, [&](const ByteBuffer& other) { f.fold(data, view(other), false); });
 }
 
 // Recursive doubling with proxies: after the step with distance m, every rank holds the fold of
@@ -430,18 +440,7 @@ void gather_binomial(Call& c, std::span<const char> mine, int root, ByteBuffer& 
   const int P = c.size(), r = c.rank();
   ByteBuffer acc;
   put_block(acc, mine);
-  bool sent = false;
-  for (int mask = 1; mask < P; mask <<= 1) {
-    if (r & mask) {
-      c.send(r - mask, view(acc));
-      sent = true;
-      break;
-    }
-    if (r + mask < P) {
-      ByteBuffer other = c.recv(r + mask);
-      acc.append(other.data(), other.size());
-    }
-  }
+  binomial_up(c, acc, [&](const ByteBuffer& other) { acc.append(other.data(), other.size()); });
   out.clear();
   counts.clear();
   if (root != 0) {
@@ -449,7 +448,6 @@ void gather_binomial(Call& c, std::span<const char> mine, int root, ByteBuffer& 
     if (r == root) acc = c.recv(0);
   }
   if (r == root) unpack_blocks(acc, out, counts, P);
-  (void)sent;
 }
 
 void allgather_ring(Call& c, std::span<const char> mine, ByteBuffer& out,
