@@ -47,7 +47,15 @@ __all__ = [
 
 
 class Error(Exception):
-    """Root of every error antler raises for bad input."""
+    """Root of every error antler raises for bad input.
+
+    ``details`` holds the error's facts as strings, where the C++ side recorded them: an
+    IndexError's ``index`` and ``size``, a PathError's ``path``, a FieldError's ``class``,
+    ``field`` and ``valid`` (the fields there are), a TypeError's ``expected`` and ``got``, a
+    ClassError's ``class``; facts cross nodes with the message.
+    """
+
+    details = {}
 
 
 class PathError(Error, _builtins.ValueError):

@@ -61,8 +61,9 @@ PyObject*& error_classes() {
   return d;
 }
 
-/// Raises cls with the whole message (PyErr_SetString would stop at a NUL byte).
-void set_python_error(PyObject* cls, const std::string& what) {
+/// Raises cls with the whole message (PyErr_SetString would stop at a NUL byte) and, as its
+/// `details` attribute, the error's facts ({"index": "7", "size": "5"}, ...: core/error.hpp).
+void set_python_error(PyObject* cls, const std::string& what, const ErrorDetails& details = {}) {
   PyObject* msg =
       PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace");
   if (!msg) {
@@ -70,8 +71,25 @@ void set_python_error(PyObject* cls, const std::string& what) {
     PyErr_SetString(cls, "antler error (unprintable message)");
     return;
   }
-  PyErr_SetObject(cls, msg);
+  PyObject* exc = PyObject_CallOneArg(cls, msg);
+  if (!exc) {  // a class that cannot be made from a message: raise it the plain way
+    PyErr_Clear();
+    PyErr_SetObject(cls, msg);
+    Py_DECREF(msg);
+    return;
+  }
   Py_DECREF(msg);
+  PyObject* d = PyDict_New();
+  for (const auto& [k, v] : details) {
+    PyObject* val =
+        PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "backslashreplace");
+    if (val) PyDict_SetItemString(d, k.c_str(), val);
+    Py_XDECREF(val);
+  }
+  if (d && PyObject_SetAttrString(exc, "details", d) != 0) PyErr_Clear();
+  Py_XDECREF(d);
+  PyErr_SetObject(cls, exc);
+  Py_DECREF(exc);
 }
 
 // ---- conversions between Python objects and the packed C++ value of a field ----
@@ -546,7 +564,8 @@ void def_lifecycle(py::module_& m) {
       if (error_classes())
         cls = py::reinterpret_borrow<py::dict>(error_classes())
                   .attr("get")(static_cast<int>(e.kind()));
-      set_python_error(cls && !cls.is_none() ? cls.ptr() : PyExc_RuntimeError, e.what());
+      set_python_error(cls && !cls.is_none() ? cls.ptr() : PyExc_RuntimeError, e.what(),
+                       e.details());
     } catch (const InternalError& e) {
       set_python_error(PyExc_RuntimeError, e.what());
     }

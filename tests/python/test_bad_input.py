@@ -573,3 +573,21 @@ def test_init_twice_and_init_after_finalize_under_mpirun(tmp_path):
     got = json.loads(line[0][7:])
     assert got == {"nodes1": 2, "second": "StateError", "nodes2": 2, "x_after": False,
                    "time": pytest.approx(1e-3)}
+
+
+def test_errors_carry_their_facts_as_details(model):
+    """An antler error's facts (index and size, path, class, field, types) come with it as
+    `details` (tests/core/test_errors.cpp checks that they cross nodes); an error raised in
+    Python has none."""
+    antler.Neutral("/facts")
+    antler.IntFire("/facts/n", 4)
+    with pytest.raises(antler.IndexError) as e:
+        antler.element("/facts/n[7]")
+    assert e.value.details["index"] == "7" and e.value.details["size"] == "4"
+    with pytest.raises(antler.PathError) as e:
+        antler.element("/facts/none")
+    assert e.value.details["path"] == "/facts/none"
+    with pytest.raises(antler.ClassError) as e:
+        antler.doc("NoSuchClass")
+    assert e.value.details["class"] == "NoSuchClass"
+    assert antler.ValueError("raised in Python").details == {}
