@@ -157,7 +157,33 @@ PostOffice::Span PostOffice::segment(const Outbox& o, std::size_t j) {
   return Span{o.bytes().data() + b, o.bytes().data() + ends[j]};
 }
 
-std::uint32_t PostOffice::exchange(std::uint32_t flags, const ByteBuffer& attachment) {
+const ByteBuffer& PostOffice::contributions(unsigned tick) {
+  contributions_.clear();
+  Writer w(contributions_);
+  for (ExchangeContributor* c : contributors_) {
+    const ByteBuffer& b = c->pack(tick);
+    w.put<std::uint64_t>(b.size());
+    contributions_.append(b.data(), b.size());
+  }
+  return contributions_;
+}
+
+void PostOffice::unpackContributions(unsigned tick) {
+  std::vector<Reader> nodes;
+  nodes.reserve(attachments_.size());
+  for (auto [p, n] : attachments_) nodes.emplace_back(p, n);
+  for (ExchangeContributor* c : contributors_) {
+    perNode_.clear();
+    for (Reader& r : nodes) {
+      const auto n = r.get<std::uint64_t>();
+      perNode_.emplace_back(r.take(n), n);
+    }
+    c->unpack(tick, perNode_);
+  }
+}
+
+std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
+  const ByteBuffer& attachment = contributions(tick);
   const unsigned T = numThreads();
   for (unsigned t = 0; t < T; ++t) {
     std::swap(deferredIn_[t], deferredOut_[t]);

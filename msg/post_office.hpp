@@ -36,6 +36,19 @@ enum ExchangeFlags : std::uint32_t {
   kFlagStop = 2,   ///< a process function asked the clock to stop
 };
 
+/// Another layer's part of a round's exchange (the reduce queue's requests and predicted
+/// partials): it packs its bytes before the exchange and reads every node's after it, so the
+/// round keeps one collective and the clock knows nothing of what rides in it. Master thread.
+class ExchangeContributor {
+ public:
+  virtual ~ExchangeContributor() = default;
+  /// This node's bytes for the round of `tick` (before the exchange).
+  virtual const ByteBuffer& pack(unsigned tick) = 0;
+  /// Every node's bytes, in node order (after an exchange that carried no error).
+  virtual void unpack(unsigned tick,
+                      const std::vector<std::pair<const char*, std::size_t>>& nodes) = 0;
+};
+
 class PostOffice {
  public:
   /// The post office of `context`'s simulation (its MsgContext owns it): one thread's queues.
@@ -89,15 +102,17 @@ class PostOffice {
   /// not current and a send to a connected port throws MsgError naming it; nullptr ends the loop.
   static void setBulkPort(const char* port) { bulkPort_ = port; }
 
+  /// Adds a contributor to every round's exchange (in the order added; the simulation's layers
+  /// add theirs when it is made, every node the same).
+  void addContributor(ExchangeContributor* c) { contributors_.push_back(c); }
   /// Master thread, after Barrier 1: moves deferred sends in, exchanges buffers, flags and each
-  /// node's `attachment` (bytes another layer rides along, e.g. reduction requests) with the other
-  /// nodes in one collective when they are small, and builds the delivery plan. Returns the union
-  /// of every node's flags.
-  std::uint32_t exchange(std::uint32_t flags, const ByteBuffer& attachment = ByteBuffer());
-  /// Every node's attachment from the last exchange, in node order (valid until finishDelivery).
-  const std::vector<std::pair<const char*, std::size_t>>& attachments() const {
-    return attachments_;
-  }
+  /// contributor's bytes for the round of `tick` with the other nodes in one collective when they
+  /// are small, and builds the delivery plan. Returns the union of every node's flags.
+  std::uint32_t exchange(std::uint32_t flags, unsigned tick = 0);
+  /// Master thread, after an exchange that carried no error: hands each contributor every node's
+  /// bytes. Separate from exchange(): a contributor's failure is this node's alone (it travels in
+  /// the next exchange), while exchange()'s verdicts are every node's.
+  void unpackContributions(unsigned tick);
   /// Every thread, after exchange: delivers to the targets in thread t's slices.
   void deliver(unsigned t) const;
   /// Master thread, after every thread delivered: empties the delivered queues.
@@ -124,6 +139,8 @@ class PostOffice {
   /// This node's part of the exchange, in packed_: flags, sizes, attachment, deferred sends and
   /// the process queues' segments.
   void pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg);
+  /// The contributors' bytes for the round, framed: {u64 length, bytes} per contributor.
+  const ByteBuffer& contributions(unsigned tick);
   /// Reads every node's part from gathered_ into the spans; returns the union of the flags (a
   /// disagreement on the segment count is described in `disagreement`).
   std::uint32_t unpack(std::size_t nseg, std::string& disagreement);
@@ -150,7 +167,10 @@ class PostOffice {
   std::size_t inlineBytes_ = 120;  // agreed by every node (see exchange)
   std::vector<Span> deferredSpans_;
   std::vector<std::vector<Span>> segSpans_;
-  std::vector<std::pair<const char*, std::size_t>> attachments_;
+  std::vector<std::pair<const char*, std::size_t>> attachments_;  // every node's contributions
+  std::vector<ExchangeContributor*> contributors_;
+  ByteBuffer contributions_;
+  std::vector<std::pair<const char*, std::size_t>> perNode_;  // one contributor's, every node's
   ByteBuffer packed_;
 };
 

@@ -9,7 +9,10 @@ namespace antler {
 
 class ReduceContext : public MsgContext {
  public:
-  explicit ReduceContext(NodeLayout layout = {}) : MsgContext(layout), reduces_(*this) {}
+  /// The reduce queue rides in the post office's exchange (one collective a round).
+  explicit ReduceContext(NodeLayout layout = {}) : MsgContext(layout), reduces_(*this) {
+    post().addContributor(&reduces_);
+  }
   /// Drops the messages while the reduce queue their jobs are registered in is still there.
   ~ReduceContext() override { msgs().clear(); }
   ReduceQueue& reduces() { return reduces_; }

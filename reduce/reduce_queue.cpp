@@ -119,6 +119,7 @@ NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggy
 }
 
 void ReduceQueue::prepare(unsigned T) {
+  threads_ = T;
   if (requests_.size() < T) requests_.resize(T);
   for (auto& p : predicted_) p.clear();
 }
@@ -163,7 +164,7 @@ void save_partials(Writer& w, const std::vector<ReduceBase*>& jobs) {
 }
 }  // namespace
 
-const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
+const ByteBuffer& ReduceQueue::pack(unsigned tick) {
   std::vector<std::uint64_t>& all = requestIds_;
   all.clear();
   for (auto& r : requests_) {
@@ -184,9 +185,9 @@ const ByteBuffer& ReduceQueue::attachment(unsigned tick) {
   return attachment_;
 }
 
-void ReduceQueue::afterExchange(unsigned tick,
-                                const std::vector<std::pair<const char*, std::size_t>>& nodes,
-                                unsigned T) {
+void ReduceQueue::unpack(unsigned tick,
+                         const std::vector<std::pair<const char*, std::size_t>>& nodes) {
+  const unsigned T = threads_;
   std::vector<std::uint64_t>& all = requestIds_;
   all.clear();
   auto& nodeReaders = nodeReaders_;

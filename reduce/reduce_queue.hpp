@@ -55,6 +55,7 @@
 
 #include "core/buffer.hpp"
 #include "core/comm/algorithms.hpp"
+#include "msg/post_office.hpp"
 #include "reduce/reduce_base.hpp"
 
 namespace antler {
@@ -76,7 +77,7 @@ NodeStage choose_node_stage(int P, std::size_t bound, int resultNode, bool piggy
 
 class Context;
 
-class ReduceQueue {
+class ReduceQueue final : public ExchangeContributor {
  public:
   static constexpr unsigned kMaxTicks = 32;
   /// The reduce queue of `context`'s simulation (its ReduceContext owns it).
@@ -101,12 +102,13 @@ class ReduceQueue {
   bool predicted(unsigned tick) const { return tick < kMaxTicks && !predicted_[tick].empty(); }
   /// Thread t folds its slice of every predicted reduction of tick.
   void predictPrimary(unsigned tick, unsigned t, unsigned T);
-  /// Master, before the exchange: this node's requests and its predicted partials, serialized.
-  const ByteBuffer& attachment(unsigned tick);
-  /// Master, after the exchange: finishes the predicted reductions if every node's requests
-  /// match the prediction; otherwise sets the pending reductions for steps 3-4.
-  void afterExchange(unsigned tick, const std::vector<std::pair<const char*, std::size_t>>& nodes,
-                     unsigned T);
+  /// Its part of the round's exchange (the post office calls both; ExchangeContributor). pack:
+  /// this node's requests and its predicted partials, serialized. unpack: finishes the predicted
+  /// reductions if every node's requests match the prediction; otherwise sets the pending
+  /// reductions for steps 3-4.
+  const ByteBuffer& pack(unsigned tick) override;
+  void unpack(unsigned tick,
+              const std::vector<std::pair<const char*, std::size_t>>& nodes) override;
 
   /// True if reductions are pending for steps 3-4 this round (the same answer on every node).
   bool pending() const { return !pending_.empty(); }
@@ -127,6 +129,7 @@ class ReduceQueue {
 
  private:
   const Context& context_;
+  unsigned threads_ = 1;  // the run's threads (prepare)
   std::unordered_map<std::uint64_t, ReduceBase*> jobs_;  // every registered job, by id
   comm::Comm comm_;
   std::uint32_t fold(std::uint32_t flags);

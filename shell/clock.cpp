@@ -430,11 +430,11 @@ class Clock::Run {
     PostOffice::setThread(0);
     const std::uint32_t f = nodeFlags_.load() | (c_.stopRequested_.load() ? kFlagStop : 0u);
     // Agreed: every node gets the same flags (and the same verdict on the same bytes).
-    if (!masterGuarded([&] { published_ = po_.exchange(f, rq_.attachment(k)); }))
-      published_ = f | kFlagError;
-    // A digest's failure is known here only: the next exchange carries it.
-    if (!(published_ & kFlagError) &&
-        !masterGuarded([&] { rq_.afterExchange(k, po_.attachments(), T_); }) && !multiNode_)
+    if (!masterGuarded([&] { published_ = po_.exchange(f, k); })) published_ = f | kFlagError;
+    // What rode in the exchange (the reduce queue's requests and partials), to its layer. A
+    // digest's failure is known here only: the next exchange carries it.
+    if (!(published_ & kFlagError) && !masterGuarded([&] { po_.unpackContributions(k); }) &&
+        !multiNode_)
       published_ |= kFlagError;
     if (published_ & kFlagStop) stopAll_ = true;
   }
