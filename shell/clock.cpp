@@ -10,9 +10,11 @@
 //             Sends go to that queue; nothing is delivered yet, so no thread ever touches an
 //             object outside its own slice.
 //   Barrier 1 The threads fold the reductions this tick is predicted to request; then the master
-//             thread (the only one that calls MPI) exchanges queues, flags, reduction requests
-//             and those partials with the other nodes (when the prediction holds, the reductions
-//             are finished here, in the same collective) and builds the delivery plan: deferred
+//             thread (the only one that calls MPI) exchanges queues, flags and what the other
+//             layers contribute — the reduce queue's requests and those partials (msg/
+//             post_office.hpp: ExchangeContributor) — with the other nodes (when the prediction
+//             holds, the reductions are finished here, in the same collective), hands each
+//             contributor every node's part, and builds the delivery plan: deferred
 //             sends sorted by source, then for each Element segment, node by node, thread by thread
 //             — the serial order. Every node now knows the same pending reductions.
 //   Deliver   Each thread first folds its own slice of every pending reduction's targets
