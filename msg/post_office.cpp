@@ -169,8 +169,8 @@ const ByteBuffer& PostOffice::contributions(unsigned tick) {
 }
 
 void PostOffice::unpackContributions(unsigned tick) {
-  std::vector<Reader> nodes;
-  nodes.reserve(attachments_.size());
+  std::vector<Reader>& nodes = contributionReaders_;  // scratch: a round allocates nothing
+  nodes.clear();
   for (auto [p, n] : attachments_) nodes.emplace_back(p, n);
   for (ExchangeContributor* c : contributors_) {
     perNode_.clear();

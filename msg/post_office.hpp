@@ -171,6 +171,7 @@ class PostOffice {
   std::vector<ExchangeContributor*> contributors_;
   ByteBuffer contributions_;
   std::vector<std::pair<const char*, std::size_t>> perNode_;  // one contributor's, every node's
+  std::vector<Reader> contributionReaders_;
   ByteBuffer packed_;
 };
 
