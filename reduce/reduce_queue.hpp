@@ -129,7 +129,7 @@ class ReduceQueue final : public ExchangeContributor {
 
  private:
   const Context& context_;
-  unsigned threads_ = 1;  // the run's threads (prepare)
+  unsigned threads_ = 1;                                 // the run's threads (prepare)
   std::unordered_map<std::uint64_t, ReduceBase*> jobs_;  // every registered job, by id
   comm::Comm comm_;
   std::uint32_t fold(std::uint32_t flags);
