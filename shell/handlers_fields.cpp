@@ -271,12 +271,7 @@ void do_call(Simulation& sim, Reader& r, Writer&) {
   std::vector<TypeTag> types;
   for (std::uint32_t i = 0; i < n; ++i) types.push_back(get_type(r));
   Element* e = require_element(sim, o, "call");
-  const Finfo* f = e->cinfo()->findFinfo(field);
-  if (!f || f->kind() != FinfoKind::dest)
-    throw FieldError("call: '" + field + "' is not a destination function of " +
-                     e->cinfo()->name() +
-                     " (functions: " + join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")");
-  auto* df = static_cast<const DestFinfoBase*>(f);
+  const DestFinfoBase* df = require_dest(e, field, "call");
   const auto& want = df->argTypes();
   bool ok = want.size() == types.size();
   for (std::size_t i = 0; ok && i < want.size(); ++i) ok = types[i].mangled == want[i]->name();

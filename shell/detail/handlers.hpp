@@ -79,25 +79,28 @@ inline const ValueFinfoBase* require_value(const Element* e, std::string_view fi
   return vf;
 }
 
-inline const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
-                                                  const char* op) {
-  const Finfo* f = e->cinfo()->findFinfo(field);
-  if (!f || f->kind() != FinfoKind::lookupValue)
-    throw FieldError(std::string(op) + ": '" + std::string(field) + "' is not a lookup field of " +
-                         e->cinfo()->name() + " (lookup fields: " +
-                         join_names(e->cinfo()->fieldNames(FinfoKind::lookupValue)) + ")",
-                     e->cinfo()->name(), field, e->cinfo()->fieldNames(FinfoKind::lookupValue));
-  return static_cast<const LookupValueFinfoBase*>(f);
+/// The field `name` of e's class, which must be of `kind`; otherwise a FieldError naming the
+/// fields of that kind ("'x' is not a <what> of C (<plural>: a, b)").
+inline const Finfo* require_finfo(const Element* e, std::string_view name, FinfoKind kind,
+                                  const char* what, const char* plural, const char* op) {
+  const Finfo* f = e->cinfo()->findFinfo(name);
+  if (f && f->kind() == kind) return f;
+  const auto valid = e->cinfo()->fieldNames(kind);
+  throw FieldError(std::string(op) + ": '" + std::string(name) + "' is not a " + what + " of " +
+                       e->cinfo()->name() + " (" + plural + ": " + join_names(valid) + ")",
+                   e->cinfo()->name(), name, valid);
 }
 
+inline const LookupValueFinfoBase* require_lookup(const Element* e, std::string_view field,
+                                                  const char* op) {
+  return static_cast<const LookupValueFinfoBase*>(
+      require_finfo(e, field, FinfoKind::lookupValue, "lookup field", "lookup fields", op));
+}
+
+/// Used by `call` and by the Shell's description of a function (one check, one message).
 inline const DestFinfoBase* require_dest(const Element* e, std::string_view dest, const char* op) {
-  const Finfo* f = e->cinfo()->findFinfo(dest);
-  if (!f || f->kind() != FinfoKind::dest)
-    throw FieldError(std::string(op) + ": '" + std::string(dest) + "' is not a function of " +
-                         e->cinfo()->name() + " (functions: " +
-                         join_names(e->cinfo()->fieldNames(FinfoKind::dest)) + ")",
-                     e->cinfo()->name(), dest, e->cinfo()->fieldNames(FinfoKind::dest));
-  return static_cast<const DestFinfoBase*>(f);
+  return static_cast<const DestFinfoBase*>(
+      require_finfo(e, dest, FinfoKind::dest, "function", "functions", op));
 }
 
 inline void check_type(const std::type_info& want, const std::string& gotMangled,
