@@ -30,22 +30,67 @@ struct Message {
   ByteBuffer bytes;
   std::uint64_t round;  // the round in which it arrives
   double time;          // when it arrives (model)
+  // A synchronous send's: set (under the world's mutex) once a receive matches the message.
+  std::shared_ptr<bool> matched;
+  int fromWorld = -1;  // the sender's world rank (to tell it of the match)
 };
 
 struct Waiting {
   bool waiting = false;
+  bool any = false;  // idle(): waits for any event, not one message
   std::uint64_t context = 0;
   int src = 0, tag = 0;
 };
 
+// The operations a Local rank can have in flight.
+struct LocalOp {
+  enum class Kind { recv, ssend, barrier, batch };
+  explicit LocalOp(Kind k) : kind(k) {}
+  virtual ~LocalOp() = default;
+  Kind kind;
+};
+// A posted receive: matched, as in MPI, to the earliest message that fits when it is posted or
+// else to the first that arrives after it (receives posted earlier first).
+struct LocalRecv final : LocalOp {
+  LocalRecv(std::uint64_t c, int s, int t, char* i, std::size_t count)
+      : LocalOp(Kind::recv), context(c), src(s), tag(t), into(i), n(count) {}
+  std::uint64_t context;
+  int src, tag;
+  char* into;
+  std::size_t n;
+  bool done = false;  // under the world's mutex
+  Message msg;
+};
+struct LocalSsend final : LocalOp {
+  LocalSsend() : LocalOp(Kind::ssend) {}
+  std::shared_ptr<bool> matched = std::make_shared<bool>(false);
+};
+// A dissemination barrier, advanced by test(): in round k a rank tells rank + 2^k and hears
+// from rank - 2^k, ceil(log2 P) rounds.
+struct LocalBarrier final : LocalOp {
+  LocalBarrier() : LocalOp(Kind::barrier) {}
+  int round = 0, rounds = 0;
+  bool sent = false;
+};
+struct LocalBatch final : LocalOp {
+  LocalBatch() : LocalOp(Kind::batch) {}
+  std::vector<std::shared_ptr<void>> parts;
+};
+struct LocalHood {
+  std::vector<int> sources, dests;
+};
+
 struct World {
-  explicit World(int P, LocalOptions o) : size(P), options(o), mail(P), cv(P), waits(P) {}
+  explicit World(int P, LocalOptions o)
+      : size(P), options(o), mail(P), posted(P), cv(P), waits(P), events(P, 0) {}
   int size;
   LocalOptions options;
   std::mutex mu;
-  std::vector<std::deque<Message>> mail;  // by world rank
+  std::vector<std::deque<Message>> mail;                       // by world rank
+  std::vector<std::deque<std::shared_ptr<LocalRecv>>> posted;  // by world rank, in post order
   std::vector<std::condition_variable> cv;
   std::vector<Waiting> waits;
+  std::vector<std::uint64_t> events;  // by world rank: arrivals and matches (Backend::events)
   int alive = 0, blocked = 0;
   bool deadlock = false;
   std::string deadlockText;
@@ -62,19 +107,14 @@ struct World {
       for (int r = 0; r < size && shown < 8; ++r)
         if (waits[r].waiting) {
           deadlockText += (shown++ ? ", " : "") + std::string("rank ") + std::to_string(r) +
-                          " waits for rank " + std::to_string(waits[r].src) + " tag " +
-                          std::to_string(waits[r].tag);
+                          (waits[r].any ? std::string(" waits for any message")
+                                        : " waits for rank " + std::to_string(waits[r].src) +
+                                              " tag " + std::to_string(waits[r].tag));
         }
       deadlockText += blocked > 8 ? ", ...)" : ")";
       for (auto& c : cv) c.notify_all();
     }
   }
-};
-
-struct LocalRecv {
-  int src, tag;
-  char* into;
-  std::size_t n;
 };
 
 class LocalBackend final : public detail::Backend {
@@ -100,7 +140,9 @@ class LocalBackend final : public detail::Backend {
       ck[0] = {color, key};
       for (int r = 1; r < size(); ++r) {
         ByteBuffer b = recv(r, tag);
-        std::memcpy(&ck[r], b.data(), sizeof(ck[r]));
+        int two[2];
+        std::memcpy(two, b.data(), sizeof two);
+        ck[r] = {two[0], two[1]};
       }
       for (int r = size() - 1; r >= 0; --r) {
         std::vector<std::pair<int, int>> same;  // (key, rank)
@@ -139,7 +181,7 @@ class LocalBackend final : public detail::Backend {
   }
 
   void send(int dest, int tag, std::span<const char> b) override {
-    Message m{context_, rank_, tag, {}, 0, 0};
+    Message m{context_, rank_, tag, {}, 0, 0, nullptr, me()};
     m.bytes.append(b.data(), b.size());
     // One round and alpha + beta n of this rank's time per message sent.
     round_ += 1;
@@ -149,19 +191,61 @@ class LocalBackend final : public detail::Backend {
     ++stats.messagesSent;
     stats.bytesSent += b.size();
     publish();
-    const int to = members_[static_cast<std::size_t>(dest)];
+    deliver(dest, std::move(m));
+  }
+  std::shared_ptr<void> issend(int dest, int tag, std::span<const char> b) override {
+    auto op = std::make_shared<LocalSsend>();
+    Message m{context_, rank_, tag, {}, 0, 0, op->matched, me()};
+    m.bytes.append(b.data(), b.size());
+    round_ += 1;
+    time_ += w_->options.alpha + w_->options.beta * static_cast<double>(b.size());
+    m.round = round_;
+    m.time = time_;
+    ++stats.messagesSent;
+    stats.bytesSent += b.size();
+    publish();
+    deliver(dest, std::move(m));
+    return op;
+  }
+  /// Puts m in dest's hands: into its earliest posted receive that fits, else its mailbox.
+  void deliver(int dest, Message&& m) {
+    const auto to = static_cast<std::size_t>(members_[static_cast<std::size_t>(dest)]);
     std::lock_guard<std::mutex> lk(w_->mu);
-    // A rank waiting for exactly this message stops counting as blocked now, not when its thread
-    // wakes up: otherwise a sender that blocks next could see "everyone waits" and call a
-    // deadlock that is not one.
-    auto& wt = w_->waits[static_cast<std::size_t>(to)];
-    if (wt.waiting && wt.context == m.context && wt.src == m.src && wt.tag == m.tag) {
+    auto& posted = w_->posted[to];
+    bool taken = false;
+    for (auto it = posted.begin(); it != posted.end(); ++it) {
+      LocalRecv& r = **it;
+      if (r.context == m.context && r.src == m.src && r.tag == m.tag) {
+        matched(m);
+        r.msg = std::move(m);
+        r.done = true;
+        posted.erase(it);
+        taken = true;
+        break;
+      }
+    }
+    if (!taken) w_->mail[to].push_back(std::move(m));
+    wake(to);
+  }
+  /// A synchronous send's message was matched: tell its sender (world mutex held).
+  void matched(Message& m) {
+    if (!m.matched) return;
+    *m.matched = true;
+    if (m.fromWorld != me()) wake(static_cast<std::size_t>(m.fromWorld));
+  }
+  /// Something happened for world rank `to` (world mutex held). A waiting rank stops counting as
+  /// blocked now, not when its thread wakes up: otherwise a sender that blocks next could see
+  /// "everyone waits" and call a deadlock that is not one. (It checks again when it wakes.)
+  void wake(std::size_t to) {
+    ++w_->events[to];
+    auto& wt = w_->waits[to];
+    if (wt.waiting) {
       wt.waiting = false;
       --w_->blocked;
     }
-    w_->mail[static_cast<std::size_t>(to)].push_back(std::move(m));
-    w_->cv[static_cast<std::size_t>(to)].notify_all();
+    w_->cv[to].notify_all();
   }
+  int me() const { return members_[static_cast<std::size_t>(rank_)]; }
   std::shared_ptr<void> isend(int dest, int tag, std::span<const char> b) override {
     send(dest, tag, b);  // eager: complete at once
     return nullptr;
@@ -175,6 +259,7 @@ class LocalBackend final : public detail::Backend {
         if (it->context == context_ && it->src == src && it->tag == tag) {
           Message m = std::move(*it);
           box.erase(it);
+          matched(m);
           lk.unlock();
           round_ = std::max(round_, m.round);
           time_ = std::max(time_, m.time);
@@ -185,7 +270,7 @@ class LocalBackend final : public detail::Backend {
         }
       if (w_->deadlock) throw CommError(w_->deadlockText);
       auto& wt = w_->waits[static_cast<std::size_t>(me)];
-      wt = {true, context_, src, tag};
+      wt = {true, false, context_, src, tag};
       ++w_->blocked;
       w_->detect();
       if (!w_->deadlock) w_->cv[static_cast<std::size_t>(me)].wait(lk);
@@ -205,18 +290,175 @@ class LocalBackend final : public detail::Backend {
     return b.size();
   }
   std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) override {
-    return std::make_shared<LocalRecv>(LocalRecv{src, tag, into, n});
+    auto r = std::make_shared<LocalRecv>(context_, src, tag, into, n);
+    std::lock_guard<std::mutex> lk(w_->mu);
+    auto& box = w_->mail[static_cast<std::size_t>(me())];
+    for (auto it = box.begin(); it != box.end(); ++it)
+      if (it->context == context_ && it->src == src && it->tag == tag) {
+        matched(*it);
+        r->msg = std::move(*it);
+        r->done = true;
+        box.erase(it);
+        return r;
+      }
+    w_->posted[static_cast<std::size_t>(me())].push_back(r);
+    return r;
   }
   void wait(std::shared_ptr<void>& p) override {
     if (!p) return;
-    auto* r = static_cast<LocalRecv*>(p.get());
-    ByteBuffer b = recv(r->src, r->tag);
-    if (b.size() != r->n)
+    auto* op = static_cast<LocalOp*>(p.get());
+    if (op->kind == LocalOp::Kind::batch) {
+      for (auto& q : static_cast<LocalBatch*>(op)->parts) wait(q);
+      p.reset();
+      return;
+    }
+    if (op->kind == LocalOp::Kind::recv) {
+      auto* r = static_cast<LocalRecv*>(op);
+      const auto self = static_cast<std::size_t>(me());
+      std::unique_lock<std::mutex> lk(w_->mu);
+      while (!r->done) {
+        if (w_->deadlock) throw CommError(w_->deadlockText);
+        auto& wt = w_->waits[self];
+        wt = {true, false, context_, r->src, r->tag};
+        ++w_->blocked;
+        w_->detect();
+        if (!w_->deadlock) w_->cv[self].wait(lk);
+        if (wt.waiting) {
+          wt.waiting = false;
+          --w_->blocked;
+        }
+      }
+      lk.unlock();
+      complete(*r);
+      p.reset();
+      return;
+    }
+    for (;;) {  // synchronous sends and barriers progress by test()
+      const std::uint64_t seen = events();
+      if (test(p)) return;
+      idle(seen);
+    }
+  }
+  /// A matched posted receive: its bytes in place, the counters and the model's clock moved.
+  void complete(LocalRecv& r) {
+    Message& m = r.msg;
+    round_ = std::max(round_, m.round);
+    time_ = std::max(time_, m.time);
+    ++stats.messagesReceived;
+    stats.bytesReceived += m.bytes.size();
+    publish();
+    if (m.bytes.size() != r.n)
       throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
-                      std::to_string(r->n) + " bytes from rank " + std::to_string(r->src) +
-                      ", got " + std::to_string(b.size()));
-    if (r->n) std::memcpy(r->into, b.data(), r->n);
-    p.reset();
+                      std::to_string(r.n) + " bytes from rank " + std::to_string(r.src) + ", got " +
+                      std::to_string(m.bytes.size()));
+    if (r.n) std::memcpy(r.into, m.bytes.data(), r.n);
+  }
+  bool test(std::shared_ptr<void>& p) override {
+    if (!p) return true;
+    auto* op = static_cast<LocalOp*>(p.get());
+    bool done = false;
+    switch (op->kind) {
+      case LocalOp::Kind::recv: {
+        auto* r = static_cast<LocalRecv*>(op);
+        {
+          std::lock_guard<std::mutex> lk(w_->mu);
+          done = r->done;
+        }
+        if (done) complete(*r);
+        break;
+      }
+      case LocalOp::Kind::ssend: {
+        std::lock_guard<std::mutex> lk(w_->mu);
+        done = *static_cast<LocalSsend*>(op)->matched;
+        break;
+      }
+      case LocalOp::Kind::barrier:
+        done = advance(*static_cast<LocalBarrier*>(op));
+        break;
+      case LocalOp::Kind::batch: {
+        done = true;
+        for (auto& q : static_cast<LocalBatch*>(op)->parts) done = test(q) && done;
+        break;
+      }
+    }
+    if (done) p.reset();
+    return done;
+  }
+  bool iprobe(int src, int tag, int& from, std::size_t& n) override {
+    std::lock_guard<std::mutex> lk(w_->mu);
+    for (const auto& m : w_->mail[static_cast<std::size_t>(me())])
+      if (m.context == context_ && m.tag == tag && (src < 0 || m.src == src)) {
+        from = m.src;
+        n = m.bytes.size();
+        return true;
+      }
+    return false;
+  }
+  std::shared_ptr<void> ibarrier() override {
+    auto b = std::make_shared<LocalBarrier>();
+    while ((1 << b->rounds) < size()) ++b->rounds;
+    advance(*b);
+    return b;
+  }
+  bool advance(LocalBarrier& b) {
+    const int tag = Comm::kCollectiveTags - 6, P = size();
+    while (b.round < b.rounds) {
+      const int dist = 1 << b.round;
+      if (!b.sent) {
+        send((rank_ + dist) % P, tag, {});
+        b.sent = true;
+      }
+      int from = 0;
+      std::size_t n = 0;
+      if (!iprobe(((rank_ - dist) % P + P) % P, tag, from, n)) return false;
+      recv(from, tag);
+      ++b.round;
+      b.sent = false;
+    }
+    return true;
+  }
+  std::uint64_t events() override {
+    std::lock_guard<std::mutex> lk(w_->mu);
+    return w_->events[static_cast<std::size_t>(me())];
+  }
+  void idle(std::uint64_t seen) override {
+    const auto self = static_cast<std::size_t>(me());
+    std::unique_lock<std::mutex> lk(w_->mu);
+    if (w_->events[self] != seen) return;
+    if (w_->deadlock) throw CommError(w_->deadlockText);
+    auto& wt = w_->waits[self];
+    wt = {true, true, context_, -1, -1};
+    ++w_->blocked;
+    w_->detect();
+    if (!w_->deadlock) w_->cv[self].wait(lk);
+    if (wt.waiting) {
+      wt.waiting = false;
+      --w_->blocked;
+    }
+    if (w_->deadlock && w_->events[self] == seen) throw CommError(w_->deadlockText);
+  }
+  // The neighbourhood stand-in: point-to-point messages to each destination and from each source
+  // (their counts are what MPI's collective would move).
+  std::shared_ptr<void> neighbourhood(std::span<const int> sources,
+                                      std::span<const int> dests) override {
+    auto h = std::make_shared<LocalHood>();
+    h->sources.assign(sources.begin(), sources.end());
+    h->dests.assign(dests.begin(), dests.end());
+    return h;
+  }
+  std::shared_ptr<void> ineighbourAlltoallv(const std::shared_ptr<void>& hood, const char* send,
+                                            std::span<const std::size_t> sendCounts,
+                                            std::span<const std::size_t> sendDispls, char* recv,
+                                            std::span<const std::size_t> recvCounts,
+                                            std::span<const std::size_t> recvDispls) override {
+    const int tag = Comm::kCollectiveTags - 7;
+    auto* h = static_cast<LocalHood*>(hood.get());
+    auto batch = std::make_shared<LocalBatch>();
+    for (std::size_t i = 0; i < h->sources.size(); ++i)
+      batch->parts.push_back(irecv(h->sources[i], tag, recv + recvDispls[i], recvCounts[i]));
+    for (std::size_t i = 0; i < h->dests.size(); ++i)
+      this->send(h->dests[i], tag, {send + sendDispls[i], sendCounts[i]});
+    return batch;
   }
 
   // Vendor stand-ins: linear algorithms through rank 0 (MPI's own calls are on the MPI backend).

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <vector>
 
 #include "core/comm/detail/backend.hpp"
 #include "core/error.hpp"
@@ -96,6 +97,16 @@ struct MpiOp {
   MPI_Request req = MPI_REQUEST_NULL;
   std::size_t expect = 0;
   bool isRecv = false;
+  std::vector<int> counts;  // a non-blocking collective's arrays, alive until it completes
+};
+
+/// A distributed-graph communicator (MPI_Dist_graph_create_adjacent), freed with its last user.
+struct Hood {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::size_t nsources = 0, ndests = 0;
+  ~Hood() {
+    if (comm != MPI_COMM_NULL && mpi_active()) MPI_Comm_free(&comm);
+  }
 };
 
 class MpiBackend final : public detail::Backend {
@@ -186,6 +197,96 @@ class MpiBackend final : public detail::Backend {
       count_recv(op->expect);
     }
     p.reset();
+  }
+
+  std::shared_ptr<void> issend(int dest, int tag, std::span<const char> b) override {
+    auto op = std::make_shared<MpiOp>();
+    ANTLER_MPI(
+        MPI_Issend(b.data(), as_int(b.size(), "issend"), MPI_BYTE, dest, tag, comm_, &op->req));
+    count_send(b.size());
+    return op;
+  }
+  bool test(std::shared_ptr<void>& p) override {
+    if (!p) return true;
+    auto* op = static_cast<MpiOp*>(p.get());
+    int done = 0;
+    MPI_Status st;
+    ANTLER_MPI(MPI_Test(&op->req, &done, &st));
+    if (!done) return false;
+    if (op->isRecv) {
+      int n = 0;
+      ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+      if (static_cast<std::size_t>(n) != op->expect)
+        throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
+                        std::to_string(op->expect) + " bytes from rank " +
+                        std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(n));
+      count_recv(op->expect);
+    }
+    p.reset();
+    return true;
+  }
+  bool iprobe(int src, int tag, int& from, std::size_t& n) override {
+    int flag = 0;
+    MPI_Status st;
+    ANTLER_MPI(MPI_Iprobe(src < 0 ? MPI_ANY_SOURCE : src, tag, comm_, &flag, &st));
+    if (!flag) return false;
+    int cnt = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
+    from = st.MPI_SOURCE;
+    n = static_cast<std::size_t>(cnt);
+    return true;
+  }
+  std::shared_ptr<void> ibarrier() override {
+    auto op = std::make_shared<MpiOp>();
+    ANTLER_MPI(MPI_Ibarrier(comm_, &op->req));
+    return op;
+  }
+  void idle(std::uint64_t) override {
+    if (yielding_) sched_yield();
+  }
+  std::shared_ptr<void> neighbourhood(std::span<const int> sources,
+                                      std::span<const int> dests) override {
+    auto h = std::make_shared<Hood>();
+    h->nsources = sources.size();
+    h->ndests = dests.size();
+    const int none = 0;  // MPI wants a valid pointer even for a degree of 0
+    ANTLER_MPI(MPI_Dist_graph_create_adjacent(
+        comm_, static_cast<int>(sources.size()), sources.empty() ? &none : sources.data(),
+        MPI_UNWEIGHTED, static_cast<int>(dests.size()), dests.empty() ? &none : dests.data(),
+        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &h->comm));
+    return h;
+  }
+  std::shared_ptr<void> ineighbourAlltoallv(const std::shared_ptr<void>& hood, const char* send,
+                                            std::span<const std::size_t> sendCounts,
+                                            std::span<const std::size_t> sendDispls, char* recv,
+                                            std::span<const std::size_t> recvCounts,
+                                            std::span<const std::size_t> recvDispls) override {
+    auto* h = static_cast<Hood*>(hood.get());
+    auto op = std::make_shared<MpiOp>();
+    const std::size_t ns = sendCounts.size(), nr = recvCounts.size();
+    op->counts.resize(2 * ns + 2 * nr + 1);  // +1: never empty
+    int* sc = op->counts.data();
+    int* sd = sc + ns;
+    int* rc = sd + ns;
+    int* rd = rc + nr;
+    std::size_t sent = 0, got = 0;
+    for (std::size_t i = 0; i < ns; ++i) {
+      sc[i] = as_int(sendCounts[i], "MPI_Ineighbor_alltoallv");
+      sd[i] = as_int(sendDispls[i], "MPI_Ineighbor_alltoallv");
+      sent += sendCounts[i];
+    }
+    for (std::size_t i = 0; i < nr; ++i) {
+      rc[i] = as_int(recvCounts[i], "MPI_Ineighbor_alltoallv");
+      rd[i] = as_int(recvDispls[i], "MPI_Ineighbor_alltoallv");
+      got += recvCounts[i];
+    }
+    ANTLER_MPI(
+        MPI_Ineighbor_alltoallv(send, sc, sd, MPI_BYTE, recv, rc, rd, MPI_BYTE, h->comm, &op->req));
+    stats.messagesSent += ns;
+    stats.bytesSent += sent;
+    stats.messagesReceived += nr;
+    stats.bytesReceived += got;
+    return op;
   }
 
   void vendorBcast(char* data, std::size_t n, int root) override {

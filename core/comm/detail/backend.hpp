@@ -36,6 +36,33 @@ class Backend {
   virtual std::shared_ptr<void> irecv(int src, int tag, char* into, std::size_t n) = 0;
   virtual void wait(std::shared_ptr<void>& op) = 0;
 
+  // ---- what non-blocking consensus and star forests need (core/comm/consensus.hpp) ----
+
+  /// A synchronous-mode send: the operation completes once the receiver has matched it.
+  virtual std::shared_ptr<void> issend(int dest, int tag, std::span<const char> bytes) = 0;
+  /// Whether op has completed (then it is reset; an empty op has).
+  virtual bool test(std::shared_ptr<void>& op) = 0;
+  /// Whether a message with tag from src (-1: any source) is waiting: its source and size.
+  virtual bool iprobe(int src, int tag, int& from, std::size_t& n) = 0;
+  /// A barrier that completes (test, wait) once every rank has started it.
+  virtual std::shared_ptr<void> ibarrier() = 0;
+  /// This rank's count of events (a message arrived, a synchronous send was matched): Local's
+  /// progress loops pass it to idle(); the MPI backend has none to count (0).
+  virtual std::uint64_t events() { return 0; }
+  /// Waits for an event after `seen` (Local: sleeps until one, and counts as blocked for its
+  /// deadlock check); MPI: yields the core when yielding, else returns at once (a poll).
+  virtual void idle(std::uint64_t seen) = 0;
+  /// A neighbourhood (MPI: a distributed-graph communicator) receiving from `sources` and
+  /// sending to `dests`, both in rank order. Collective.
+  virtual std::shared_ptr<void> neighbourhood(std::span<const int> sources,
+                                              std::span<const int> dests) = 0;
+  /// Starts an all-to-all over a neighbourhood: counts and displacements in bytes, one per
+  /// destination (send) or source (receive), in the order given to neighbourhood().
+  virtual std::shared_ptr<void> ineighbourAlltoallv(
+      const std::shared_ptr<void>& hood, const char* send, std::span<const std::size_t> sendCounts,
+      std::span<const std::size_t> sendDispls, char* recv, std::span<const std::size_t> recvCounts,
+      std::span<const std::size_t> recvDispls) = 0;
+
   // Vendor collectives.
   virtual void vendorBcast(char* data, std::size_t n, int root) = 0;
   virtual void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) = 0;
