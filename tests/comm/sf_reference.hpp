@@ -56,7 +56,9 @@ struct SfGraph {
 
 /// Shapes: 0 contiguous leaves; 1 sparse, reversed ilocal; 2 a hot root (rank 0, root 0) that
 /// about a third of all leaves name (degree >> P); 3 every leaf on its own rank's roots.
-inline SfGraph make_graph(int P, std::uint64_t seed, int shape, std::int64_t scale) {
+/// `roots`: each rank's root count (empty: random, at least one on rank 0).
+inline SfGraph make_graph(int P, std::uint64_t seed, int shape, std::int64_t scale,
+                          const std::vector<std::int64_t>& roots = {}) {
   Rng g{seed * 1000003u + static_cast<std::uint64_t>(P) * 7919u +
         static_cast<std::uint64_t>(shape)};
   SfGraph G;
@@ -66,6 +68,8 @@ inline SfGraph make_graph(int P, std::uint64_t seed, int shape, std::int64_t sca
   G.ilocal.resize(P);
   G.iremote.resize(P);
   for (int q = 0; q < P; ++q) G.nroots[q] = g.below(scale + 1) + (q == 0 ? 1 : 0);
+  if (!roots.empty()) G.nroots = roots;
+  if (shape == 2 && G.nroots[0] == 0) shape = 0;  // no hot root without a root on rank 0
   for (int q = 0; q < P; ++q) {
     const std::int64_t n = g.below(scale + 1);
     std::vector<comm::SfNode> remote;
