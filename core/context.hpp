@@ -37,10 +37,16 @@ class Context {
   /// stream from it and the object's global index, never from the node or thread.
   std::uint64_t seed() const { return seed_; }
   void setSeed(std::uint64_t s) { seed_ = s; }
+  /// A count bumped whenever which entries exist where, or who sends to whom, may have changed
+  /// (Elements made or deleted, messages made, deleted or refilled, the layout moved): what the
+  /// post office's routes between nodes are built from (msg/detail/routes.hpp).
+  std::uint64_t topology() const { return topology_; }
+  void touchTopology() { ++topology_; }
 
  private:
   NodeLayout layout_;
   std::uint64_t seed_ = 0;
+  std::uint64_t topology_ = 0;
   ElementTable elements_;  // last: its root is made on the layout above
 };
 

@@ -17,6 +17,7 @@ void Context::setLayout(NodeLayout l) {
       throw StateError("setLayout: " + e->path() +
                        " is distributed over the current nodes; clear the model first");
   layout_ = l;
+  touchTopology();
 }
 
 std::string ElementTable::path(Id id) const {
@@ -129,6 +130,7 @@ Element* ElementTable::insert(std::unique_ptr<Element> e) {
   Element* raw = e.get();
   elements_.push_back(std::move(e));
   if (Element* p = get(raw->parent())) p->addChild(raw->id());
+  context_->touchTopology();
   return raw;
 }
 
@@ -139,6 +141,7 @@ void ElementTable::erase(Id id) {
   for (Id c : kids) erase(c);
   if (Element* p = get(e->parent()); p && id != Id::root()) p->removeChild(id);
   elements_[id.value].reset();
+  context_->touchTopology();
 }
 
 void ElementTable::clear() {

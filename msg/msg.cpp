@@ -161,6 +161,7 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
   rowStart_ = std::move(rs);
   entries_ = std::move(ent);
   assignFields();
+  src()->context().touchTopology();
 }
 
 void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Index>& destIdx) {
@@ -192,6 +193,7 @@ void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Ind
   rowStart_ = std::move(rs);
   entries_ = std::move(ent);
   assignFields();
+  src()->context().touchTopology();
 }
 
 void SparseMsg::assignFields() {
@@ -299,6 +301,7 @@ Msg* MsgTable::insert(std::unique_ptr<Msg> m, const SrcFinfoBase* srcFinfo,
   if (srcFinfo) raw->src()->addConn(srcFinfo->bindIndex(), Conn{raw, func});
   raw->src()->msgIds().push_back(raw->id());
   if (raw->dest() != raw->src()) raw->dest()->msgIds().push_back(raw->id());
+  raw->src()->context().touchTopology();
   return raw;
 }
 
@@ -309,6 +312,7 @@ void MsgTable::erase(std::uint32_t id, bool destStays) {
   m->src()->dropConnsTo(m);
   std::erase(m->src()->msgIds(), id);
   std::erase(m->dest()->msgIds(), id);
+  m->src()->context().touchTopology();
   msgs_[id].reset();
 }
 
@@ -332,6 +336,11 @@ void MsgTable::eraseTouching(Element* e) {
     for (auto id : ids)
       if (Msg* m = get(id)) erase(id, !inside(m->dest()));
   }
+}
+
+void DiagonalMsg::setStride(long s) {
+  stride_ = s;
+  src()->context().touchTopology();
 }
 
 MsgContext::MsgContext(NodeLayout layout) : Context(layout), post_(*this) {}

@@ -105,7 +105,7 @@ class DiagonalMsg final : public Msg {
               long stride)
       : Msg(id, MsgKind::diagonal, src, dest, sf, df), stride_(stride) {}
   long stride() const { return stride_; }
-  void setStride(long s) { stride_ = s; }
+  void setStride(long s);
 
  private:
   long stride_;

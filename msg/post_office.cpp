@@ -1,10 +1,14 @@
 #include "msg/post_office.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/comm/algorithms.hpp"
+#include "core/comm/collectives.hpp"
+#include "core/comm/star_forest.hpp"
 #include "core/context.hpp"
 #include "msg/context.hpp"
+#include "msg/detail/routes.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
@@ -16,6 +20,9 @@ namespace {
 /// same counts, so every node picks the same size), at most kMaxInline (every node receives P
 /// blocks of it, full or not).
 constexpr std::size_t kMinInline = 120, kMaxInline = 4096;
+
+/// The fewest nodes on which the automatic choice takes the targeted exchange (see prepareRun).
+constexpr int kTargetedMinNodes = 4;
 
 /// A validated view of one batch.
 struct BatchView {
@@ -114,8 +121,73 @@ thread_local constinit Outbox* PostOffice::current_ = nullptr;
 thread_local constinit int PostOffice::thread_ = -1;
 thread_local constinit const char* PostOffice::bulkPort_ = nullptr;
 
-PostOffice::PostOffice(Context& context) : context_(context) {
+const char* to_string(ExchangeMode m) {
+  return m == ExchangeMode::targeted ? "targeted" : "allgather";
+}
+
+PostOffice::PostOffice(Context& context)
+    : context_(context),
+      routes_(std::make_unique<detail::Routes>()),
+      outPayloads_(std::make_unique<comm::Payloads>()),
+      inPayloads_(std::make_unique<comm::Payloads>()) {
   setNumThreads(1);
+}
+
+PostOffice::~PostOffice() = default;
+
+std::size_t PostOffice::routeEntries() const {
+  return routes_->size();
+}
+
+void PostOffice::prepareRun() {
+  const int P = context_.layout().numNodes;
+  if (P == 1) {
+    mode_ = ExchangeMode::allgather;
+    return;
+  }
+  // One collective per run: did the topology change on any node?
+  if (!comm::algo::any(comm_, routesTopology_ != context_.topology())) return;
+  routes_->build(context_);
+  // The choice, from agreed values: the environment's (every node must say the same) and the
+  // largest number of nodes any node's sources reach.
+  // Until this succeeds on every node, the next run tries again and this one takes the allgather.
+  mode_ = ExchangeMode::allgather;
+  forest_.reset();
+  routesTopology_ = ~std::uint64_t{0};
+  int want = 0;  // 0 automatic, 1 allgather, 2 targeted, -1 not a valid name
+  std::string env;
+  if (const char* e = std::getenv("ANTLER_EXCHANGE"); e && *e) {
+    env = e;
+    want = env == "allgather" ? 1 : env == "targeted" ? 2 : env == "automatic" ? 0 : -1;
+  }
+  const int lo = comm::allreduce(comm_, want, comm::ops::min{});
+  const int hi = comm::allreduce(comm_, want, comm::ops::max{});
+  if (lo < 0)
+    throw ValueError("ANTLER_EXCHANGE=" + quoted(env) +
+                     " on some node (valid: automatic, allgather, targeted)");
+  if (lo != hi) throw ValueError("ANTLER_EXCHANGE differs between nodes");
+  const auto fanOut = static_cast<long long>(routes_->targets().size());
+  const long long widest = comm::allreduce(comm_, fanOut, comm::ops::max{});
+  // Automatic: targeted once no node talks to more than half of the others (then most of what
+  // the allgather would move is not needed where it lands); bench/exchange measured the switch.
+  const bool targeted = want == 2 || (want == 0 && P >= kTargetedMinNodes && 2 * widest <= P - 1);
+  if (!targeted) {
+    routesTopology_ = context_.topology();
+    return;
+  }
+  const auto& targets = routes_->targets();
+  std::vector<comm::SfNode> roots;
+  for (int n : targets) roots.push_back({n, 0});
+  forest_ = std::make_unique<comm::StarForest>(comm_);
+  const auto leaves = static_cast<std::int64_t>(roots.size());
+  forest_->setGraph(1, leaves, {}, std::move(roots));
+  forest_->setUp();
+  mode_ = ExchangeMode::targeted;
+  slotOf_.assign(static_cast<std::size_t>(P), -1);
+  for (std::size_t k = 0; k < targets.size(); ++k)
+    slotOf_[static_cast<std::size_t>(targets[k])] = static_cast<int>(k);
+  outTargeted_.resize(targets.size());
+  routesTopology_ = context_.topology();
 }
 
 Outbox& PostOffice::deferredOutbox(const Element& sender) {
@@ -210,9 +282,32 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
     plan(nseg);
     return flags;
   }
-  pack(flags, attachment, nseg);
-  comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
-                               gathered_);
+  const bool targeted = mode_ == ExchangeMode::targeted;
+  if (targeted) {
+    // The records leave first and travel while the small allgather runs. What goes wrong here
+    // is this node's alone (the others parse other bytes): it rides in this round's flags, so
+    // that every node stops at this round, and the clock takes it (takeError).
+    try {
+      packTargeted(nseg);
+    } catch (...) {
+      targetedError_ = std::current_exception();
+      for (auto& b : outTargeted_) b.clear();
+      outPayloads_->clear();
+      for (std::size_t k = 0; k < outTargeted_.size(); ++k) outPayloads_->push_back("");
+    }
+    if (targetedError_) flags |= kFlagError;
+    inPayloads_->clear();  // (a reducev merges into what the roots hold)
+    forest_->reducevBegin(*outPayloads_, *inPayloads_);
+  }
+  try {
+    pack(flags, attachment, nseg, /*segments=*/!targeted);
+    comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
+                                 gathered_);
+  } catch (...) {
+    if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
+    throw;
+  }
+  if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
   // The steady state's sizes repeat: next round's block fits this round's largest part.
   const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
   inlineBytes_ = std::clamp((largest + 7) / 8 * 8, kMinInline, kMaxInline);
@@ -220,11 +315,167 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
   const std::uint32_t all = unpack(nseg, disagreement);
   if (all & kFlagError) return all;
   if (!disagreement.empty()) throw CommError(disagreement);
+  if (targeted) {
+    try {
+      unpackTargeted(nseg);
+    } catch (...) {
+      // This node's alone: nothing remote is delivered this round; the clock takes the error
+      // (takeError) and the next round's flags, or the run's closing agreement, carry it.
+      targetedError_ = std::current_exception();
+      for (std::size_t j = 0; j < nseg; ++j) segSpans_[j].clear();
+    }
+  }
   plan(nseg);
   return all;
 }
 
-void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg) {
+// The targeted payload for one node: {u32 source node, u32 bytes after this header}, then per
+// segment with records for it {u32 segment, u32 bytes, batches}. The batches keep the source's
+// order; a batch keeps only the records whose source entry has a target on that node (a dense
+// batch stays dense over each run of consecutive entries).
+void PostOffice::packTargeted(std::size_t nseg) {
+  const unsigned T = numThreads();
+  const std::uint32_t me = static_cast<std::uint32_t>(context_.layout().node);
+  const std::size_t K = outTargeted_.size();
+  constexpr std::size_t npos = ~std::size_t{0};
+  std::vector<std::size_t> segAt(K, npos), batchAt(K, npos);
+  std::vector<Index> next(K, 0);  // dense runs: the data index the open sub-batch continues with
+  for (auto& b : outTargeted_) {
+    b.clear();
+    const std::uint32_t head[2] = {me, 0};
+    b.append(head, sizeof head);
+  }
+  auto u32 = [](ByteBuffer& b, std::size_t at) -> char* { return b.data() + at; };
+  auto openSegment = [&](std::size_t k, std::size_t j) {
+    if (segAt[k] != npos) return;
+    segAt[k] = outTargeted_[k].size();
+    const std::uint32_t head[2] = {static_cast<std::uint32_t>(j), 0};
+    outTargeted_[k].append(head, sizeof head);
+  };
+  auto count = [&](std::size_t k) {
+    BatchHeader h;
+    std::memcpy(&h, outTargeted_[k].data() + batchAt[k], sizeof h);
+    ++h.count;
+    std::memcpy(outTargeted_[k].data() + batchAt[k], &h, sizeof h);
+  };
+  for (std::size_t j = 0; j < nseg; ++j) {
+    std::fill(segAt.begin(), segAt.end(), npos);
+    for (unsigned t = 0; t < T; ++t) {
+      if (j >= process_[t].segmentEnds().size()) continue;
+      const Span s = segment(process_[t], j);
+      const char* p = s.begin;
+      while (p < s.end) {
+        const char* batchBegin = p;
+        const BatchView b = parse_batch(context_.elements(), p, s.end);
+        if (!b.src) continue;
+        const detail::Routes::Port* port = routes_->port(b.src->id().value, b.bind);
+        if (!port) continue;
+        if (port->toAll) {  // every node: the batch as it is
+          for (std::size_t k = 0; k < K; ++k) {
+            openSegment(k, j);
+            outTargeted_[k].append(batchBegin, static_cast<std::size_t>(p - batchBegin));
+          }
+          xstats_.recordsSent += static_cast<std::uint64_t>(b.count) * K;
+          continue;
+        }
+        std::fill(batchAt.begin(), batchAt.end(), npos);
+        const char* rec = b.recs;
+        for (std::uint32_t i = 0; i < b.count; ++i) {
+          Index d;
+          std::size_t size;
+          if (b.dense) {
+            d = b.first + i;
+            size = b.recBytes;
+          } else {
+            d = load<Index>(rec);
+            size = b.recBytes ? b.recBytes
+                              : 2 * sizeof(Index) + 4 + padded(load<std::uint32_t>(rec + 8));
+          }
+          auto [n0, n1] = port->row(d);
+          for (const std::int32_t* n = n0; n != n1; ++n) {
+            const auto k = static_cast<std::size_t>(slotOf_[static_cast<std::size_t>(*n)]);
+            ByteBuffer& out = outTargeted_[k];
+            openSegment(k, j);
+            if (batchAt[k] == npos || (b.dense && next[k] != d)) {
+              batchAt[k] = out.size();
+              const BatchHeader h{b.src->id().value, b.bind,          0,
+                                  b.recBytes,        b.dense ? d : 0, b.dense ? 1u : 0u};
+              out.append(&h, sizeof h);
+            }
+            count(k);
+            next[k] = d + 1;
+            out.append(rec, size);
+            ++xstats_.recordsSent;
+          }
+          rec += size;
+        }
+      }
+    }
+    for (std::size_t k = 0; k < K; ++k)
+      if (segAt[k] != npos) {
+        const auto bytes = static_cast<std::uint32_t>(outTargeted_[k].size() - segAt[k] - 8);
+        std::memcpy(u32(outTargeted_[k], segAt[k] + 4), &bytes, 4);
+      }
+  }
+  outPayloads_->clear();
+  for (ByteBuffer& b : outTargeted_) {
+    if (b.size() == 8) b.clear();  // nothing for this node: an empty payload
+    if (!b.empty()) {
+      const auto bytes = static_cast<std::uint32_t>(b.size() - 8);
+      std::memcpy(b.data() + 4, &bytes, 4);
+    }
+    outPayloads_->push_back(std::span<const char>(b.data(), b.size()));
+    xstats_.bytesSent += b.size();
+  }
+  ++xstats_.steps;
+}
+
+void PostOffice::unpackTargeted(std::size_t nseg) {
+  // Every node's part arrived in node order (the forest's documented order); this node's own
+  // segments go between those of lower and higher nodes.
+  const unsigned T = numThreads();
+  const int me = context_.layout().node;
+  for (std::size_t j = 0; j < nseg; ++j) segSpans_[j].clear();
+  const std::span<const char> all =
+      inPayloads_->size() ? (*inPayloads_)[0] : std::span<const char>{};
+  xstats_.bytesReceived += all.size();
+  Reader r(all.data(), all.size());
+  bool mineDone = false;
+  auto mine = [&] {
+    for (std::size_t j = 0; j < nseg; ++j)
+      for (unsigned t = 0; t < T; ++t)
+        if (j < process_[t].segmentEnds().size()) segSpans_[j].push_back(segment(process_[t], j));
+    mineDone = true;
+  };
+  int last = -1;
+  while (r.left()) {
+    const auto from = r.get<std::uint32_t>();
+    const auto bytes = r.get<std::uint32_t>();
+    if (static_cast<int>(from) <= last || static_cast<int>(from) == me ||
+        static_cast<int>(from) >= context_.layout().numNodes)
+      throw CommError("corrupted targeted exchange: a part from node " + std::to_string(from) +
+                      " after node " + std::to_string(last));
+    last = static_cast<int>(from);
+    if (!mineDone && static_cast<int>(from) > me) mine();
+    Reader part(r.take(bytes), bytes);
+    while (part.left()) {
+      const auto j = part.get<std::uint32_t>();
+      const auto n = part.get<std::uint32_t>();
+      if (j >= nseg)
+        throw CommError("corrupted targeted exchange: segment " + std::to_string(j) + " of " +
+                        std::to_string(nseg) + " from node " + std::to_string(from));
+      const char* q = part.take(n);
+      segSpans_[j].push_back({q, q + n});
+      // Records, for the counters.
+      const char* p = q;
+      while (p < q + n) xstats_.recordsReceived += parse_batch(context_.elements(), p, q + n).count;
+    }
+  }
+  if (!mineDone) mine();
+}
+
+void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg,
+                      bool segments) {
   // {flags u32, nseg u32, attachment bytes u64, deferred bytes u64, segment bytes u64 x nseg},
   // then the bytes: attachment, deferred, then segment by segment with threads in order.
   const unsigned T = numThreads();
@@ -237,7 +488,7 @@ void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::si
   w.put<std::uint64_t>(dbytes);
   for (std::size_t j = 0; j < nseg; ++j) {
     std::uint64_t n = 0;
-    for (unsigned t = 0; t < T; ++t)
+    for (unsigned t = 0; t < T && segments; ++t)
       if (j < process_[t].segmentEnds().size()) {
         const Span s = segment(process_[t], j);
         n += static_cast<std::uint64_t>(s.end - s.begin);
@@ -247,7 +498,7 @@ void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::si
   packed_.append(attachment.data(), attachment.size());
   for (unsigned t = 0; t < T; ++t)
     packed_.append(deferredIn_[t].bytes().data(), deferredIn_[t].bytes().size());
-  for (std::size_t j = 0; j < nseg; ++j)
+  for (std::size_t j = 0; j < nseg && segments; ++j)
     for (unsigned t = 0; t < T; ++t)
       if (j < process_[t].segmentEnds().size()) {
         const Span s = segment(process_[t], j);

@@ -18,7 +18,10 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/comm/comm.hpp"
@@ -26,7 +29,14 @@
 
 namespace antler {
 class Context;
+namespace comm {
+class StarForest;
+class Payloads;
+}  // namespace comm
+namespace detail {
+class Routes;
 }
+}  // namespace antler
 
 namespace antler {
 
@@ -49,10 +59,26 @@ class ExchangeContributor {
                       const std::vector<std::pair<const char*, std::size_t>>& nodes) = 0;
 };
 
+/// How a step's sends reach the other nodes (see PostOffice::prepareRun).
+enum class ExchangeMode : std::uint8_t {
+  allgather,  ///< every node receives every node's sends (one collective)
+  targeted,   ///< each send goes only to the nodes that own one of its targets
+};
+const char* to_string(ExchangeMode m);
+
+/// What the targeted exchange moved (this node; since the post office was made).
+struct ExchangeStats {
+  std::uint64_t steps = 0;            ///< exchanges on the targeted path
+  std::uint64_t recordsSent = 0;      ///< records sent to other nodes (one per target node)
+  std::uint64_t recordsReceived = 0;  ///< records received from other nodes
+  std::uint64_t bytesSent = 0, bytesReceived = 0;  ///< their payloads' bytes
+};
+
 class PostOffice {
  public:
   /// The post office of `context`'s simulation (its MsgContext owns it): one thread's queues.
   explicit PostOffice(Context& context);
+  ~PostOffice();
 
   /// Sets the number of per-thread queues (only while no run is in progress).
   void setNumThreads(unsigned n);
@@ -102,6 +128,28 @@ class PostOffice {
   /// not current and a send to a connected port throws MsgError naming it; nullptr ends the loop.
   static void setBulkPort(const char* port) { bulkPort_ = port; }
 
+  /// Master thread, at the start of every run, on every node (collective on several): when the
+  /// model's topology changed (Context::topology), rebuilds the routes (which nodes own the
+  /// targets of each of this node's sources: msg/detail/routes.hpp) and chooses the exchange
+  /// for the runs that follow, from values every node agrees on:
+  ///  * allgather, today's single collective, where every node talks to (nearly) every other:
+  ///    one node, or any node whose sources reach more than half of the others;
+  ///  * targeted otherwise: the step's flags, the contributors' bytes and the deferred sends
+  ///    still ride in one small allgather, while the process queues' records go, record by
+  ///    record, only to the nodes that own one of their targets, through a star forest
+  ///    (comm::StarForest, one root per node, a leaf per target node: its setUp finds who
+  ///    sends to whom by non-blocking consensus) — one round of point-to-point messages.
+  /// Delivery order is the same on both paths (source node, thread, send order), so every
+  /// result is too. ANTLER_EXCHANGE=allgather|targeted forces one (every node alike).
+  void prepareRun();
+  ExchangeMode exchangeMode() const { return mode_; }
+  const ExchangeStats& exchangeStats() const { return xstats_; }
+  /// The routes' size: node entries held (memory grows with this node's sources).
+  std::size_t routeEntries() const;
+  /// Master thread, after exchange(): an error of this node's targeted path (a corrupted part),
+  /// which the exchange could not raise without the other nodes (nullptr if none).
+  std::exception_ptr takeError() { return std::exchange(targetedError_, nullptr); }
+
   /// Adds a contributor to every round's exchange (in the order added; the simulation's layers
   /// add theirs when it is made, every node the same).
   void addContributor(ExchangeContributor* c) { contributors_.push_back(c); }
@@ -138,7 +186,12 @@ class PostOffice {
   static Span segment(const Outbox& o, std::size_t j);
   /// This node's part of the exchange, in packed_: flags, sizes, attachment, deferred sends and
   /// the process queues' segments.
-  void pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg);
+  void pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg,
+            bool segments = true);
+  /// The targeted path: the process queues' records, per target node (outPayloads_).
+  void packTargeted(std::size_t nseg);
+  /// The targeted path: segSpans_ from this node's queues and what arrived (inPayloads_).
+  void unpackTargeted(std::size_t nseg);
   /// The contributors' bytes for the round, framed: {u64 length, bytes} per contributor.
   const ByteBuffer& contributions(unsigned tick);
   /// Reads every node's part from gathered_ into the spans; returns the union of the flags (a
@@ -173,6 +226,16 @@ class PostOffice {
   std::vector<std::pair<const char*, std::size_t>> perNode_;  // one contributor's, every node's
   std::vector<Reader> contributionReaders_;
   ByteBuffer packed_;
+  // The targeted exchange (prepareRun).
+  ExchangeMode mode_ = ExchangeMode::allgather;
+  std::uint64_t routesTopology_ = ~std::uint64_t{0};
+  std::unique_ptr<detail::Routes> routes_;
+  std::unique_ptr<comm::StarForest> forest_;
+  std::unique_ptr<comm::Payloads> outPayloads_, inPayloads_;
+  std::vector<ByteBuffer> outTargeted_;  // per target node (routes_->targets() order)
+  std::vector<int> slotOf_;              // per node: its place in targets, or -1
+  ExchangeStats xstats_;
+  std::exception_ptr targetedError_;  // this node's, raised at the next exchange
 };
 
 /// Visits every record of a span: f(src Element*, bind, d, f, args, argBytes). Checks the bytes

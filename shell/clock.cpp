@@ -294,6 +294,8 @@ class Clock::Run {
   void prepare() {
     if (po_.numThreads() != T_) po_.setNumThreads(T_);
     rq_.prepare(T_);
+    // Collective on several nodes; a failure is every node's (its errors are agreed).
+    if (multiNode_) guarded(0, [&] { po_.prepareRun(); });
     if (multiNode_ && c_.yieldDecidedFor_ != T_) {
       // The master's MPI waits give the core away when this run's OS threads outnumber the
       // cores (every rank must agree: a blocking collective does not match a nonblocking one).
@@ -433,6 +435,10 @@ class Clock::Run {
     const std::uint32_t f = nodeFlags_.load() | (c_.stopRequested_.load() ? kFlagStop : 0u);
     // Agreed: every node gets the same flags (and the same verdict on the same bytes).
     if (!masterGuarded([&] { published_ = po_.exchange(f, k); })) published_ = f | kFlagError;
+    if (std::exception_ptr e = po_.takeError()) {  // this node's alone: the next round tells all
+      if (!errors_[0]) errors_[0] = e;
+      nodeFlags_.fetch_or(kFlagError);
+    }
     // What rode in the exchange (the reduce queue's requests and partials), to its layer. A
     // digest's failure is known here only: the next exchange carries it.
     if (!(published_ & kFlagError) && !masterGuarded([&] { po_.unpackContributions(k); }) &&
