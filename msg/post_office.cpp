@@ -5,6 +5,7 @@
 
 #include "core/comm/algorithms.hpp"
 #include "core/comm/collectives.hpp"
+#include "core/comm/detail/backend.hpp"
 #include "core/comm/star_forest.hpp"
 #include "core/context.hpp"
 #include "msg/context.hpp"
@@ -20,6 +21,13 @@ namespace {
 /// same counts, so every node picks the same size), at most kMaxInline (every node receives P
 /// blocks of it, full or not).
 constexpr std::size_t kMinInline = 120, kMaxInline = 4096;
+/// On the targeted path the allgather carries no records: its parts are the header (24 bytes)
+/// and the contributors' framed bytes, so its blocks start smaller.
+constexpr std::size_t kMinInlineTargeted = 40;
+
+/// An exchange part's flag (beside ExchangeFlags): the node has contributors' bytes or deferred
+/// sends this round.
+constexpr std::uint32_t kHasParts = 1u << 31;
 
 /// The fewest nodes on which the automatic choice takes the targeted exchange (see prepareRun).
 constexpr int kTargetedMinNodes = 4;
@@ -135,6 +143,12 @@ PostOffice::PostOffice(Context& context)
 
 PostOffice::~PostOffice() = default;
 
+std::uint64_t PostOffice::bytesReceived() const {
+  std::uint64_t n = comm_.valid() ? comm_.stats().bytesReceived : 0;
+  if (forest_) n += forest_->comm().stats().bytesReceived;
+  return n;
+}
+
 std::size_t PostOffice::routeEntries() const {
   return routes_->size();
 }
@@ -146,7 +160,10 @@ void PostOffice::prepareRun() {
     return;
   }
   // One collective per run: did the topology change on any node?
-  if (!comm::algo::any(comm_, routesTopology_ != context_.topology())) return;
+  if (!comm::algo::any(comm_, routesTopology_ != context_.topology())) {
+    runStartBytes_ = bytesReceived();
+    return;
+  }
   routes_->build(context_);
   // The choice, from agreed values: the environment's (every node must say the same) and the
   // largest number of nodes any node's sources reach.
@@ -173,12 +190,17 @@ void PostOffice::prepareRun() {
   const bool targeted = want == 2 || (want == 0 && P >= kTargetedMinNodes && 2 * widest <= P - 1);
   if (!targeted) {
     routesTopology_ = context_.topology();
+    runStartBytes_ = bytesReceived();
     return;
   }
   const auto& targets = routes_->targets();
   std::vector<comm::SfNode> roots;
   for (int n : targets) roots.push_back({n, 0});
   forest_ = std::make_unique<comm::StarForest>(comm_);
+  // Point-to-point along the forest's edges: a payload per target node, nothing to the others
+  // (ANTLER_SF_BACKEND still forces another).
+  if (const char* sf = std::getenv("ANTLER_SF_BACKEND"); !sf || !*sf)
+    forest_->setBackend(comm::SfBackend::p2p);
   const auto leaves = static_cast<std::int64_t>(roots.size());
   forest_->setGraph(1, leaves, {}, std::move(roots));
   forest_->setUp();
@@ -188,6 +210,7 @@ void PostOffice::prepareRun() {
     slotOf_[static_cast<std::size_t>(targets[k])] = static_cast<int>(k);
   outTargeted_.resize(targets.size());
   routesTopology_ = context_.topology();
+  runStartBytes_ = bytesReceived();
 }
 
 Outbox& PostOffice::deferredOutbox(const Element& sender) {
@@ -299,20 +322,55 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
     inPayloads_->clear();  // (a reducev merges into what the roots hold)
     forest_->reducevBegin(*outPayloads_, *inPayloads_);
   }
+  // On the targeted path, a round where no node has contributors' bytes or deferred sends needs
+  // only the flags: one all-reduce of three words (flags, and the segment count both ways, so
+  // that a disagreement shows), no P-sized buffer. Whether to expect parts is last round's
+  // agreed answer: a model that reduces every step goes straight to the allgather.
+  bool quick = false;
+  std::uint32_t quickFlags = 0;
+  std::string disagreement;
   try {
-    pack(flags, attachment, nseg, /*segments=*/!targeted);
-    comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
-                                 gathered_);
+    std::uint64_t dbytes = 0;
+    for (unsigned t = 0; t < T; ++t) dbytes += deferredIn_[t].bytes().size();
+    const bool mine = attachment.size() > 8 * contributors_.size() || dbytes > 0;
+    if (targeted && !expectParts_) {
+      const auto ns = static_cast<std::uint32_t>(nseg);
+      std::uint32_t in[3] = {flags | (mine ? kHasParts : 0u), ns, ~ns}, out[3] = {0, 0, 0};
+      comm_.backend().vendorAllreduce(in, out, 3, comm::Prim::u32, comm::OpKind::bor);
+      quick = !(out[0] & kHasParts);
+      quickFlags = out[0];
+      if (quick && (out[1] & out[2]))
+        disagreement = "nodes disagree on the elements processed this tick (node " +
+                       std::to_string(context_.layout().node) + " has " + std::to_string(nseg) +
+                       ")";
+    }
+    if (!quick) {
+      pack(flags, attachment, nseg, /*segments=*/!targeted);
+      comm::algo::allgather_inline(comm_, {packed_.data(), packed_.size()}, inlineBytes_, counts_,
+                                   gathered_);
+    }
   } catch (...) {
     if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
     throw;
   }
   if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
-  // The steady state's sizes repeat: next round's block fits this round's largest part.
-  const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
-  inlineBytes_ = std::clamp((largest + 7) / 8 * 8, kMinInline, kMaxInline);
-  std::string disagreement;
-  const std::uint32_t all = unpack(nseg, disagreement);
+  std::uint32_t all = 0;
+  if (quick) {
+    // Every node's contributions are empty: each contributor gets P empty parts.
+    noParts_.resize(8 * contributors_.size(), 0);
+    for (int r = 0; r < context_.layout().numNodes; ++r)
+      attachments_.emplace_back(noParts_.data(), noParts_.size());
+    all = quickFlags;
+    expectParts_ = false;
+  } else {
+    // The steady state's sizes repeat: next round's block fits this round's largest part.
+    const std::size_t largest = *std::max_element(counts_.begin(), counts_.end());
+    inlineBytes_ =
+        std::clamp((largest + 7) / 8 * 8, targeted ? kMinInlineTargeted : kMinInline, kMaxInline);
+    all = unpack(nseg, disagreement);
+    expectParts_ = (all & kHasParts) != 0;
+  }
+  all &= ~kHasParts;
   if (all & kFlagError) return all;
   if (!disagreement.empty()) throw CommError(disagreement);
   if (targeted) {
@@ -477,18 +535,22 @@ void PostOffice::unpackTargeted(std::size_t nseg) {
 void PostOffice::pack(std::uint32_t flags, const ByteBuffer& attachment, std::size_t nseg,
                       bool segments) {
   // {flags u32, nseg u32, attachment bytes u64, deferred bytes u64, segment bytes u64 x nseg},
-  // then the bytes: attachment, deferred, then segment by segment with threads in order.
+  // then the bytes: attachment, deferred, then segment by segment with threads in order. The
+  // targeted path (segments = false) leaves out the segments and their sizes.
   const unsigned T = numThreads();
   packed_.clear();
   Writer w(packed_);
+  std::uint64_t deferredBytes = 0;
+  for (unsigned t = 0; t < T; ++t) deferredBytes += deferredIn_[t].bytes().size();
+  if (attachment.size() > 8 * contributors_.size() || deferredBytes > 0) flags |= kHasParts;
   w.put<std::uint32_t>(flags).put<std::uint32_t>(static_cast<std::uint32_t>(nseg));
   w.put<std::uint64_t>(attachment.size());
   std::uint64_t dbytes = 0;
   for (unsigned t = 0; t < T; ++t) dbytes += deferredIn_[t].bytes().size();
   w.put<std::uint64_t>(dbytes);
-  for (std::size_t j = 0; j < nseg; ++j) {
+  for (std::size_t j = 0; j < nseg && segments; ++j) {
     std::uint64_t n = 0;
-    for (unsigned t = 0; t < T && segments; ++t)
+    for (unsigned t = 0; t < T; ++t)
       if (j < process_[t].segmentEnds().size()) {
         const Span s = segment(process_[t], j);
         n += static_cast<std::uint64_t>(s.end - s.begin);
@@ -523,11 +585,13 @@ std::uint32_t PostOffice::unpack(std::size_t nseg, std::string& disagreement) {
       disagreement = "nodes disagree on the elements processed this tick: node " +
                      std::to_string(r) + " sent " + std::to_string(ns) + " segments, node " +
                      std::to_string(l.node) + " has " + std::to_string(nseg);
-    const char* sizes = rd.take(static_cast<std::size_t>(ns) * 8);
+    // The targeted path sends no segments here (and so no sizes): they travel by the forest.
+    const std::uint32_t nsizes = mode_ == ExchangeMode::targeted ? 0 : ns;
+    const char* sizes = rd.take(static_cast<std::size_t>(nsizes) * 8);
     attachments_.emplace_back(rd.take(ab), ab);
     const char* p = rd.take(db);
     deferredSpans_.push_back({p, p + db});
-    for (std::uint32_t j = 0; j < ns; ++j) {
+    for (std::uint32_t j = 0; j < nsizes; ++j) {
       std::uint64_t x;
       std::memcpy(&x, sizes + 8 * j, 8);
       const char* q = rd.take(x);

@@ -144,6 +144,11 @@ class PostOffice {
   void prepareRun();
   ExchangeMode exchangeMode() const { return mode_; }
   const ExchangeStats& exchangeStats() const { return xstats_; }
+  /// Every byte this node's exchanges received from other nodes (the allgather's, and the
+  /// targeted path's forest's).
+  std::uint64_t bytesReceived() const;
+  /// What bytesReceived() counted since the current (or last) run started.
+  std::uint64_t runBytesReceived() const { return bytesReceived() - runStartBytes_; }
   /// The routes' size: node entries held (memory grows with this node's sources).
   std::size_t routeEntries() const;
   /// Master thread, after exchange(): an error of this node's targeted path (a corrupted part),
@@ -235,6 +240,9 @@ class PostOffice {
   std::vector<ByteBuffer> outTargeted_;  // per target node (routes_->targets() order)
   std::vector<int> slotOf_;              // per node: its place in targets, or -1
   ExchangeStats xstats_;
+  std::uint64_t runStartBytes_ = 0;
+  bool expectParts_ = true;    // targeted: last round some node had contributions or deferred
+  std::vector<char> noParts_;  // every contributor's empty part
   std::exception_ptr targetedError_;  // this node's, raised at the next exchange
 };
 

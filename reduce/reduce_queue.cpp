@@ -174,9 +174,11 @@ const ByteBuffer& ReduceQueue::pack(unsigned tick) {
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   attachment_.clear();
+  const auto& pred = predicted_[tick];
+  // Nothing asked and nothing predicted: no bytes (the exchange can then skip its allgather).
+  if (all.empty() && (pred.empty() || context_.layout().numNodes == 1)) return attachment_;
   Writer w(attachment_);
   w.put(all);
-  const auto& pred = predicted_[tick];
   if (!pred.empty() && context_.layout().numNodes > 1) {
     for (ReduceBase* j : pred) j->secondary();
     // Chosen when the prediction was set (below), alike on every node.
@@ -195,7 +197,7 @@ void ReduceQueue::unpack(unsigned tick,
   for (auto [p, n] : nodes) {
     nodeReaders.emplace_back(p, n);
     Reader& r = nodeReaders.back();
-    const auto count = r.get<std::uint64_t>();
+    const auto count = n ? r.get<std::uint64_t>() : 0;  // no bytes: nothing asked
     if (count > r.left() / 8) throw CommError("corrupted reduction requests");
     for (std::uint64_t i = 0; i < count; ++i) all.push_back(r.get<std::uint64_t>());
   }

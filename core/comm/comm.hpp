@@ -34,7 +34,9 @@ class Backend;
 }
 
 /// Counters of one rank's traffic through antler's own algorithms (vendor calls count as one
-/// message per call on the MPI backend; the Local backend counts every message it carries).
+/// message per call on the MPI backend, and as received bytes what must arrive at least: an
+/// allgather's other parts, an all-reduce's result; the Local backend counts every message it
+/// carries).
 struct Stats {
   std::uint64_t messagesSent = 0, bytesSent = 0;
   std::uint64_t messagesReceived = 0, bytesReceived = 0;

@@ -59,6 +59,23 @@ MPI_Datatype mpi_type(Prim t) {
   throw InternalError("vendor reduction of a type MPI does not know");
 }
 
+std::size_t prim_bytes(Prim t) {
+  switch (t) {
+    case Prim::i8:
+    case Prim::u8:
+      return 1;
+    case Prim::i16:
+    case Prim::u16:
+      return 2;
+    case Prim::i32:
+    case Prim::u32:
+    case Prim::f32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
 MPI_Op mpi_op(OpKind o) {
   switch (o) {
     case OpKind::sum:
@@ -308,6 +325,7 @@ class MpiBackend final : public detail::Backend {
         "MPI_Allreduce", [&] { return MPI_Allreduce(src, out, cnt, type, mop, comm_); },
         [&](MPI_Request* r) { return MPI_Iallreduce(src, out, cnt, type, mop, comm_, r); });
     count_send(0);
+    count_recv(count * prim_bytes(t));  // at least the result arrives (the library's tree: more)
   }
   void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
                     int root) override {
@@ -325,6 +343,7 @@ class MpiBackend final : public detail::Backend {
           return MPI_Iallgather(in, cnt, MPI_BYTE, out, cnt, MPI_BYTE, comm_, r);
         });
     count_send(n);
+    count_recv(n * static_cast<std::size_t>(size_ - 1));  // every other rank's part
   }
   void vendorAllgatherv(std::span<const char> in, std::vector<std::size_t>& counts,
                         ByteBuffer& out) override {
@@ -338,6 +357,7 @@ class MpiBackend final : public detail::Backend {
     ANTLER_MPI(MPI_Allgatherv(in.data(), static_cast<int>(in.size()), MPI_BYTE, out.data(),
                               cnt.data(), disp.data(), MPI_BYTE, comm_));
     count_send(in.size());
+    count_recv(total - in.size());  // every other rank's part
   }
   void vendorGatherv(std::span<const char> in, int root, std::vector<std::size_t>& counts,
                      ByteBuffer& out) override {
