@@ -98,6 +98,8 @@ void agree(Comm& c, const std::string& where, ErrorKind kind, const std::string&
                      std::string(b.data() + 1, b.size() - 1));
 }
 
+constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+
 std::string range(std::int64_t n) {
   return n > 0 ? "0.." + std::to_string(n - 1) : "none";
 }
@@ -171,17 +173,26 @@ void StarForest::setUp() {
       hi = std::max(hi, ilocal_[i]);
     }
     leafExtent_ = hi + 1;
-    if (err.empty()) {
-      std::vector<std::int64_t> sorted(ilocal_);
-      std::sort(sorted.begin(), sorted.end());
-      auto d = std::adjacent_find(sorted.begin(), sorted.end());
-      if (d != sorted.end())
-        fail(ErrorKind::value,
-             "leaf " + std::to_string(*d) + " is listed twice in ilocal (each leaf has one root)");
+    if (err.empty() && leafExtent_ <= kMaxIndex) {  // duplicates: one pass over a bitmap
+      std::vector<bool> seen(static_cast<std::size_t>(leafExtent_), false);
+      for (std::int64_t l : ilocal_) {
+        if (seen[static_cast<std::size_t>(l)]) {
+          fail(ErrorKind::value,
+               "leaf " + std::to_string(l) + " is listed twice in ilocal (each leaf has one root)");
+          break;
+        }
+        seen[static_cast<std::size_t>(l)] = true;
+      }
     }
   }
+  if (err.empty() && (nroots_ > kMaxIndex || leafExtent_ > kMaxIndex))
+    fail(ErrorKind::value, std::to_string(std::max(nroots_, leafExtent_)) +
+                               " roots or leaves on one rank (at most " +
+                               std::to_string(kMaxIndex) + ")");
   for (std::size_t i = 0; i < iremote_.size() && err.empty(); ++i) {
     const SfNode& n = iremote_[i];
+    if (n.rank >= 0 && n.rank < P && n.index >= 0 && (n.rank != me || n.index < nroots_))
+      continue;  // the common case: no text built
     const std::string leaf = "leaf " + std::to_string(leafIndex(static_cast<std::int64_t>(i)));
     if (n.rank < 0 || n.rank >= P)
       fail(ErrorKind::index,
@@ -196,35 +207,68 @@ void StarForest::setUp() {
   }
   agree(comm_, "StarForest::setUp", errKind, err);
 
-  // 2. The leaf side, by root rank then leaf index (the order every reduction uses).
-  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> edges;  // rank, leaf, root
-  edges.reserve(iremote_.size());
-  for (std::size_t i = 0; i < iremote_.size(); ++i)
-    edges.emplace_back(iremote_[i].rank, leafIndex(static_cast<std::int64_t>(i)),
-                       iremote_[i].index);
-  std::sort(edges.begin(), edges.end());
+  // 2. The leaf side, by root rank then leaf index (the order every reduction uses): the leaves
+  // in ascending leaf index (their given order when ilocal ascends, as it usually does; else
+  // sorted), then a stable counting sort by rank.
+  const std::size_t nl = iremote_.size();
+  std::vector<std::uint32_t> order(nl);
+  for (std::size_t i = 0; i < nl; ++i) order[i] = static_cast<std::uint32_t>(i);
+  if (!std::is_sorted(ilocal_.begin(), ilocal_.end()))
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return ilocal_[a] < ilocal_[b]; });
+  std::vector<std::uint32_t> perRank;  // ranks named, with their counts (sparse over P)
+  std::vector<std::int64_t> count;
+  {
+    std::vector<std::int64_t> byRank;  // P entries only while building: the setUp's scratch
+    byRank.assign(static_cast<std::size_t>(P), 0);
+    for (const SfNode& n : iremote_) ++byRank[static_cast<std::size_t>(n.rank)];
+    for (int q = 0; q < P; ++q)
+      if (byRank[static_cast<std::size_t>(q)]) {
+        perRank.push_back(static_cast<std::uint32_t>(q));
+        count.push_back(byRank[static_cast<std::size_t>(q)]);
+      }
+  }
   rranks_.clear();
   roff_.assign(1, 0);
-  rleaf_.clear();
   selfLeaf_.clear();
   selfRoot_.clear();
   std::vector<Parcel> out;
-  for (const auto& [rank, leaf, root] : edges) {
-    if (rank == me) {
-      selfLeaf_.push_back(leaf);
-      selfRoot_.push_back(root);
+  std::vector<std::int64_t> at(static_cast<std::size_t>(P), -1);  // rank -> its slot in rleaf_
+  std::int64_t remoteEdges = 0;
+  for (std::size_t g = 0; g < perRank.size(); ++g) {
+    const int q = static_cast<int>(perRank[g]);
+    if (q == me) {
+      selfLeaf_.reserve(static_cast<std::size_t>(count[g]));
+      selfRoot_.reserve(static_cast<std::size_t>(count[g]));
       continue;
     }
-    if (rranks_.empty() || rranks_.back() != rank) {
-      if (!rranks_.empty()) roff_.push_back(static_cast<std::int64_t>(rleaf_.size()));
-      rranks_.push_back(static_cast<int>(rank));
-      out.push_back(Parcel{static_cast<int>(rank), {}});
-    }
-    rleaf_.push_back(leaf);
-    const std::int64_t pair[2] = {leaf, root};
-    out.back().bytes.append(pair, sizeof pair);
+    at[static_cast<std::size_t>(q)] = remoteEdges;
+    remoteEdges += count[g];
+    rranks_.push_back(q);
+    roff_.push_back(remoteEdges);
+    out.push_back(Parcel{q, {}});
+    out.back().bytes.resize(static_cast<std::size_t>(count[g]) * 16);
   }
-  if (!rranks_.empty()) roff_.push_back(static_cast<std::int64_t>(rleaf_.size()));
+  rleaf_.assign(static_cast<std::size_t>(remoteEdges), 0);
+  std::vector<std::int64_t> fill(at);
+  std::vector<std::int64_t> parcelOf(static_cast<std::size_t>(P), -1);
+  for (std::size_t k = 0; k < rranks_.size(); ++k)
+    parcelOf[static_cast<std::size_t>(rranks_[k])] = static_cast<std::int64_t>(k);
+  for (std::uint32_t i : order) {
+    const SfNode& n = iremote_[i];
+    const auto leaf = static_cast<Idx>(leafIndex(i));
+    if (n.rank == me) {
+      selfLeaf_.push_back(leaf);
+      selfRoot_.push_back(static_cast<Idx>(n.index));
+      continue;
+    }
+    const auto q = static_cast<std::size_t>(n.rank);
+    const std::int64_t slot = fill[q]++;
+    rleaf_[static_cast<std::size_t>(slot)] = leaf;
+    const std::int64_t pair[2] = {leaf, n.index};
+    const auto k = static_cast<std::size_t>(parcelOf[q]);
+    std::memcpy(out[k].bytes.data() + 16 * static_cast<std::size_t>(slot - at[q]), pair, 16);
+  }
 
   // 3. The root side: who references this rank's roots, learnt from what arrives.
   std::vector<Parcel> in = exchange_sparse(comm_, std::move(out));
@@ -246,7 +290,7 @@ void StarForest::setUp() {
              "leaf " + std::to_string(pair[0]) + " of rank " + std::to_string(p.rank) +
                  " names root " + std::to_string(pair[1]) + " of rank " + std::to_string(me) +
                  ", which has " + std::to_string(nroots_) + " roots (" + range(nroots_) + ")");
-      lroot_.push_back(pair[1]);
+      lroot_.push_back(static_cast<Idx>(pair[1]));
     }
     loff_.push_back(static_cast<std::int64_t>(lroot_.size()));
     if (p.rank < me) lselfAt_ = lroot_.size();
@@ -296,8 +340,8 @@ void StarForest::setUp() {
 std::vector<std::int64_t> StarForest::computeDegree() const {
   requireSetUp("computeDegree");
   std::vector<std::int64_t> d(static_cast<std::size_t>(nroots_), 0);
-  for (std::int64_t r : lroot_) ++d[static_cast<std::size_t>(r)];
-  for (std::int64_t r : selfRoot_) ++d[static_cast<std::size_t>(r)];
+  for (Idx r : lroot_) ++d[static_cast<std::size_t>(r)];
+  for (Idx r : selfRoot_) ++d[static_cast<std::size_t>(r)];
   return d;
 }
 
@@ -336,7 +380,15 @@ StarForest::Pending& StarForest::begin(Kind k, Dir d, const char* name, const vo
                        kind_name(static_cast<int>(q->kind)) +
                        " already in flight (End that one first, or use another buffer)");
   }
-  auto p = std::make_unique<Pending>();
+  // A finished operation's buffers, when there is one (no allocation in the steady state).
+  std::unique_ptr<Pending> p;
+  if (!finished_.empty()) {
+    p = std::move(finished_.front());
+    finished_.erase(finished_.begin());
+  } else {
+    p = std::make_unique<Pending>();
+    p->transfer = std::make_unique<Transfer>();
+  }
   p->kind = k;
   p->out = out;
   p->out2 = out2;
@@ -346,12 +398,16 @@ StarForest::Pending& StarForest::begin(Kind k, Dir d, const char* name, const vo
   p->op = &op;
   p->bs = bs;
   p->variable = variable;
-  p->transfer = std::make_unique<Transfer>();
   Transfer& t = *p->transfer;
   t.dir = d;
   t.variable = variable;
   t.unit = unitBytes;
-  if (!variable) t.send.resize((d == Dir::rootToLeaf ? lroot_.size() : rleaf_.size()) * unitBytes);
+  t.reqs.clear();
+  t.started = false;
+  if (variable)
+    t.send.clear();
+  else
+    t.send.resize((d == Dir::rootToLeaf ? lroot_.size() : rleaf_.size()) * unitBytes);
   pending_.push_back(std::move(p));
   return *pending_.back();
 }
@@ -517,9 +573,9 @@ void finish(detail::Backend& b, bool variable, SfBackend backend, const std::vec
 
 }  // namespace
 
-std::unique_ptr<StarForest::Pending> StarForest::end(Kind k, const char* name, const void* out,
-                                                     const std::type_info& unit,
-                                                     const std::type_info& op, std::size_t bs) {
+StarForest::Pending* StarForest::end(Kind k, const char* name, const void* out,
+                                     const std::type_info& unit, const std::type_info& op,
+                                     std::size_t bs, bool wait) {
   requireSetUp(name);
   // The operation of this kind on this output buffer; among several on an empty buffer (a rank
   // with no roots or leaves has nothing to write, and empty buffers share a null address), the
@@ -544,12 +600,17 @@ std::unique_ptr<StarForest::Pending> StarForest::end(Kind k, const char* name, c
   if (*p.op != op)
     throw ValueError(std::string("StarForest::") + name + ": op " + type_name(op) +
                      ", but Begin was given " + type_name(*p.op));
-  std::unique_ptr<Pending> mine = std::move(*it);
+  finished_.push_back(std::move(*it));
   pending_.erase(it);
-  Transfer& t = *mine->transfer;
+  Pending* mine = finished_.back().get();
+  if (wait) complete(*mine);
+  return mine;
+}
+
+void StarForest::complete(Pending& p) {
+  Transfer& t = *p.transfer;
   const bool down = t.dir == Dir::rootToLeaf;
   finish(comm_.backend(), t.variable, chosen_, down ? rranks_ : lranks_, t.tag, t.recv, t.reqs);
-  return mine;
 }
 
 void StarForest::reply(Pending& p) {
@@ -570,7 +631,7 @@ void StarForest::bcastvBegin(const Payloads& root, Payloads& leaf) {
   Pending& p = begin(Kind::bcastv, Dir::rootToLeaf, "bcastvBegin", &leaf, sizeof leaf, nullptr, 0,
                      typeid(Payloads), typeid(void), 1, 0, true);
   ByteBuffer& s = sendBuffer(p);
-  for (std::int64_t r : lroot_) {
+  for (Idx r : lroot_) {
     auto v = root[static_cast<std::size_t>(r)];
     const std::uint64_t n = v.size();
     s.append(&n, 8);
@@ -589,7 +650,7 @@ void StarForest::bcastvEnd(const Payloads& root, Payloads& leaf) {
     at[static_cast<std::size_t>(selfLeaf_[k])] = root[static_cast<std::size_t>(selfRoot_[k])];
   const ByteBuffer& in = recvBuffer(*p);
   Reader r(in);
-  for (std::int64_t l : rleaf_) {
+  for (Idx l : rleaf_) {
     std::uint64_t len = 0;
     std::memcpy(&len, r.take(8), 8);
     at[static_cast<std::size_t>(l)] = {r.take(len), len};
@@ -612,7 +673,7 @@ void StarForest::reducevBegin(const Payloads& leaf, Payloads& root) {
   Pending& p = begin(Kind::reducev, Dir::leafToRoot, "reducevBegin", &root, sizeof root, nullptr, 0,
                      typeid(Payloads), typeid(void), 1, 0, true);
   ByteBuffer& s = sendBuffer(p);
-  for (std::int64_t l : rleaf_) {
+  for (Idx l : rleaf_) {
     auto v = leaf[static_cast<std::size_t>(l)];
     const std::uint64_t n = v.size();
     s.append(&n, 8);

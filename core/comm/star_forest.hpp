@@ -302,11 +302,13 @@ class StarForest {
   Pending& begin(Kind k, Dir d, const char* name, const void* out, std::size_t outBytes,
                  const void* out2, std::size_t out2Bytes, const std::type_info& unit,
                  const std::type_info& op, std::size_t bs, std::size_t unitBytes, bool variable);
-  /// Finds the operation End names (checking unit, bs and op), completes its transfer and
-  /// takes it out of flight.
-  std::unique_ptr<Pending> end(Kind k, const char* name, const void* out,
-                               const std::type_info& unit, const std::type_info& op,
-                               std::size_t bs);
+  /// Finds the operation End names (checking unit, bs and op), completes its transfer (unless
+  /// told not to wait: then complete() does) and takes it out of flight. It stays valid until
+  /// the next Begin, which reuses its buffers.
+  Pending* end(Kind k, const char* name, const void* out, const std::type_info& unit,
+               const std::type_info& op, std::size_t bs, bool wait = true);
+  /// Completes the transfer of an operation end() took out of flight without waiting.
+  void complete(Pending& p);
   ByteBuffer& sendBuffer(Pending& p);
   const ByteBuffer& recvBuffer(const Pending& p) const;
   void start(Pending& p);
@@ -320,10 +322,27 @@ class StarForest {
   // index of each edge, ascending within a rank). Root side: lranks_, loff_, lroot_ (the root
   // index of each edge, in the sending rank's leaf order). lselfAt_: where in lroot_ the ranks
   // above this one start (the self edges go between, in the documented order).
+  // Indices within one rank are 32-bit (setUp refuses more than 2^31 - 1 roots or leaves per
+  // rank): half the memory traffic of the pack and unpack loops.
+  using Idx = std::int32_t;
   std::vector<int> rranks_, lranks_;
-  std::vector<std::int64_t> roff_{0}, rleaf_, loff_{0}, lroot_;
-  std::vector<std::int64_t> selfLeaf_, selfRoot_;
+  std::vector<std::int64_t> roff_{0}, loff_{0};
+  std::vector<Idx> rleaf_, lroot_;
+  std::vector<Idx> selfLeaf_, selfRoot_;
   std::size_t lselfAt_ = 0;
+
+  /// out = the units of data at idx[0..n), in order (serialized types: [u64 length][bytes]).
+  template <class T>
+  static void pack(const T* data, const Idx* idx, std::size_t n, ByteBuffer& out, std::size_t bs);
+  /// data[idx[k]] = op(data[idx[k]], unit k of the bytes at from), k = 0..n-1, in order; returns
+  /// where the bytes read end.
+  template <class T, class Op>
+  static const char* unpack(T* data, const Idx* idx, std::size_t n, const char* from,
+                            const char* end, std::size_t bs, Op& op);
+  /// to[toIdx[k]] = op(to[toIdx[k]], from[fromIdx[k]]) for the edges within this rank.
+  template <class T, class Op>
+  static void local(T* to, const Idx* toIdx, const T* from, const Idx* fromIdx, std::size_t n,
+                    std::size_t bs, Op& op);
 
   template <class T>
   static constexpr bool kFixed = std::is_trivially_copyable_v<T>;
@@ -369,10 +388,81 @@ class StarForest {
   std::shared_ptr<void> hoodRootToLeaf_, hoodLeafToRoot_;  // neighbour backend
   std::uint64_t transfers_ = 0;                            // started on this forest (tags)
   std::vector<std::unique_ptr<Pending>> pending_;
+  std::vector<std::unique_ptr<Pending>> finished_;  // ended: their buffers serve the next ones
   std::unique_ptr<StarForest> multi_;
 };
 
 // ---- templates ----
+
+template <class T>
+void StarForest::pack(const T* data, const Idx* idx, std::size_t n, ByteBuffer& out,
+                      std::size_t bs) {
+  if constexpr (kFixed<T>) {
+    out.resize(n * sizeof(T) * bs);
+    char* to = out.data();
+    if (bs == 1) {
+      for (std::size_t k = 0; k < n; ++k, to += sizeof(T))
+        std::memcpy(to, static_cast<const void*>(data + idx[k]), sizeof(T));
+    } else {
+      for (std::size_t k = 0; k < n; ++k, to += sizeof(T) * bs)
+        std::memcpy(to, static_cast<const void*>(data + static_cast<std::size_t>(idx[k]) * bs),
+                    sizeof(T) * bs);
+    }
+  } else {
+    out.clear();
+    for (std::size_t k = 0; k < n; ++k)
+      putVertex(out, data + static_cast<std::size_t>(idx[k]) * bs, bs);
+  }
+}
+
+template <class T, class Op>
+const char* StarForest::unpack(T* data, const Idx* idx, std::size_t n, const char* from,
+                               const char* end, std::size_t bs, Op& op) {
+  if constexpr (kFixed<T>) {
+    (void)end;
+    if (bs == 1) {
+      for (std::size_t k = 0; k < n; ++k, from += sizeof(T)) {
+        T v;
+        std::memcpy(static_cast<void*>(&v), from, sizeof(T));
+        T& d = data[idx[k]];
+        d = op(d, v);
+      }
+    } else {
+      for (std::size_t k = 0; k < n; ++k) {
+        T* d = data + static_cast<std::size_t>(idx[k]) * bs;
+        for (std::size_t j = 0; j < bs; ++j, from += sizeof(T)) {
+          T v;
+          std::memcpy(static_cast<void*>(&v), from, sizeof(T));
+          d[j] = op(d[j], v);
+        }
+      }
+    }
+    return from;
+  } else {
+    Reader r(from, static_cast<std::size_t>(end - from));
+    std::vector<T> v(bs);
+    for (std::size_t k = 0; k < n; ++k) {
+      getVertex(r, v.data(), bs);
+      combine(data + static_cast<std::size_t>(idx[k]) * bs, v.data(), bs, op);
+    }
+    return r.position();
+  }
+}
+
+template <class T, class Op>
+void StarForest::local(T* to, const Idx* toIdx, const T* from, const Idx* fromIdx, std::size_t n,
+                       std::size_t bs, Op& op) {
+  if (bs == 1) {
+    for (std::size_t k = 0; k < n; ++k) {
+      T& d = to[toIdx[k]];
+      d = op(d, from[fromIdx[k]]);
+    }
+  } else {
+    for (std::size_t k = 0; k < n; ++k)
+      combine(to + static_cast<std::size_t>(toIdx[k]) * bs,
+              from + static_cast<std::size_t>(fromIdx[k]) * bs, bs, op);
+  }
+}
 
 template <class T, class Op>
 void StarForest::bcastBegin(std::span<const T> root, std::span<T> leaf, Op, std::size_t bs) {
@@ -382,42 +472,18 @@ void StarForest::bcastBegin(std::span<const T> root, std::span<T> leaf, Op, std:
   Pending& p =
       begin(Kind::bcast, Dir::rootToLeaf, "bcastBegin", leaf.data(), leaf.size() * sizeof(T),
             nullptr, 0, typeid(T), typeid(Op), bs, sizeof(T) * bs, !kFixed<T>);
-  ByteBuffer& s = sendBuffer(p);
-  if constexpr (kFixed<T>) {
-    char* to = s.data();
-    for (std::int64_t r : lroot_) {
-      storeVertex(to, root.data() + static_cast<std::size_t>(r) * bs, bs);
-      to += sizeof(T) * bs;
-    }
-  } else {
-    for (std::int64_t r : lroot_) putVertex(s, root.data() + static_cast<std::size_t>(r) * bs, bs);
-  }
+  pack(root.data(), lroot_.data(), lroot_.size(), sendBuffer(p), bs);
   start(p);
 }
 
 template <class T, class Op>
 void StarForest::bcastEnd(std::span<const T> root, std::span<T> leaf, Op op, std::size_t bs) {
-  auto p = end(Kind::bcast, "bcastEnd", leaf.data(), typeid(T), typeid(Op), bs);
-  for (std::size_t k = 0; k < selfLeaf_.size(); ++k)
-    combine(leaf.data() + static_cast<std::size_t>(selfLeaf_[k]) * bs,
-            root.data() + static_cast<std::size_t>(selfRoot_[k]) * bs, bs, op);
+  auto p = end(Kind::bcast, "bcastEnd", leaf.data(), typeid(T), typeid(Op), bs, false);
+  // This rank's own edges while the messages are still on their way.
+  local(leaf.data(), selfLeaf_.data(), root.data(), selfRoot_.data(), selfLeaf_.size(), bs, op);
+  complete(*p);
   const ByteBuffer& in = recvBuffer(*p);
-  if constexpr (kFixed<T>) {
-    std::vector<T> v(bs);
-    const char* from = in.data();
-    for (std::int64_t l : rleaf_) {
-      load(v.data(), from, bs);
-      from += sizeof(T) * bs;
-      combine(leaf.data() + static_cast<std::size_t>(l) * bs, v.data(), bs, op);
-    }
-  } else {
-    std::vector<T> v(bs);
-    Reader r(in);
-    for (std::int64_t l : rleaf_) {
-      getVertex(r, v.data(), bs);
-      combine(leaf.data() + static_cast<std::size_t>(l) * bs, v.data(), bs, op);
-    }
-  }
+  unpack(leaf.data(), rleaf_.data(), rleaf_.size(), in.data(), in.data() + in.size(), bs, op);
 }
 
 template <class T, class Op>
@@ -428,16 +494,7 @@ void StarForest::reduceBegin(std::span<const T> leaf, std::span<T> root, Op, std
   Pending& p =
       begin(Kind::reduce, Dir::leafToRoot, "reduceBegin", root.data(), root.size() * sizeof(T),
             nullptr, 0, typeid(T), typeid(Op), bs, sizeof(T) * bs, !kFixed<T>);
-  ByteBuffer& s = sendBuffer(p);
-  if constexpr (kFixed<T>) {
-    char* to = s.data();
-    for (std::int64_t l : rleaf_) {
-      storeVertex(to, leaf.data() + static_cast<std::size_t>(l) * bs, bs);
-      to += sizeof(T) * bs;
-    }
-  } else {
-    for (std::int64_t l : rleaf_) putVertex(s, leaf.data() + static_cast<std::size_t>(l) * bs, bs);
-  }
+  pack(leaf.data(), rleaf_.data(), rleaf_.size(), sendBuffer(p), bs);
   start(p);
 }
 
@@ -445,27 +502,11 @@ template <class T, class Op>
 void StarForest::reduceEnd(std::span<const T> leaf, std::span<T> root, Op op, std::size_t bs) {
   auto p = end(Kind::reduce, "reduceEnd", root.data(), typeid(T), typeid(Op), bs);
   const ByteBuffer& in = recvBuffer(*p);
-  std::vector<T> v(bs);
-  const char* from = in.data();
-  std::unique_ptr<Reader> reader;
-  if constexpr (!kFixed<T>) reader = std::make_unique<Reader>(in);
+  const char* end = in.data() + in.size();
   // Ranks below this one, this rank's own leaves, ranks above: the documented order.
-  auto remote = [&](std::size_t k0, std::size_t k1) {
-    for (std::size_t k = k0; k < k1; ++k) {
-      if constexpr (kFixed<T>) {
-        load(v.data(), from, bs);
-        from += sizeof(T) * bs;
-      } else {
-        getVertex(*reader, v.data(), bs);
-      }
-      combine(root.data() + static_cast<std::size_t>(lroot_[k]) * bs, v.data(), bs, op);
-    }
-  };
-  remote(0, lselfAt_);
-  for (std::size_t k = 0; k < selfLeaf_.size(); ++k)
-    combine(root.data() + static_cast<std::size_t>(selfRoot_[k]) * bs,
-            leaf.data() + static_cast<std::size_t>(selfLeaf_[k]) * bs, bs, op);
-  remote(lselfAt_, lroot_.size());
+  const char* from = unpack(root.data(), lroot_.data(), lselfAt_, in.data(), end, bs, op);
+  local(root.data(), selfRoot_.data(), leaf.data(), selfLeaf_.data(), selfLeaf_.size(), bs, op);
+  unpack(root.data(), lroot_.data() + lselfAt_, lroot_.size() - lselfAt_, from, end, bs, op);
 }
 
 template <class T, class Op>
@@ -478,16 +519,7 @@ void StarForest::fetchAndOpBegin(std::span<T> root, std::span<const T> leaf,
   Pending& p = begin(Kind::fetchAndOp, Dir::leafToRoot, "fetchAndOpBegin", root.data(),
                      root.size() * sizeof(T), leafupdate.data(), leafupdate.size() * sizeof(T),
                      typeid(T), typeid(Op), bs, sizeof(T) * bs, !kFixed<T>);
-  ByteBuffer& s = sendBuffer(p);
-  if constexpr (kFixed<T>) {
-    char* to = s.data();
-    for (std::int64_t l : rleaf_) {
-      storeVertex(to, leaf.data() + static_cast<std::size_t>(l) * bs, bs);
-      to += sizeof(T) * bs;
-    }
-  } else {
-    for (std::int64_t l : rleaf_) putVertex(s, leaf.data() + static_cast<std::size_t>(l) * bs, bs);
-  }
+  pack(leaf.data(), rleaf_.data(), rleaf_.size(), sendBuffer(p), bs);
   start(p);
 }
 
@@ -529,20 +561,13 @@ void StarForest::fetchAndOpEnd(std::span<T> root, std::span<const T> leaf, std::
     combine(r, v.data(), bs, op);
   }
   remote(lselfAt_, lroot_.size());
+  (void)to;
   sendBuffer(*p) = std::move(fetched);
   reply(*p);
   const ByteBuffer& back = recvBuffer(*p);
-  if constexpr (kFixed<T>) {
-    const char* b = back.data();
-    for (std::int64_t l : rleaf_) {
-      load(leafupdate.data() + static_cast<std::size_t>(l) * bs, b, bs);
-      b += sizeof(T) * bs;
-    }
-  } else {
-    Reader r(back);
-    for (std::int64_t l : rleaf_)
-      getVertex(r, leafupdate.data() + static_cast<std::size_t>(l) * bs, bs);
-  }
+  ops::replace put;
+  unpack(leafupdate.data(), rleaf_.data(), rleaf_.size(), back.data(), back.data() + back.size(),
+         bs, put);
 }
 
 }  // namespace antler::comm
