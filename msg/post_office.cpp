@@ -38,7 +38,13 @@ struct BatchView {
   std::uint32_t bind, count, recBytes, first;
   bool dense;
   const char* recs;
+  bool uniform = false;  // one argument record (recBytes), then a u32 data index per record
 };
+
+/// The batch kind (BatchHeader::dense) the targeted exchange writes for records from data
+/// indices with field 0 and identical arguments — a step's spikes, all at the step's time: the
+/// arguments once, then 4 bytes per record. Only between nodes; queues never hold it.
+constexpr std::uint32_t kUniformBatch = 2;
 
 template <class T>
 T load(const char* p) {
@@ -58,10 +64,16 @@ BatchView parse_batch(const ElementTable& table, const char*& p, const char* end
   if (static_cast<std::size_t>(end - p) < sizeof(BatchHeader)) corrupt("truncated batch header");
   const auto h = load<BatchHeader>(p);
   p += sizeof(BatchHeader);
-  if (h.dense > 1) corrupt("bad batch flags " + std::to_string(h.dense));
-  BatchView b{table.get(Id(h.src)), h.bind, h.count, h.recBytes, h.first, h.dense == 1, p};
+  if (h.dense > kUniformBatch) corrupt("bad batch flags " + std::to_string(h.dense));
+  BatchView b{table.get(Id(h.src)),    h.bind, h.count, h.recBytes, h.first, h.dense == 1, p,
+              h.dense == kUniformBatch};
   if (h.recBytes % 4) corrupt("record size " + std::to_string(h.recBytes));
-  if (b.dense || h.recBytes) {
+  if (b.uniform) {
+    if (static_cast<std::size_t>(end - p) < h.recBytes ||
+        (static_cast<std::size_t>(end - p) - h.recBytes) / 4 < h.count)
+      corrupt("truncated batch");
+    p += h.recBytes + 4 * static_cast<std::size_t>(h.count);
+  } else if (b.dense || h.recBytes) {
     if (!b.dense && h.recBytes < 2 * sizeof(Index))
       corrupt("record size " + std::to_string(h.recBytes));
     if (h.recBytes && static_cast<std::size_t>(end - p) / h.recBytes < h.count)
@@ -83,9 +95,9 @@ BatchView parse_batch(const ElementTable& table, const char*& p, const char* end
   const std::ptrdiff_t fixed = srcs[h.bind]->fixedArgBytes();
   std::uint32_t want = 0;
   if (fixed >= 0)
-    want = b.dense ? padded(static_cast<std::size_t>(fixed))
-                   : padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed));
-  if (h.recBytes != want || (b.dense && fixed < 0))
+    want = b.dense || b.uniform ? padded(static_cast<std::size_t>(fixed))
+                                : padded(2 * sizeof(Index) + static_cast<std::size_t>(fixed));
+  if (h.recBytes != want || ((b.dense || b.uniform) && fixed < 0))
     corrupt("record size " + std::to_string(h.recBytes) + " for " + b.src->path() + "." +
             srcs[h.bind]->name() + ", expected " + std::to_string(want));
   if (b.dense && (h.first > b.src->numData() || h.count > b.src->numData() - h.first))
@@ -101,6 +113,12 @@ void for_each_record(const BatchView& b, Fn&& fn) {
   if (b.dense) {
     for (std::uint32_t i = 0; i < b.count; ++i, p += b.recBytes)
       fn(b.first + i, Index{0}, p, std::size_t{b.recBytes});
+    return;
+  }
+  if (b.uniform) {
+    const char* idx = p + b.recBytes;
+    for (std::uint32_t i = 0; i < b.count; ++i)
+      fn(load<Index>(idx + 4 * static_cast<std::size_t>(i)), Index{0}, p, std::size_t{b.recBytes});
     return;
   }
   for (std::uint32_t i = 0; i < b.count; ++i) {
@@ -437,6 +455,15 @@ void PostOffice::packTargeted(std::size_t nseg) {
           continue;
         }
         std::fill(batchAt.begin(), batchAt.end(), npos);
+        // Indexed records of fixed size, all of field 0 with the same arguments (a step's
+        // spikes): sent as a uniform batch, the arguments once and 4 bytes per record.
+        bool uniform = !b.dense && b.recBytes > 2 * sizeof(Index) && b.count > 1;
+        const std::size_t argBytes = uniform ? b.recBytes - 2 * sizeof(Index) : 0;
+        for (std::uint32_t i = 0; uniform && i < b.count; ++i) {
+          const char* r = b.recs + static_cast<std::size_t>(i) * b.recBytes;
+          uniform = load<Index>(r + sizeof(Index)) == 0 &&
+                    std::memcmp(r + 2 * sizeof(Index), b.recs + 2 * sizeof(Index), argBytes) == 0;
+        }
         const char* rec = b.recs;
         for (std::uint32_t i = 0; i < b.count; ++i) {
           Index d;
@@ -456,13 +483,24 @@ void PostOffice::packTargeted(std::size_t nseg) {
             openSegment(k, j);
             if (batchAt[k] == npos || (b.dense && next[k] != d)) {
               batchAt[k] = out.size();
-              const BatchHeader h{b.src->id().value, b.bind,          0,
-                                  b.recBytes,        b.dense ? d : 0, b.dense ? 1u : 0u};
-              out.append(&h, sizeof h);
+              if (uniform) {
+                const BatchHeader h{
+                    b.src->id().value, b.bind, 0, static_cast<std::uint32_t>(argBytes), 0,
+                    kUniformBatch};
+                out.append(&h, sizeof h);
+                out.append(b.recs + 2 * sizeof(Index), argBytes);
+              } else {
+                const BatchHeader h{b.src->id().value, b.bind,          0,
+                                    b.recBytes,        b.dense ? d : 0, b.dense ? 1u : 0u};
+                out.append(&h, sizeof h);
+              }
             }
             count(k);
             next[k] = d + 1;
-            out.append(rec, size);
+            if (uniform)
+              out.append(&d, sizeof d);
+            else
+              out.append(rec, size);
             ++xstats_.recordsSent;
           }
           rec += size;

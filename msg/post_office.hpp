@@ -154,6 +154,7 @@ class PostOffice {
   /// Master thread, after exchange(): an error of this node's targeted path (a corrupted part),
   /// which the exchange could not raise without the other nodes (nullptr if none).
   std::exception_ptr takeError() { return std::exchange(targetedError_, nullptr); }
+  bool hasError() const { return static_cast<bool>(targetedError_); }
 
   /// Adds a contributor to every round's exchange (in the order added; the simulation's layers
   /// add theirs when it is made, every node the same).

@@ -435,8 +435,8 @@ class Clock::Run {
     const std::uint32_t f = nodeFlags_.load() | (c_.stopRequested_.load() ? kFlagStop : 0u);
     // Agreed: every node gets the same flags (and the same verdict on the same bytes).
     if (!masterGuarded([&] { published_ = po_.exchange(f, k); })) published_ = f | kFlagError;
-    if (std::exception_ptr e = po_.takeError()) {  // this node's alone: the next round tells all
-      if (!errors_[0]) errors_[0] = e;
+    if (po_.hasError()) [[unlikely]] {  // this node's alone: the next round tells all
+      if (!errors_[0]) errors_[0] = po_.takeError();
       nodeFlags_.fetch_or(kFlagError);
     }
     // What rode in the exchange (the reduce queue's requests and partials), to its layer. A
