@@ -132,8 +132,8 @@ class PostOffice {
   /// model's topology changed (Context::topology), rebuilds the routes (which nodes own the
   /// targets of each of this node's sources: msg/detail/routes.hpp) and chooses the exchange
   /// for the runs that follow, from values every node agrees on:
-  ///  * allgather, today's single collective, where every node talks to (nearly) every other:
-  ///    one node, or any node whose sources reach more than half of the others;
+  ///  * allgather, the single collective, on one node, where sources reach (on average) more
+  ///    than half of the other nodes, or where nothing crosses nodes;
   ///  * targeted otherwise: the step's flags, the contributors' bytes and the deferred sends
   ///    still ride in one small allgather, while the process queues' records go, record by
   ///    record, only to the nodes that own one of their targets, through a star forest

@@ -61,6 +61,7 @@ void Routes::build(const Context& ctx) {
   ports_.clear();
   targets_.clear();
   entries_ = 0;
+  rows_ = reach_ = 0;
   std::vector<char> seen(static_cast<std::size_t>(P), 0);
   std::vector<std::int32_t> row;
   for (const Element* e : ctx.elements().all()) {
@@ -107,6 +108,9 @@ void Routes::build(const Context& ctx) {
       p.start.shrink_to_fit();
       p.nodes.shrink_to_fit();
       entries_ += p.nodes.size();
+      rows_ += e->numLocal();
+      reach_ += p.toAll ? std::uint64_t{e->numLocal()} * static_cast<std::uint64_t>(P - 1)
+                        : p.nodes.size();
     }
   }
   for (int n = 0; n < P; ++n)

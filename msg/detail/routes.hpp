@@ -47,11 +47,17 @@ class Routes {
   const std::vector<int>& targets() const { return targets_; }
   /// Node entries held (rows' nodes): the table's size.
   std::size_t size() const { return entries_; }
+  /// Local source entries of ports with messages (a record each could send), and the
+  /// (entry, other node) pairs they reach: what the targeted exchange would deliver where the
+  /// allgather delivers rows x (P - 1).
+  std::uint64_t rows() const { return rows_; }
+  std::uint64_t reach() const { return reach_; }
 
  private:
   std::vector<std::vector<Port>> ports_;  // by Element id, then bind index
   std::vector<int> targets_;
   std::size_t entries_ = 0;
+  std::uint64_t rows_ = 0, reach_ = 0;
 };
 
 }  // namespace antler::detail
