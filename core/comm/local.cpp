@@ -180,8 +180,15 @@ class LocalBackend final : public detail::Backend {
     return std::make_shared<LocalBackend>(w_, ctx, std::move(worldRanks), myNew);
   }
 
-  void send(int dest, int tag, std::span<const char> b) override {
-    Message m{context_, rank_, tag, {}, 0, 0, nullptr, me()};
+  void send(int dest, int tag, std::span<const char> b) override { post(dest, tag, b, nullptr); }
+  std::shared_ptr<void> issend(int dest, int tag, std::span<const char> b) override {
+    auto op = std::make_shared<LocalSsend>();
+    post(dest, tag, b, op->matched);
+    return op;
+  }
+  /// A send (synchronous when `matched` is given: set once a receive matches it).
+  void post(int dest, int tag, std::span<const char> b, std::shared_ptr<bool> matched) {
+    Message m{context_, rank_, tag, {}, 0, 0, std::move(matched), me()};
     m.bytes.append(b.data(), b.size());
     // One round and alpha + beta n of this rank's time per message sent.
     round_ += 1;
@@ -192,20 +199,6 @@ class LocalBackend final : public detail::Backend {
     stats.bytesSent += b.size();
     publish();
     deliver(dest, std::move(m));
-  }
-  std::shared_ptr<void> issend(int dest, int tag, std::span<const char> b) override {
-    auto op = std::make_shared<LocalSsend>();
-    Message m{context_, rank_, tag, {}, 0, 0, op->matched, me()};
-    m.bytes.append(b.data(), b.size());
-    round_ += 1;
-    time_ += w_->options.alpha + w_->options.beta * static_cast<double>(b.size());
-    m.round = round_;
-    m.time = time_;
-    ++stats.messagesSent;
-    stats.bytesSent += b.size();
-    publish();
-    deliver(dest, std::move(m));
-    return op;
   }
   /// Puts m in dest's hands: into its earliest posted receive that fits, else its mailbox.
   void deliver(int dest, Message&& m) {
@@ -475,12 +468,12 @@ class LocalBackend final : public detail::Backend {
   }
   void vendorAllreduce(const void* in, void* out, std::size_t count, Prim t, OpKind op) override {
     vendorReduce(in, out, count, t, op, 0);
-    vendorBcast(static_cast<char*>(out), count * prim_size(t), 0);
+    vendorBcast(static_cast<char*>(out), count * detail::prim_size(t), 0);
   }
   void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
                     int root) override {
     const int tag = Comm::kCollectiveTags - 3;
-    const std::size_t n = count * prim_size(t);
+    const std::size_t n = count * detail::prim_size(t);
     if (rank_ != root) {
       send(root, tag, {static_cast<const char*>(in), n});
       return;
@@ -549,22 +542,6 @@ class LocalBackend final : public detail::Backend {
   }
 
  private:
-  static std::size_t prim_size(Prim t) {
-    switch (t) {
-      case Prim::i8:
-      case Prim::u8:
-        return 1;
-      case Prim::i16:
-      case Prim::u16:
-        return 2;
-      case Prim::i32:
-      case Prim::u32:
-      case Prim::f32:
-        return 4;
-      default:
-        return 8;
-    }
-  }
   template <class T>
   static void apply_t(T* a, const T* b, std::size_t n, OpKind op) {
     for (std::size_t i = 0; i < n; ++i) {

@@ -59,23 +59,6 @@ MPI_Datatype mpi_type(Prim t) {
   throw InternalError("vendor reduction of a type MPI does not know");
 }
 
-std::size_t prim_bytes(Prim t) {
-  switch (t) {
-    case Prim::i8:
-    case Prim::u8:
-      return 1;
-    case Prim::i16:
-    case Prim::u16:
-      return 2;
-    case Prim::i32:
-    case Prim::u32:
-    case Prim::f32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 MPI_Op mpi_op(OpKind o) {
   switch (o) {
     case OpKind::sum:
@@ -204,16 +187,19 @@ class MpiBackend final : public detail::Backend {
       wait_yielding(op->req, &st);
     else
       ANTLER_MPI(MPI_Wait(&op->req, &st));
-    if (op->isRecv) {
-      int n = 0;
-      ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
-      if (static_cast<std::size_t>(n) != op->expect)
-        throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
-                        std::to_string(op->expect) + " bytes from rank " +
-                        std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(n));
-      count_recv(op->expect);
-    }
+    completed(*op, st);
     p.reset();
+  }
+  /// A completed request: a receive's size checked and counted.
+  void completed(const MpiOp& op, const MPI_Status& st) {
+    if (!op.isRecv) return;
+    int n = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+    if (static_cast<std::size_t>(n) != op.expect)
+      throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
+                      std::to_string(op.expect) + " bytes from rank " +
+                      std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(n));
+    count_recv(op.expect);
   }
 
   std::shared_ptr<void> issend(int dest, int tag, std::span<const char> b) override {
@@ -230,15 +216,7 @@ class MpiBackend final : public detail::Backend {
     MPI_Status st;
     ANTLER_MPI(MPI_Test(&op->req, &done, &st));
     if (!done) return false;
-    if (op->isRecv) {
-      int n = 0;
-      ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
-      if (static_cast<std::size_t>(n) != op->expect)
-        throw CommError("irecv on rank " + std::to_string(rank_) + ": expected " +
-                        std::to_string(op->expect) + " bytes from rank " +
-                        std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(n));
-      count_recv(op->expect);
-    }
+    completed(*op, st);
     p.reset();
     return true;
   }
@@ -325,7 +303,8 @@ class MpiBackend final : public detail::Backend {
         "MPI_Allreduce", [&] { return MPI_Allreduce(src, out, cnt, type, mop, comm_); },
         [&](MPI_Request* r) { return MPI_Iallreduce(src, out, cnt, type, mop, comm_, r); });
     count_send(0);
-    count_recv(count * prim_bytes(t));  // at least the result arrives (the library's tree: more)
+    count_recv(count *
+               detail::prim_size(t));  // at least the result arrives (the library's tree: more)
   }
   void vendorReduce(const void* in, void* out, std::size_t count, Prim t, OpKind op,
                     int root) override {

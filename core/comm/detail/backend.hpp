@@ -17,6 +17,24 @@ namespace antler::comm {
 
 namespace detail {
 
+/// Bytes of one element of type t.
+inline std::size_t prim_size(Prim t) {
+  switch (t) {
+    case Prim::i8:
+    case Prim::u8:
+      return 1;
+    case Prim::i16:
+    case Prim::u16:
+      return 2;
+    case Prim::i32:
+    case Prim::u32:
+    case Prim::f32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;
