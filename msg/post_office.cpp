@@ -1,6 +1,7 @@
 #include "msg/post_office.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 
 #include "core/comm/algorithms.hpp"
@@ -181,8 +182,8 @@ void PostOffice::prepareRun() {
   }
   routes_->build(context_);
   // The choice, from agreed values: the environment's (every node must say the same) and the
-  // largest number of nodes any node's sources reach.
-  // Until this succeeds on every node, the next run tries again and this one takes the allgather.
+  // routes' counts summed over the nodes. Until this succeeds on every node, the next run tries
+  // again and this one takes the allgather.
   mode_ = ExchangeMode::allgather;
   forest_.reset();
   routesTopology_ = ~std::uint64_t{0};
@@ -416,25 +417,33 @@ void PostOffice::packTargeted(std::size_t nseg) {
   const std::uint32_t me = static_cast<std::uint32_t>(context_.layout().node);
   const std::size_t K = outTargeted_.size();
   constexpr std::size_t npos = ~std::size_t{0};
-  std::vector<std::size_t> segAt(K, npos), batchAt(K, npos);
-  std::vector<Index> next(K, 0);  // dense runs: the data index the open sub-batch continues with
+  // Per target node, scratch kept between rounds: where its open segment and sub-batch start,
+  // the sub-batch's record count and (dense runs) the data index it continues with.
+  auto& segAt = tgtSegAt_;
+  auto& batchAt = tgtBatchAt_;
+  auto& counts = tgtCount_;
+  auto& next = tgtNext_;
+  segAt.assign(K, npos);
+  batchAt.assign(K, npos);
+  counts.assign(K, 0);
+  next.assign(K, 0);
   for (auto& b : outTargeted_) {
     b.clear();
     const std::uint32_t head[2] = {me, 0};
     b.append(head, sizeof head);
   }
-  auto u32 = [](ByteBuffer& b, std::size_t at) -> char* { return b.data() + at; };
   auto openSegment = [&](std::size_t k, std::size_t j) {
     if (segAt[k] != npos) return;
     segAt[k] = outTargeted_[k].size();
     const std::uint32_t head[2] = {static_cast<std::uint32_t>(j), 0};
     outTargeted_[k].append(head, sizeof head);
   };
-  auto count = [&](std::size_t k) {
-    BatchHeader h;
-    std::memcpy(&h, outTargeted_[k].data() + batchAt[k], sizeof h);
-    ++h.count;
-    std::memcpy(outTargeted_[k].data() + batchAt[k], &h, sizeof h);
+  // Writes the open sub-batch's record count into its header.
+  auto close = [&](std::size_t k) {
+    if (batchAt[k] == npos) return;
+    std::memcpy(outTargeted_[k].data() + batchAt[k] + offsetof(BatchHeader, count), &counts[k],
+                sizeof counts[k]);
+    batchAt[k] = npos;
   };
   for (std::size_t j = 0; j < nseg; ++j) {
     std::fill(segAt.begin(), segAt.end(), npos);
@@ -456,7 +465,6 @@ void PostOffice::packTargeted(std::size_t nseg) {
           xstats_.recordsSent += static_cast<std::uint64_t>(b.count) * K;
           continue;
         }
-        std::fill(batchAt.begin(), batchAt.end(), npos);
         // Indexed records of fixed size, all of field 0 with the same arguments (a step's
         // spikes): sent as a uniform batch, the arguments once and 4 bytes per record.
         bool uniform = !b.dense && b.recBytes > 2 * sizeof(Index) && b.count > 1;
@@ -484,7 +492,9 @@ void PostOffice::packTargeted(std::size_t nseg) {
             ByteBuffer& out = outTargeted_[k];
             openSegment(k, j);
             if (batchAt[k] == npos || (b.dense && next[k] != d)) {
+              close(k);
               batchAt[k] = out.size();
+              counts[k] = 0;
               if (uniform) {
                 const BatchHeader h{
                     b.src->id().value, b.bind, 0, static_cast<std::uint32_t>(argBytes), 0,
@@ -497,7 +507,7 @@ void PostOffice::packTargeted(std::size_t nseg) {
                 out.append(&h, sizeof h);
               }
             }
-            count(k);
+            ++counts[k];
             next[k] = d + 1;
             if (uniform)
               out.append(&d, sizeof d);
@@ -507,12 +517,13 @@ void PostOffice::packTargeted(std::size_t nseg) {
           }
           rec += size;
         }
+        for (std::size_t k = 0; k < K; ++k) close(k);  // the source batch ends
       }
     }
     for (std::size_t k = 0; k < K; ++k)
       if (segAt[k] != npos) {
         const auto bytes = static_cast<std::uint32_t>(outTargeted_[k].size() - segAt[k] - 8);
-        std::memcpy(u32(outTargeted_[k], segAt[k] + 4), &bytes, 4);
+        std::memcpy(outTargeted_[k].data() + segAt[k] + 4, &bytes, 4);
       }
   }
   outPayloads_->clear();

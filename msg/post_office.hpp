@@ -238,8 +238,11 @@ class PostOffice {
   std::unique_ptr<detail::Routes> routes_;
   std::unique_ptr<comm::StarForest> forest_;
   std::unique_ptr<comm::Payloads> outPayloads_, inPayloads_;
-  std::vector<ByteBuffer> outTargeted_;  // per target node (routes_->targets() order)
-  std::vector<int> slotOf_;              // per node: its place in targets, or -1
+  std::vector<ByteBuffer> outTargeted_;             // per target node (routes_->targets() order)
+  std::vector<int> slotOf_;                         // per node: its place in targets, or -1
+  std::vector<std::size_t> tgtSegAt_, tgtBatchAt_;  // packTargeted's scratch, per target node
+  std::vector<std::uint32_t> tgtCount_;
+  std::vector<Index> tgtNext_;
   ExchangeStats xstats_;
   std::uint64_t runStartBytes_ = 0;
   bool expectParts_ = true;    // targeted: last round some node had contributions or deferred
