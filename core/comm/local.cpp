@@ -239,14 +239,28 @@ class LocalBackend final : public detail::Backend {
     w_->cv[to].notify_all();
   }
   int me() const { return members_[static_cast<std::size_t>(rank_)]; }
+  /// Sleeps until woken (world mutex held by lk), counted as blocked on `w` meanwhile: when every
+  /// live rank is, no message can ever arrive and the deadlock is declared (a CommError here).
+  void block(std::unique_lock<std::mutex>& lk, const Waiting& w) {
+    const auto self = static_cast<std::size_t>(me());
+    if (w_->deadlock) throw CommError(w_->deadlockText);
+    auto& wt = w_->waits[self];
+    wt = w;
+    ++w_->blocked;
+    w_->detect();
+    if (!w_->deadlock) w_->cv[self].wait(lk);
+    if (wt.waiting) {  // woken without a wake() (deadlock declared, or spuriously)
+      wt.waiting = false;
+      --w_->blocked;
+    }
+  }
   std::shared_ptr<void> isend(int dest, int tag, std::span<const char> b) override {
     send(dest, tag, b);  // eager: complete at once
     return nullptr;
   }
   ByteBuffer recv(int src, int tag) override {
-    const int me = members_[static_cast<std::size_t>(rank_)];
     std::unique_lock<std::mutex> lk(w_->mu);
-    auto& box = w_->mail[static_cast<std::size_t>(me)];
+    auto& box = w_->mail[static_cast<std::size_t>(me())];
     for (;;) {
       for (auto it = box.begin(); it != box.end(); ++it)
         if (it->context == context_ && it->src == src && it->tag == tag) {
@@ -261,16 +275,7 @@ class LocalBackend final : public detail::Backend {
           publish();
           return std::move(m.bytes);
         }
-      if (w_->deadlock) throw CommError(w_->deadlockText);
-      auto& wt = w_->waits[static_cast<std::size_t>(me)];
-      wt = {true, false, context_, src, tag};
-      ++w_->blocked;
-      w_->detect();
-      if (!w_->deadlock) w_->cv[static_cast<std::size_t>(me)].wait(lk);
-      if (wt.waiting) {  // woken without the message (deadlock declared, or spuriously)
-        wt.waiting = false;
-        --w_->blocked;
-      }
+      block(lk, {true, false, context_, src, tag});
     }
   }
   std::size_t recvSome(int src, int tag, char* into, std::size_t cap) override {
@@ -307,20 +312,8 @@ class LocalBackend final : public detail::Backend {
     }
     if (op->kind == LocalOp::Kind::recv) {
       auto* r = static_cast<LocalRecv*>(op);
-      const auto self = static_cast<std::size_t>(me());
       std::unique_lock<std::mutex> lk(w_->mu);
-      while (!r->done) {
-        if (w_->deadlock) throw CommError(w_->deadlockText);
-        auto& wt = w_->waits[self];
-        wt = {true, false, context_, r->src, r->tag};
-        ++w_->blocked;
-        w_->detect();
-        if (!w_->deadlock) w_->cv[self].wait(lk);
-        if (wt.waiting) {
-          wt.waiting = false;
-          --w_->blocked;
-        }
-      }
+      while (!r->done) block(lk, {true, false, context_, r->src, r->tag});
       lk.unlock();
       complete(*r);
       p.reset();
@@ -418,16 +411,7 @@ class LocalBackend final : public detail::Backend {
     const auto self = static_cast<std::size_t>(me());
     std::unique_lock<std::mutex> lk(w_->mu);
     if (w_->events[self] != seen) return;
-    if (w_->deadlock) throw CommError(w_->deadlockText);
-    auto& wt = w_->waits[self];
-    wt = {true, true, context_, -1, -1};
-    ++w_->blocked;
-    w_->detect();
-    if (!w_->deadlock) w_->cv[self].wait(lk);
-    if (wt.waiting) {
-      wt.waiting = false;
-      --w_->blocked;
-    }
+    block(lk, {true, true, context_, -1, -1});
     if (w_->deadlock && w_->events[self] == seen) throw CommError(w_->deadlockText);
   }
   // The neighbourhood stand-in: point-to-point messages to each destination and from each source
