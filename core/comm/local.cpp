@@ -414,6 +414,12 @@ class LocalBackend final : public detail::Backend {
     block(lk, {true, true, context_, -1, -1});
     if (w_->deadlock && w_->events[self] == seen) throw CommError(w_->deadlockText);
   }
+  void idleUntil(std::uint64_t seen, std::chrono::steady_clock::time_point until) override {
+    const auto self = static_cast<std::size_t>(me());
+    std::unique_lock<std::mutex> lk(w_->mu);
+    if (w_->events[self] != seen) return;
+    w_->cv[self].wait_until(lk, until);  // not counted as blocked: it wakes by itself
+  }
   // The neighbourhood stand-in: point-to-point messages to each destination and from each source
   // (their counts are what MPI's collective would move).
   std::shared_ptr<void> neighbourhood(std::span<const int> sources,

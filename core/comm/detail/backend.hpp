@@ -3,6 +3,7 @@
 // the vendor_* calls are the MPI library's own collectives (the `vendor` algorithm), which the
 // Local backend stands in for with plain linear algorithms over its mailboxes.
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -70,6 +71,12 @@ class Backend {
   /// Waits for an event after `seen` (Local: sleeps until one, and counts as blocked for its
   /// deadlock check); MPI: yields the core when yielding, else returns at once (a poll).
   virtual void idle(std::uint64_t seen) = 0;
+  /// As idle, but returns by `until` at the latest; Local does not count the rank as blocked
+  /// meanwhile (it will wake by itself). MPI: the same poll as idle.
+  virtual void idleUntil(std::uint64_t seen, std::chrono::steady_clock::time_point until) {
+    (void)until;
+    idle(seen);
+  }
   /// A neighbourhood (MPI: a distributed-graph communicator) receiving from `sources` and
   /// sending to `dests`, both in rank order. Collective.
   virtual std::shared_ptr<void> neighbourhood(std::span<const int> sources,

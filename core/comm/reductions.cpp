@@ -1,0 +1,770 @@
+#include "core/comm/reductions.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+
+#include "core/comm/detail/backend.hpp"
+
+namespace antler::comm {
+
+namespace detail {
+
+/// A member list with this rank's place in its binomial tree (see the top of reductions.hpp).
+struct MemberTree {
+  std::vector<int> ranks;
+  std::uint64_t hash = 0;  // of the list: the scope of call-order matching, checked on receipt
+  int pos = -1;            // this rank's position; -1: not a member
+  int parent = -1;         // rank; -1 at the root
+  std::vector<int> children;                   // ranks, child order (nearest first)
+  std::vector<std::pair<int, int>> subtrees;   // each child's positions [first, last)
+  std::vector<int> down;  // the children farthest first: the order a result goes down in, so
+                          // that it reaches every member in ceil(log2 n) rounds (a binomial
+                          // broadcast)
+};
+
+namespace {
+
+std::uint64_t hash_ranks(std::span<const int> r) {
+  std::uint64_t h = 1469598103934665603ull ^ r.size();  // FNV-1a over the count and the ranks
+  for (int x : r) {
+    auto u = static_cast<std::uint32_t>(x);
+    for (int i = 0; i < 4; ++i, u >>= 8) h = (h ^ (u & 0xffu)) * 1099511628211ull;
+  }
+  return h == 0 ? 1 : h;  // 0 is the scope of explicit ids
+}
+
+std::shared_ptr<MemberTree> make_tree(std::vector<int> ranks, int me) {
+  auto t = std::make_shared<MemberTree>();
+  t->ranks = std::move(ranks);
+  t->hash = hash_ranks(t->ranks);
+  const int n = static_cast<int>(t->ranks.size());
+  for (int p = 0; p < n; ++p)
+    if (t->ranks[static_cast<std::size_t>(p)] == me) t->pos = p;
+  if (t->pos < 0) return t;
+  const int p = t->pos;
+  const int low = p == 0 ? 1 << 30 : (p & -p);
+  if (p > 0) t->parent = t->ranks[static_cast<std::size_t>(p & (p - 1))];
+  for (int d = 1; d < low && p + d < n; d <<= 1) {
+    t->children.push_back(t->ranks[static_cast<std::size_t>(p + d)]);
+    t->subtrees.emplace_back(p + d, std::min(p + 2 * d, n));
+  }
+  t->down.assign(t->children.rbegin(), t->children.rend());
+  return t;
+}
+
+/// "ranks 2, 5-7, 9" (at most 12 runs).
+std::string rank_list(std::span<const int> r) {
+  std::string s;
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    if (++runs > 12) return s + ", ...";
+    if (!s.empty()) s += ", ";
+    s += std::to_string(r[i]);
+    if (j > i) s += "-" + std::to_string(r[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+// ---- the wire ----
+
+enum class Kind : std::uint8_t { up = 1, down = 2, idRequest = 3, idReply = 4 };
+enum : std::uint8_t { kStruct = 1, kToAll = 2, kError = 4, kSplit = 8 };
+constexpr std::uint32_t kMagic = 0x52454455;  // "UDER"
+constexpr int kTag = 1, kPayloadTag = 2;
+/// Payloads up to this size travel in the header's message; larger ones in a second message
+/// (no copy).
+constexpr std::size_t kInline = 8192;
+
+struct Header {
+  std::uint32_t magic = kMagic;
+  Kind kind = Kind::up;
+  std::uint8_t flags = 0;
+  std::uint16_t pad = 0;
+  std::uint64_t scope = 0, id = 0;
+  std::uint64_t members = 0;  // the member list's hash
+  std::uint64_t split = 0;    // kSplit: the payload's size (it follows on kPayloadTag)
+};
+static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) == 40);
+
+struct Key {
+  std::uint64_t scope, id;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const { return k.scope * 0x9E3779B97F4A7C15ull ^ k.id; }
+};
+/// Messages that arrived before this rank could take them: per (reduction, source, kind), in
+/// order (one source's messages of one reduction are taken in the order sent).
+struct QKey {
+  Key key;
+  int src;
+  Kind kind;
+  bool operator==(const QKey&) const = default;
+};
+struct QKeyHash {
+  std::size_t operator()(const QKey& q) const {
+    return KeyHash{}(q.key) ^ (static_cast<std::size_t>(q.src) << 3) ^
+           static_cast<std::size_t>(q.kind);
+  }
+};
+struct Message {
+  Header h;
+  int src;
+  ByteBuffer bytes;         // the whole message (inline payload after the header) or payload
+  std::size_t offset = 0;  // where the payload starts
+  Bytes payload() const { return {bytes.data() + offset, bytes.size() - offset}; }
+};
+
+}  // namespace
+
+struct ReductionState {
+  std::weak_ptr<ReductionEngine> engine;
+  Key key{};
+  std::optional<ReductionId> id;
+  std::shared_ptr<const MemberTree> tree;
+  std::unique_ptr<ReductionOps> ops;
+  bool toAll = false;
+  const char* what = "";
+  enum class Phase { up, down, done } phase = Phase::up;
+  std::vector<Message> kids;  // the children's messages, child order
+  std::vector<char> have;
+  std::size_t missing = 0;
+  std::string error;          // this reduction failed (every member that knows says so)
+  std::exception_ptr thrown;  // this member's merge or handler threw
+  bool hasResult = false;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  std::string describe() const {
+    std::string s = std::string(what) + " ";
+    s += id ? "id " + std::to_string(id->value) : "call #" + std::to_string(key.id);
+    return s + " over ranks " + rank_list(tree->ranks) + " (root " +
+           std::to_string(tree->ranks.front()) + ")";
+  }
+  void rethrow() const {
+    if (thrown) std::rethrow_exception(thrown);
+    if (!error.empty()) throw CommError(error);
+  }
+};
+
+struct ReductionEngine {
+  Comm comm;
+  Backend* b = nullptr;
+  int me = 0, P = 1;
+  std::shared_ptr<const MemberTree> all;
+  std::unordered_map<Key, std::shared_ptr<ReductionState>, KeyHash> active;
+  std::unordered_map<std::uint64_t, std::uint64_t> calls;  // call-order counters, per scope
+  std::unordered_map<QKey, std::deque<Message>, QKeyHash> queued;
+  std::size_t queuedCount = 0;
+  struct Out {
+    std::shared_ptr<void> op;
+    std::shared_ptr<const ByteBuffer> bytes;
+  };
+  std::vector<Out> outs;  // sends in flight and what they read
+  struct Pending {          // a split payload being received
+    Message m;
+    std::shared_ptr<void> op;
+  };
+  std::deque<Pending> pending;
+  std::uint64_t globalIds = 0, dynamicIds = 0;
+  std::vector<std::function<void(ReductionId, Bytes)>> idHandlers;
+
+  ~ReductionEngine() {
+    for (auto& [k, s] : active)
+      if (s->phase != ReductionState::Phase::done) {
+        s->error = s->describe() + ": its Reductions was destroyed first";
+        s->phase = ReductionState::Phase::done;
+      }
+    // Sends still in flight read their buffers: give them a moment, then let the buffers go
+    // with the communicator (leaked rather than freed under a running send).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    try {
+      while (!outs.empty() && std::chrono::steady_clock::now() < until) testSends();
+    } catch (...) {
+    }
+    for (Out& o : outs) new std::shared_ptr<const ByteBuffer>(std::move(o.bytes));
+  }
+
+  void testSends() {
+    std::erase_if(outs, [&](Out& o) { return b->test(o.op); });
+  }
+
+  void send(int dest, Header h, Bytes payload, std::shared_ptr<const ByteBuffer> keep = {}) {
+    if (payload.size() <= kInline || !keep) {
+      auto buf = std::make_shared<ByteBuffer>();
+      buf->reserve(sizeof h + payload.size());
+      buf->append(&h, sizeof h);
+      buf->append(payload.data(), payload.size());
+      auto op = b->isend(dest, kTag, {buf->data(), buf->size()});
+      if (op) outs.push_back({std::move(op), std::move(buf)});
+      return;
+    }
+    h.flags |= kSplit;
+    h.split = payload.size();
+    auto head = std::make_shared<ByteBuffer>();
+    head->append(&h, sizeof h);
+    auto op = b->isend(dest, kTag, {head->data(), head->size()});
+    if (op) outs.push_back({std::move(op), std::move(head)});
+    op = b->isend(dest, kPayloadTag, payload);
+    if (op) outs.push_back({std::move(op), std::move(keep)});
+  }
+
+  Header headerOf(const ReductionState& s, Kind k) const {
+    Header h;
+    h.kind = k;
+    h.flags = static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) |
+                                        (s.toAll ? kToAll : 0) | (s.error.empty() ? 0 : kError));
+    h.scope = s.key.scope;
+    h.id = s.key.id;
+    h.members = s.tree->hash;
+    return h;
+  }
+
+  /// Sends s's value (or its error) to `dests` as kind k.
+  void sendValue(ReductionState& s, Kind k, std::span<const int> dests) {
+    if (dests.empty()) return;
+    const Header h = headerOf(s, k);
+    auto buf = std::make_shared<ByteBuffer>();
+    if (!s.error.empty())
+      buf->append(s.error.data(), s.error.size());
+    else
+      s.ops->pack(*buf);
+    for (int d : dests) send(d, h, {buf->data(), buf->size()}, buf);
+  }
+
+  // ---- receiving ----
+
+  bool receive() {
+    bool any = false;
+    int from = 0;
+    std::size_t n = 0;
+    while (b->iprobe(-1, kTag, from, n)) {
+      Message m;
+      m.src = from;
+      m.bytes = b->recv(from, kTag);
+      if (m.bytes.size() < sizeof(Header))
+        throw CommError("Reductions: corrupted message of " + std::to_string(m.bytes.size()) +
+                        " bytes from rank " + std::to_string(from));
+      std::memcpy(&m.h, m.bytes.data(), sizeof(Header));
+      if (m.h.magic != kMagic)
+        throw CommError("Reductions: corrupted message from rank " + std::to_string(from));
+      m.offset = sizeof(Header);
+      if (m.h.flags & kSplit) {
+        Pending p;
+        p.m = std::move(m);
+        p.m.bytes.resize(p.m.h.split);
+        p.m.offset = 0;
+        p.op = b->irecv(from, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
+        pending.push_back(std::move(p));
+      } else {
+        dispatch(std::move(m));
+      }
+      any = true;
+    }
+    // Split payloads complete in the order their headers came (one source's are in order).
+    while (!pending.empty() && b->test(pending.front().op)) {
+      Message m = std::move(pending.front().m);
+      pending.pop_front();
+      dispatch(std::move(m));
+      any = true;
+    }
+    return any;
+  }
+
+  void dispatch(Message m) {
+    if (m.h.kind == Kind::idRequest) return serveIdRequest(m);
+    if (m.h.kind == Kind::idReply) return deliverId(m);
+    const Key key{m.h.scope, m.h.id};
+    const QKey q{key, m.src, m.h.kind};
+    auto it = active.find(key);
+    auto qit = queued.find(q);
+    if (it != active.end() && (qit == queued.end() || qit->second.empty()) &&
+        accept(*it->second, m)) {
+      advance(it->second);
+      return;
+    }
+    queued[q].push_back(std::move(m));
+    ++queuedCount;
+  }
+
+  /// Takes m into s if s waits for it (a child's up, or the parent's down). False: not for s.
+  bool accept(ReductionState& s, Message& m) {
+    using Phase = ReductionState::Phase;
+    if (m.h.kind == Kind::up) {
+      if (s.phase != Phase::up) return false;
+      const auto& ch = s.tree->children;
+      const auto i = static_cast<std::size_t>(std::find(ch.begin(), ch.end(), m.src) - ch.begin());
+      if (i == ch.size() || s.have[i]) return false;
+      const Header mine = headerOf(s, Kind::up);
+      const std::uint8_t diff = (mine.flags ^ m.h.flags) & (kStruct | kToAll);
+      if (m.h.members != mine.members || diff) {
+        // A contribution of another kind of reduction: the reduction fails, the message is
+        // consumed (it was sent for this id).
+        std::string why = m.h.members != mine.members ? "another member list"
+                          : (diff & kStruct) ? std::string("the ") +
+                                                   ((m.h.flags & kStruct) ? "struct" : "plain") +
+                                                   " form (this rank: " +
+                                                   (s.ops->isStruct() ? "struct" : "plain") + ")"
+                                             : std::string((m.h.flags & kToAll) ? "toAll" : "root only") +
+                                                   " (this rank: " + (s.toAll ? "toAll" : "root only") + ")";
+        m.h.flags |= kError;
+        const std::string text = s.describe() + ": rank " + std::to_string(m.src) +
+                                 " contributed with " + why;
+        m.bytes.clear();
+        m.bytes.append(text.data(), text.size());
+        m.offset = 0;
+      }
+      s.kids[i] = std::move(m);
+      s.have[i] = 1;
+      --s.missing;
+      return true;
+    }
+    if (m.h.kind == Kind::down) {
+      if (s.phase != Phase::down || m.src != s.tree->parent) return false;
+      // Forward first (as received: no repacking), then take it.
+      auto keep = std::make_shared<ByteBuffer>();
+      Bytes pl = m.payload();
+      keep->append(pl.data(), pl.size());
+      Header h = m.h;
+      h.flags &= static_cast<std::uint8_t>(~kSplit);
+      for (int c : s.tree->down) send(c, h, {keep->data(), keep->size()}, keep);
+      if (m.h.flags & kError) {
+        if (s.error.empty()) s.error.assign(pl.data(), pl.size());
+      } else if (s.error.empty()) {
+        try {
+          s.ops->unpack(pl);
+          s.hasResult = true;
+          s.ops->deliver();
+        } catch (...) {
+          s.thrown = std::current_exception();
+        }
+      }
+      finish(s);
+      return true;
+    }
+    return false;
+  }
+
+  void finish(ReductionState& s) {
+    s.phase = ReductionState::Phase::done;
+    s.kids.clear();
+    active.erase(s.key);
+  }
+
+  /// Moves s on once its own and every child's contribution are in.
+  void advance(const std::shared_ptr<ReductionState>& sp) {
+    ReductionState& s = *sp;
+    if (s.phase != ReductionState::Phase::up || s.missing) return;
+    for (const Message& k : s.kids)
+      if ((k.h.flags & kError) && s.error.empty()) {
+        Bytes pl = k.payload();
+        s.error.assign(pl.data(), pl.size());
+      }
+    if (s.error.empty() && !s.kids.empty()) {
+      std::vector<Bytes> parts;
+      parts.reserve(s.kids.size());
+      for (const Message& k : s.kids) parts.push_back(k.payload());
+      try {
+        s.ops->merge(parts);
+      } catch (const std::exception& e) {
+        s.thrown = std::current_exception();
+        s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " +
+                  e.what();
+      } catch (...) {
+        s.thrown = std::current_exception();
+        s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+      }
+    }
+    s.kids.clear();
+    if (s.tree->parent >= 0) {
+      sendValue(s, Kind::up, std::span<const int>(&s.tree->parent, 1));
+      if (s.toAll) {
+        s.phase = ReductionState::Phase::down;
+        // The result may have come already.
+        QKey q{s.key, s.tree->parent, Kind::down};
+        if (auto it = queued.find(q); it != queued.end() && !it->second.empty()) {
+          Message m = std::move(it->second.front());
+          it->second.pop_front();
+          --queuedCount;
+          if (it->second.empty()) queued.erase(it);
+          accept(s, m);
+        }
+        return;
+      }
+      finish(s);
+      return;
+    }
+    // The root.
+    if (s.toAll) sendValue(s, Kind::down, s.tree->down);
+    if (s.error.empty()) {
+      s.hasResult = true;
+      try {
+        s.ops->deliver();
+      } catch (...) {
+        s.thrown = std::current_exception();
+      }
+    }
+    finish(s);
+  }
+
+  /// Takes the messages for s that came before it started.
+  void takeQueued(const std::shared_ptr<ReductionState>& sp) {
+    if (!queuedCount) return;
+    ReductionState& s = *sp;
+    for (int c : s.tree->children) {
+      auto it = queued.find(QKey{s.key, c, Kind::up});
+      if (it == queued.end() || it->second.empty()) continue;
+      Message m = std::move(it->second.front());
+      it->second.pop_front();
+      --queuedCount;
+      if (it->second.empty()) queued.erase(it);
+      if (!accept(s, m)) throw InternalError("Reductions: a queued message was refused");
+    }
+  }
+
+  // ---- ids on request ----
+
+  ReductionId nextDynamic() { return ReductionId{(++dynamicIds << 2) | 2}; }
+
+  void serveIdRequest(const Message& m) {
+    Reader r(m.payload().data(), m.payload().size());
+    const auto handler = r.get<std::int32_t>();
+    const auto to = r.get<std::int32_t>();
+    Bytes data(r.position(), r.left());
+    const ReductionId id = nextDynamic();
+    Header h;
+    h.kind = Kind::idReply;
+    ByteBuffer reply;
+    Writer w(reply);
+    w.put<std::uint64_t>(id.value).put<std::int32_t>(handler);
+    reply.append(data.data(), data.size());
+    for (int d = 0; d < P; ++d)
+      if (to == d || (to < 0 && d != me)) send(d, h, {reply.data(), reply.size()});
+    if (to < 0 || to == me) callIdHandler(handler, id, data);
+  }
+  void deliverId(const Message& m) {
+    Reader r(m.payload().data(), m.payload().size());
+    const ReductionId id{r.get<std::uint64_t>()};
+    const auto handler = r.get<std::int32_t>();
+    callIdHandler(handler, id, Bytes(r.position(), r.left()));
+  }
+  void callIdHandler(int handler, ReductionId id, Bytes data) {
+    if (handler < 0 || static_cast<std::size_t>(handler) >= idHandlers.size())
+      throw ValueError("requestReductionId: rank " + std::to_string(me) + " has no id handler " +
+                       std::to_string(handler) + " (it registered " +
+                       std::to_string(idHandlers.size()) + ")");
+    idHandlers[static_cast<std::size_t>(handler)](id, data);
+  }
+
+  bool progress() {
+    bool any = receive();
+    if (!outs.empty()) testSends();
+    return any;
+  }
+
+  /// Progress until done() (a deadline: a CommError from timeoutText()).
+  template <class Done, class Text>
+  void progressUntil(Done done, std::optional<std::chrono::steady_clock::time_point> until,
+                     Text timeoutText) {
+    for (;;) {
+      if (done()) return;
+      const std::uint64_t seen = b->events();
+      if (progress()) continue;
+      if (done()) return;
+      if (until) {
+        if (std::chrono::steady_clock::now() >= *until) throw CommError(timeoutText());
+        b->idleUntil(seen, *until);
+      } else {
+        b->idle(seen);
+      }
+    }
+  }
+
+  std::string missingText(const ReductionState& s, double seconds) const {
+    std::string t = s.describe() + ": rank " + std::to_string(me) + " waited " +
+                    std::to_string(seconds) + " s: ";
+    if (s.phase == ReductionState::Phase::down)
+      return t + "it has contributed and waits for the result from rank " +
+             std::to_string(s.tree->parent) +
+             " (a member outside its subtree has not contributed)";
+    std::vector<int> ranks;
+    for (std::size_t i = 0; i < s.have.size(); ++i)
+      if (!s.have[i])
+        for (int p = s.tree->subtrees[i].first; p < s.tree->subtrees[i].second; ++p)
+          ranks.push_back(s.tree->ranks[static_cast<std::size_t>(p)]);
+    std::sort(ranks.begin(), ranks.end());
+    return t + "no contribution has reached it from ranks " + rank_list(ranks) +
+           " (each missing child's subtree: at least one of them has not contributed)";
+  }
+};
+
+}  // namespace detail
+
+using detail::ReductionEngine;
+using detail::ReductionState;
+
+ReductionId ReductionId::user(std::uint64_t n) {
+  if (n >= (std::uint64_t{1} << 62))
+    throw ValueError("ReductionId::user: " + std::to_string(n) + " is not below 2^62");
+  return ReductionId{n << 2};
+}
+
+// ---- Reduction ----
+
+namespace {
+ReductionState& state_of(const std::shared_ptr<ReductionState>& s, const char* what) {
+  if (!s) throw StateError(std::string("Reduction::") + what + ": an empty handle");
+  return *s;
+}
+std::shared_ptr<ReductionEngine> engine_of(ReductionState& s, const char* what) {
+  auto e = s.engine.lock();
+  if (!e)
+    throw StateError(std::string("Reduction::") + what + ": " + s.describe() +
+                     ": its Reductions is gone");
+  return e;
+}
+}  // namespace
+
+bool Reduction::test() {
+  ReductionState& s = state_of(s_, "test");
+  if (s.phase != ReductionState::Phase::done) engine_of(s, "test")->progress();
+  if (s.phase != ReductionState::Phase::done) return false;
+  s.rethrow();
+  return true;
+}
+
+void Reduction::wait() {
+  ReductionState& s = state_of(s_, "wait");
+  if (s.phase != ReductionState::Phase::done) {
+    auto e = engine_of(s, "wait");
+    e->progressUntil([&] { return s.phase == ReductionState::Phase::done; }, std::nullopt,
+                     [] { return std::string(); });
+  }
+  s.rethrow();
+}
+
+void Reduction::wait(std::chrono::steady_clock::duration timeout) {
+  ReductionState& s = state_of(s_, "wait");
+  if (s.phase != ReductionState::Phase::done) {
+    auto e = engine_of(s, "wait");
+    const auto t0 = std::chrono::steady_clock::now();
+    e->progressUntil([&] { return s.phase == ReductionState::Phase::done; }, t0 + timeout, [&] {
+      return "Reduction::wait: " +
+             e->missingText(s, std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                             t0)
+                                   .count());
+    });
+  }
+  s.rethrow();
+}
+
+bool Reduction::done() const {
+  return state_of(s_, "done").phase == ReductionState::Phase::done;
+}
+bool Reduction::hasResult() const { return state_of(s_, "hasResult").hasResult; }
+
+namespace {
+struct BytesOps final : detail::ReductionOps {
+  BytesOps(ByteBuffer v, MergeFn m, Handler h)
+      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
+  void merge(std::span<const Bytes> children) override {
+    value = mergeFn(std::move(value), children);
+  }
+  void pack(ByteBuffer& out) const override { out.append(value.data(), value.size()); }
+  void unpack(Bytes b) override {
+    value.clear();
+    value.append(b.data(), b.size());
+  }
+  void deliver() override {
+    if (handler) handler(Bytes(value.data(), value.size()));
+  }
+  bool isStruct() const override { return false; }
+  bool hasMerge() const override { return static_cast<bool>(mergeFn); }
+  ByteBuffer value;
+  MergeFn mergeFn;
+  Handler handler;
+};
+}  // namespace
+
+Bytes Reduction::result() const {
+  ReductionState& s = state_of(s_, "result");
+  if (!s.hasResult)
+    throw StateError("Reduction::result: " + s.describe() +
+                     ": no result on this rank (the root has it; every member with toAll), or "
+                     "not done yet");
+  if (s.ops->isStruct())
+    throw TypeError("Reduction::result: " + s.describe() + " is a struct reduction (value())");
+  const auto& b = static_cast<const BytesOps&>(*s.ops);
+  return {b.value.data(), b.value.size()};
+}
+
+std::optional<ReductionId> Reduction::id() const { return state_of(s_, "id").id; }
+const detail::ReductionOps& Reduction::ops() const { return *state_of(s_, "value").ops; }
+
+// ---- Group ----
+
+std::span<const int> Group::ranks() const {
+  if (!tree_) return {};
+  return tree_->ranks;
+}
+bool Group::contains(int rank) const {
+  return tree_ && std::find(tree_->ranks.begin(), tree_->ranks.end(), rank) != tree_->ranks.end();
+}
+
+// ---- Reductions ----
+
+Reductions::Reductions(const Comm& c) : e_(std::make_shared<ReductionEngine>()) {
+  e_->comm = c.dup();
+  e_->b = &e_->comm.backend();
+  e_->me = e_->comm.rank();
+  e_->P = e_->comm.size();
+  std::vector<int> all(static_cast<std::size_t>(e_->P));
+  for (int r = 0; r < e_->P; ++r) all[static_cast<std::size_t>(r)] = r;
+  e_->all = detail::make_tree(std::move(all), e_->me);
+}
+
+Reductions::~Reductions() = default;
+
+int Reductions::rank() const { return e_->me; }
+int Reductions::size() const { return e_->P; }
+Comm& Reductions::comm() { return e_->comm; }
+std::size_t Reductions::inFlight() const { return e_->active.size(); }
+bool Reductions::progress() { return e_->progress(); }
+
+void Reductions::progressUntil(const std::function<bool()>& pred,
+                               std::optional<std::chrono::steady_clock::duration> timeout) {
+  std::optional<std::chrono::steady_clock::time_point> until;
+  if (timeout) until = std::chrono::steady_clock::now() + *timeout;
+  e_->progressUntil(pred, until, [&] {
+    return "Reductions::progressUntil: rank " + std::to_string(e_->me) +
+           ": the condition did not hold within the timeout";
+  });
+}
+
+std::shared_ptr<const detail::MemberTree> Reductions::listTree(std::span<const int> ranks,
+                                                               const char* what) const {
+  if (ranks.empty()) throw ValueError(std::string(what) + ": an empty rank list");
+  std::vector<char> seen(static_cast<std::size_t>(e_->P));
+  for (int r : ranks) {
+    if (r < 0 || r >= e_->P)
+      throw IndexError(std::string(what) + ": rank " + std::to_string(r) +
+                           " in the list is out of range (ranks 0.." +
+                           std::to_string(e_->P - 1) + ")",
+                       static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(e_->P));
+    if (seen[static_cast<std::size_t>(r)]++)
+      throw ValueError(std::string(what) + ": rank " + std::to_string(r) +
+                       " is listed twice (ranks " + detail::rank_list(ranks) + ")");
+  }
+  return detail::make_tree(std::vector<int>(ranks.begin(), ranks.end()), e_->me);
+}
+
+const std::shared_ptr<const detail::MemberTree>& Reductions::groupTree(const Group& g,
+                                                                       const char* what) const {
+  if (!g.valid())
+    throw StateError(std::string(what) + ": an empty Group (make one with establishGroup)");
+  return g.tree_;
+}
+const std::shared_ptr<const detail::MemberTree>& Reductions::globalTree() const {
+  return e_->all;
+}
+
+Group Reductions::establishGroup(std::vector<int> ranks) const {
+  return Group(listTree(ranks, "establishGroup"));
+}
+
+ReductionId Reductions::globalReductionId() { return ReductionId{(++e_->globalIds << 2) | 1}; }
+
+ReductionId Reductions::dynamicReductionId() {
+  if (e_->me != 0)
+    throw StateError("dynamicReductionId: only rank 0 hands out dynamic ids (this is rank " +
+                     std::to_string(e_->me) + "; requestReductionId asks it from any rank)");
+  return e_->nextDynamic();
+}
+
+int Reductions::onReductionId(std::function<void(ReductionId, Bytes)> handler) {
+  if (!handler) throw ValueError("onReductionId: an empty handler");
+  e_->idHandlers.push_back(std::move(handler));
+  return static_cast<int>(e_->idHandlers.size() - 1);
+}
+
+void Reductions::requestReductionId(int handler, int to, Bytes data) {
+  if (handler < 0 || static_cast<std::size_t>(handler) >= e_->idHandlers.size())
+    throw IndexError("requestReductionId: no id handler " + std::to_string(handler) +
+                         " (registered: " + std::to_string(e_->idHandlers.size()) + ")",
+                     static_cast<std::uint64_t>(handler), e_->idHandlers.size());
+  if (to < -1 || to >= e_->P)
+    throw IndexError("requestReductionId: rank " + std::to_string(to) + " (ranks 0.." +
+                         std::to_string(e_->P - 1) + ", or -1 for every rank)",
+                     static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(e_->P));
+  detail::Message m;
+  m.h.kind = detail::Kind::idRequest;
+  m.src = e_->me;
+  Writer w(m.bytes);
+  w.put<std::int32_t>(handler).put<std::int32_t>(to);
+  m.bytes.append(data.data(), data.size());
+  if (e_->me == 0) {
+    e_->serveIdRequest(m);
+  } else {
+    e_->send(0, m.h, {m.bytes.data(), m.bytes.size()});
+  }
+  e_->progress();
+}
+
+Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
+  return start(e_->all,
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
+               o, "reduce");
+}
+Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
+                                 Handler handler, ReduceOptions o) {
+  return start(listTree(ranks, "listReduce"),
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
+               o, "listReduce");
+}
+Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge,
+                                  Handler handler, ReduceOptions o) {
+  return start(groupTree(g, "groupReduce"),
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
+               o, "groupReduce");
+}
+
+Reduction Reductions::start(std::shared_ptr<const detail::MemberTree> tree,
+                            std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
+                            const char* what) {
+  ReductionEngine& e = *e_;
+  if (!ops->hasMerge()) throw ValueError(std::string(what) + ": an empty merge function");
+  if (tree->pos < 0)
+    throw ValueError(std::string(what) + ": rank " + std::to_string(e.me) +
+                     " is not a member (ranks " + detail::rank_list(tree->ranks) + ")");
+  auto s = std::make_shared<ReductionState>();
+  s->engine = e_;
+  s->what = what;
+  s->tree = tree;
+  s->ops = std::move(ops);
+  s->toAll = o.toAll;
+  s->id = o.id;
+  if (o.id) {
+    s->key = {0, o.id->value};
+    if (auto it = e.active.find(s->key); it != e.active.end())
+      throw StateError(std::string(what) + ": id " + std::to_string(o.id->value) +
+                       " is already in flight on rank " + std::to_string(e.me) + " (" +
+                       it->second->describe() + ")");
+  } else {
+    s->key = {tree->hash, ++e.calls[tree->hash]};
+  }
+  const std::size_t nk = tree->children.size();
+  s->kids.resize(nk);
+  s->have.assign(nk, 0);
+  s->missing = nk;
+  e.active.emplace(s->key, s);
+  e.takeQueued(s);
+  e.advance(s);
+  e.progress();
+  return Reduction(std::move(s));
+}
+
+}  // namespace antler::comm

@@ -1,0 +1,321 @@
+#pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
+/// Reductions by id and over rank groups: Converse's CmiReduce family (CmiReduce, CmiReduceStruct,
+/// their ID forms, CmiListReduce, CmiGroupReduce) in C++ terms, non-blocking, with any number in
+/// flight and a fixed merge order.
+///
+///   comm::Reductions red(c);                               // collective: its own communicator
+///   auto merge = [](ByteBuffer mine, std::span<const comm::Bytes> kids) { ...; return mine; };
+///   auto r = red.reduce(bytes, merge, [](comm::Bytes all) { ... });   // handler on rank 0
+///   ... other work ...
+///   r.wait();                                              // or r.test(), r.wait(deadline)
+///
+///   auto g = red.establishGroup({1, 3, 4});                // local: no communication
+///   auto s = red.groupReduceStruct<Tally>(mine, mergeTallies, show, {.id = id, .toAll = true});
+///
+/// Members and the tree. A reduction runs over a member list: every rank of the communicator
+/// (reduce, reduceStruct), a list given at the call (listReduce) or a group established once
+/// (groupReduce). The first member is the root. The contributions move up the binomial tree over
+/// member positions: position p's parent is p with its lowest set bit cleared, its children are
+/// p + 1, p + 2, p + 4, ... below p's lowest set bit (all powers of two for the root) and below
+/// the member count. Each member calls merge once, when its own contribution and every child's
+/// have arrived, with the children in that order (nearest first) — never in arrival order — so
+/// results are bit-identical run to run, whatever the timing. For a merge that folds its children
+/// left to right, the result is antler's canonical fold over member order (core/comm/
+/// algorithms.hpp), the one every other reduction in antler uses. A member without children does
+/// not call merge. The root calls the handler; with toAll the result comes back down the same
+/// tree and every member calls it. (Converse uses a 4-ary tree over pes[], merges children in
+/// arrival order and aborts past 16 reductions in flight; its CmiListReduceStruct sends to a
+/// list position as if it were a processor.)
+///
+/// Matching. Without an id, reductions match by call order among the reductions over the same
+/// member list (the global ones are the list 0..P-1): every member starts them in the same order.
+/// With an id (ReduceOptions::id) they match by id, whatever order ranks start them in; an id may
+/// be reused once this rank's previous reduction with it has finished here (each rank's uses of
+/// one id are matched in order). Ids come from globalReductionId() (every rank, the same order),
+/// dynamicReductionId() (rank 0 only; distribute it yourself), requestReductionId() (any rank
+/// asks rank 0; the id reaches a registered handler on one rank or on all), or ReductionId::user.
+///
+/// Progress. Nothing runs in the background: messages are received, merged and forwarded inside
+/// this object's calls (any start, test, wait or progress). A member that never calls in holds
+/// up its parent; a rank that is not a member never receives anything of the reduction.
+///
+/// Completion. A handle's test() makes progress and says whether it is done; wait() makes
+/// progress until it is; wait(timeout) also stops at the deadline with a CommError naming the
+/// members that this rank has not heard from (the subtrees of its missing children: ranks
+/// beyond them are not visible to it), leaving the reduction in flight. A non-root member of a
+/// root-only reduction is done once its merged contribution has been sent; the root, and with
+/// toAll every member, is done when the handler has run.
+///
+/// Errors, never hangs where they can be detected: the same id started twice while the first is
+/// in flight on this rank (StateError); a rank that is not in the list or group (ValueError,
+/// naming the members); a bad list (out of range or repeated ranks: IndexError/ValueError); the
+/// struct and plain forms, toAll and root-only, or different member lists mixed in one reduction
+/// (a CommError at the member that receives the mismatched contribution, then at the root and,
+/// with toAll, at every member); a merge or handler that throws (its exception, at that member's
+/// wait, and a CommError naming it further up). dynamicReductionId() off rank 0 is a StateError.
+///
+/// Not thread-safe: one thread of each rank uses a Reductions. core/comm knows nothing of
+/// Elements.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/comm/comm.hpp"
+#include "core/error.hpp"
+
+namespace antler::comm {
+
+/// A contribution or result as bytes.
+using Bytes = std::span<const char>;
+/// The plain form's merge: this member's contribution and its children's (child order), merged.
+using MergeFn = std::function<ByteBuffer(ByteBuffer mine, std::span<const Bytes> children)>;
+/// The plain form's handler: the merged result.
+using Handler = std::function<void(Bytes result)>;
+/// The struct form's merge and handler (T: any type core/buffer.hpp's Codec serializes).
+template <class T>
+using StructMerge = std::function<T(T mine, std::vector<T>& children)>;
+template <class T>
+using StructHandler = std::function<void(const T& result)>;
+
+/// The id of a reduction (see "Matching" above). Ids of the three sources never collide.
+struct ReductionId {
+  std::uint64_t value = 0;
+  /// An id the caller manages: n < 2^62.
+  static ReductionId user(std::uint64_t n);
+  bool operator==(const ReductionId&) const = default;
+};
+
+/// How a reduction matches and who gets its result.
+struct ReduceOptions {
+  std::optional<ReductionId> id;  ///< none: matched by call order over the same members
+  bool toAll = false;             ///< every member gets the result (else only the root)
+};
+
+namespace detail {
+struct ReductionState;
+struct ReductionEngine;
+struct MemberTree;
+
+/// What a reduction does with its values (the plain and struct forms).
+struct ReductionOps {
+  virtual ~ReductionOps() = default;
+  /// Merges the children's packed values (child order) into this member's value.
+  virtual void merge(std::span<const Bytes> children) = 0;
+  /// Appends the value, packed.
+  virtual void pack(ByteBuffer& out) const = 0;
+  /// Replaces the value with the result that came down from the parent.
+  virtual void unpack(Bytes result) = 0;
+  /// Calls the handler with the value (the result).
+  virtual void deliver() = 0;
+  virtual bool isStruct() const = 0;
+  virtual bool hasMerge() const = 0;
+};
+}  // namespace detail
+
+/// A reduction in flight (a handle: copies refer to the same reduction).
+class Reduction {
+ public:
+  Reduction() = default;
+  /// Makes progress; true once this member's part is done (then any error is thrown).
+  bool test();
+  /// Makes progress until this member's part is done; rethrows its error.
+  void wait();
+  /// As wait(), but a CommError naming the members not heard from once `timeout` has passed.
+  void wait(std::chrono::steady_clock::duration timeout);
+  /// Done, without making progress.
+  bool done() const;
+  /// The result, on the members that received it (the root; every member with toAll).
+  bool hasResult() const;
+  Bytes result() const;
+  /// The id it matched by (call-order reductions: none).
+  std::optional<ReductionId> id() const;
+
+ protected:
+  friend class Reductions;
+  explicit Reduction(std::shared_ptr<detail::ReductionState> s) : s_(std::move(s)) {}
+  const detail::ReductionOps& ops() const;
+  std::shared_ptr<detail::ReductionState> s_;
+};
+
+/// A struct-form reduction: the result as a T.
+template <class T>
+class StructReduction : public Reduction {
+ public:
+  StructReduction() = default;
+  /// The result (on the members that received it; StateError elsewhere or before done).
+  const T& value() const;
+
+ private:
+  friend class Reductions;
+  explicit StructReduction(Reduction r) : Reduction(std::move(r)) {}
+};
+
+/// A fixed member list, validated and with its tree worked out once.
+class Group {
+ public:
+  Group() = default;
+  /// The members, root first.
+  std::span<const int> ranks() const;
+  /// Whether this rank is a member.
+  bool contains(int rank) const;
+  bool valid() const { return tree_ != nullptr; }
+
+ private:
+  friend class Reductions;
+  explicit Group(std::shared_ptr<const detail::MemberTree> t) : tree_(std::move(t)) {}
+  std::shared_ptr<const detail::MemberTree> tree_;
+};
+
+/// The reductions of one communicator (see the top of this file).
+class Reductions {
+ public:
+  /// Collective over c: the reductions travel on a duplicate of it.
+  explicit Reductions(const Comm& c);
+  ~Reductions();
+  Reductions(const Reductions&) = delete;
+  Reductions& operator=(const Reductions&) = delete;
+
+  int rank() const;
+  int size() const;
+  /// The communicator its messages travel on (its counters are the reductions' own).
+  Comm& comm();
+
+  // ---- the plain form: contributions are bytes ----
+  Reduction reduce(ByteBuffer mine, MergeFn merge, Handler handler = {}, ReduceOptions o = {});
+  Reduction listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
+                       Handler handler = {}, ReduceOptions o = {});
+  Reduction groupReduce(const Group& g, ByteBuffer mine, MergeFn merge, Handler handler = {},
+                        ReduceOptions o = {});
+
+  // ---- the struct form: contributions are values of T ----
+  template <class T>
+  StructReduction<T> reduceStruct(T mine, StructMerge<T> merge, StructHandler<T> handler = {},
+                                  ReduceOptions o = {});
+  template <class T>
+  StructReduction<T> listReduceStruct(std::span<const int> ranks, T mine, StructMerge<T> merge,
+                                      StructHandler<T> handler = {}, ReduceOptions o = {});
+  template <class T>
+  StructReduction<T> groupReduceStruct(const Group& g, T mine, StructMerge<T> merge,
+                                       StructHandler<T> handler = {}, ReduceOptions o = {});
+
+  // ---- groups and ids ----
+  /// A group of these ranks (root first; local: every member establishes it alike).
+  Group establishGroup(std::vector<int> ranks) const;
+  /// The next id of the global sequence: every rank calls it in the same order.
+  ReductionId globalReductionId();
+  /// A fresh id, on rank 0 only; distributing it is the caller's business.
+  ReductionId dynamicReductionId();
+  /// Registers a handler for ids delivered by requestReductionId; every rank registers the same
+  /// handlers in the same order (the index names it across ranks).
+  int onReductionId(std::function<void(ReductionId, Bytes data)> handler);
+  /// Asks rank 0 for a fresh id, delivered with `data` to handler `handler` on rank `to` (-1:
+  /// every rank), during their progress.
+  void requestReductionId(int handler, int to, Bytes data = {});
+
+  /// One pass of progress: receives, merges, forwards, delivers. True if anything happened.
+  bool progress();
+  /// Progress until pred() holds (between passes the rank gives its core away); with a timeout,
+  /// a CommError once it has passed.
+  void progressUntil(const std::function<bool()>& pred,
+                     std::optional<std::chrono::steady_clock::duration> timeout = {});
+  /// Reductions this rank has started and not finished.
+  std::size_t inFlight() const;
+
+ private:
+  Reduction start(std::shared_ptr<const detail::MemberTree> tree,
+                  std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
+                  const char* what);
+  std::shared_ptr<const detail::MemberTree> listTree(std::span<const int> ranks,
+                                                     const char* what) const;
+  const std::shared_ptr<const detail::MemberTree>& groupTree(const Group& g,
+                                                             const char* what) const;
+  const std::shared_ptr<const detail::MemberTree>& globalTree() const;
+  std::shared_ptr<detail::ReductionEngine> e_;
+};
+
+// ---- templates ----
+
+namespace detail {
+
+template <class T>
+struct StructOps final : ReductionOps {
+  StructOps(T v, StructMerge<T> m, StructHandler<T> h)
+      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
+  void merge(std::span<const Bytes> children) override {
+    std::vector<T> kids;
+    kids.reserve(children.size());
+    for (Bytes b : children) {
+      Reader r(b.data(), b.size());
+      kids.push_back(Codec<T>::read(r));
+    }
+    value = mergeFn(std::move(value), kids);
+  }
+  void pack(ByteBuffer& out) const override {
+    Writer w(out);
+    Codec<T>::write(w, value);
+  }
+  void unpack(Bytes b) override {
+    Reader r(b.data(), b.size());
+    value = Codec<T>::read(r);
+  }
+  void deliver() override {
+    if (handler) handler(value);
+  }
+  bool isStruct() const override { return true; }
+  bool hasMerge() const override { return static_cast<bool>(mergeFn); }
+  T value;
+  StructMerge<T> mergeFn;
+  StructHandler<T> handler;
+};
+
+}  // namespace detail
+
+template <class T>
+const T& StructReduction<T>::value() const {
+  if (!hasResult())
+    throw StateError("Reduction::value: no result on this rank (the root has it; every member "
+                     "with toAll), or not done yet");
+  return static_cast<const detail::StructOps<T>&>(ops()).value;
+}
+
+template <class T>
+StructReduction<T> Reductions::reduceStruct(T mine, StructMerge<T> merge, StructHandler<T> handler,
+                                            ReduceOptions o) {
+  return StructReduction<T>(start(globalTree(),
+                                  std::make_unique<detail::StructOps<T>>(
+                                      std::move(mine), std::move(merge), std::move(handler)),
+                                  o, "reduceStruct"));
+}
+
+template <class T>
+StructReduction<T> Reductions::listReduceStruct(std::span<const int> ranks, T mine,
+                                                StructMerge<T> merge, StructHandler<T> handler,
+                                                ReduceOptions o) {
+  auto tree = listTree(ranks, "listReduceStruct");
+  return StructReduction<T>(start(std::move(tree),
+                                  std::make_unique<detail::StructOps<T>>(
+                                      std::move(mine), std::move(merge), std::move(handler)),
+                                  o, "listReduceStruct"));
+}
+
+template <class T>
+StructReduction<T> Reductions::groupReduceStruct(const Group& g, T mine, StructMerge<T> merge,
+                                                 StructHandler<T> handler, ReduceOptions o) {
+  return StructReduction<T>(start(groupTree(g, "groupReduceStruct"),
+                                  std::make_unique<detail::StructOps<T>>(
+                                      std::move(mine), std::move(merge), std::move(handler)),
+                                  o, "groupReduceStruct"));
+}
+
+}  // namespace antler::comm
+#pragma GCC visibility pop

@@ -1,0 +1,534 @@
+// comm::Reductions (Converse's CmiReduce family): every form against folds written here from the
+// documented rule (the binomial tree over member positions, children nearest first), ids started
+// in different orders on different ranks, hundreds in flight, lists and groups that leave ranks
+// out while those ranks run other collectives, and each misuse on each rank. MPI at the ranks
+// this binary runs on; comm::Local at P up to 256, with its exact message counts.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/comm/collectives.hpp"
+#include "core/comm/local.hpp"
+#include "core/comm/reductions.hpp"
+#include "core/error.hpp"
+
+using namespace antler;
+using namespace antler::comm;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool single_process() { return Comm::world().size() == 1; }
+
+struct Failures {
+  std::vector<std::string> list;
+  void expect(bool ok, const std::string& what) {
+    if (!ok && list.size() < 20) list.push_back(what);
+  }
+};
+
+// ---- the oracle: the documented tree, written independently of the implementation ----
+
+/// The tree's result at member position p of n, for a merge that writes "x(children...)":
+/// p's children are p + 1, p + 2, p + 4, ... below p's lowest set bit (any power of two at the
+/// root) and below n.
+std::string tree_text(const std::vector<int>& members, int p, const std::function<std::string(int)>& leaf) {
+  const int n = static_cast<int>(members.size());
+  std::string s = leaf(members[static_cast<std::size_t>(p)]);
+  std::vector<std::string> kids;
+  for (int d = 1; p + d < n && (p == 0 || d < (p & -p)); d *= 2)
+    kids.push_back(tree_text(members, p + d, leaf));
+  if (kids.empty()) return s;
+  s += "(";
+  for (std::size_t i = 0; i < kids.size(); ++i) s += (i ? "," : "") + kids[i];
+  return s + ")";
+}
+
+/// The canonical fold over member order for a left-folding merge: fold[a, a + 2m) =
+/// fold[a, a + m) + fold[a + m, a + 2m) (core/comm/algorithms.hpp), recursively.
+double canonical_sum(const std::vector<double>& v, std::size_t a, std::size_t len) {
+  if (len == 1) return v[a];
+  std::size_t m = 1;
+  while (m * 2 < len) m *= 2;
+  return canonical_sum(v, a, m) + canonical_sum(v, a + m, len - m);
+}
+
+/// A value per rank whose sum depends on the order (cancelling magnitudes).
+double value_of(int rank, int salt) {
+  return std::ldexp(1.0 + 0.37 * rank + salt, (rank * 7 + salt) % 50 - 25) * ((rank + salt) % 2 ? -1 : 1);
+}
+
+ByteBuffer text_bytes(const std::string& s) {
+  ByteBuffer b;
+  b.append(s.data(), s.size());
+  return b;
+}
+std::string text_of(Bytes b) { return std::string(b.data(), b.size()); }
+
+/// The plain-form merge that shows the tree: mine(child,child,...).
+ByteBuffer show_tree(ByteBuffer mine, std::span<const Bytes> kids) {
+  std::string s = text_of({mine.data(), mine.size()}) + "(";
+  for (std::size_t i = 0; i < kids.size(); ++i) s += (i ? "," : "") + text_of(kids[i]);
+  return text_bytes(s + ")");
+}
+/// Left-folding sum of doubles.
+ByteBuffer sum_doubles(ByteBuffer mine, std::span<const Bytes> kids) {
+  double acc;
+  std::memcpy(&acc, mine.data(), sizeof acc);
+  for (Bytes k : kids) {
+    double x;
+    std::memcpy(&x, k.data(), sizeof x);
+    acc += x;
+  }
+  std::memcpy(mine.data(), &acc, sizeof acc);
+  return mine;
+}
+ByteBuffer double_bytes(double x) {
+  ByteBuffer b;
+  b.append(&x, sizeof x);
+  return b;
+}
+double double_of(Bytes b) {
+  double x;
+  std::memcpy(&x, b.data(), sizeof x);
+  return x;
+}
+
+/// A struct that needs Boost.Serialization (not trivially copyable).
+struct Tally {
+  std::vector<int> ranks;
+  std::string path;
+  template <class A>
+  void serialize(A& ar, unsigned) {
+    ar& ranks& path;
+  }
+};
+Tally merge_tallies(Tally mine, std::vector<Tally>& kids) {
+  mine.path += "(";
+  for (std::size_t i = 0; i < kids.size(); ++i) {
+    mine.ranks.insert(mine.ranks.end(), kids[i].ranks.begin(), kids[i].ranks.end());
+    mine.path += (i ? "," : "") + kids[i].path;
+  }
+  mine.path += ")";
+  return mine;
+}
+/// merge_tallies writes the tree as show_tree does (a member without children never merges).
+std::string tally_text(const std::vector<int>& members, int p) {
+  return tree_text(members, p, [](int r) { return "r" + std::to_string(r); });
+}
+
+/// Whether f() throws an E (doctest's CHECK_THROWS_AS is not for Local's rank threads).
+template <class E, class F>
+bool throws(F&& f) {
+  try {
+    f();
+  } catch (const E&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+  return false;
+}
+
+std::string leaf_name(int r) { return "r" + std::to_string(r); }
+
+// ---- the body every rank runs ----
+
+/// Every form over every rank and over lists, with and without ids and toAll.
+void every_form(Comm& c, Failures& f) {
+  const int P = c.size(), me = c.rank();
+  Reductions red(c);
+  std::vector<int> all(static_cast<std::size_t>(P));
+  std::iota(all.begin(), all.end(), 0);
+  const std::string wantAll = tree_text(all, 0, leaf_name);
+
+  // reduce, root only: the handler runs on rank 0 only, with the tree's text.
+  int calls = 0;
+  std::string got;
+  auto r = red.reduce(text_bytes(leaf_name(me)), show_tree, [&](Bytes b) {
+    ++calls;
+    got = text_of(b);
+  });
+  r.wait();
+  f.expect(calls == (me == 0 ? 1 : 0), "reduce: the handler ran " + std::to_string(calls) + "x");
+  if (me == 0) f.expect(got == wantAll, "reduce: " + got + " != " + wantAll);
+  f.expect(r.hasResult() == (me == 0), "reduce: hasResult");
+
+  // toAll: every rank gets it.
+  got.clear();
+  auto a = red.reduce(text_bytes(leaf_name(me)), show_tree, [&](Bytes b) { got = text_of(b); },
+                      {.toAll = true});
+  a.wait();
+  f.expect(got == wantAll && text_of(a.result()) == wantAll, "reduce toAll on rank " +
+                                                                   std::to_string(me) + ": " + got);
+
+  // Sums of cancelling doubles: the canonical fold, bit for bit, on every rank.
+  for (int salt = 0; salt < 3; ++salt) {
+    std::vector<double> v(static_cast<std::size_t>(P));
+    for (int q = 0; q < P; ++q) v[static_cast<std::size_t>(q)] = value_of(q, salt);
+    const double want = canonical_sum(v, 0, v.size());
+    auto s = red.reduce(double_bytes(value_of(me, salt)), sum_doubles, {}, {.toAll = true});
+    s.wait();
+    const double x = double_of(s.result());
+    f.expect(std::memcmp(&x, &want, sizeof x) == 0, "sum toAll salt " + std::to_string(salt));
+  }
+
+  // The struct form, Boost-serialized values.
+  Tally mine{{me}, leaf_name(me)};
+  auto t = red.reduceStruct<Tally>(mine, merge_tallies, {}, {.toAll = true});
+  t.wait();
+  std::vector<int> ranks = t.value().ranks;
+  std::sort(ranks.begin(), ranks.end());
+  f.expect(ranks == all, "reduceStruct: every rank once");
+  f.expect(t.value().path == tally_text(all, 0), "reduceStruct: " + t.value().path);
+
+  // A trivially copyable struct, root only, with an explicit id.
+  struct MinMax {
+    double lo, hi;
+  };
+  const ReductionId id = red.globalReductionId();
+  auto mm = red.reduceStruct<MinMax>(
+      MinMax{value_of(me, 1), value_of(me, 1)},
+      [](MinMax m, std::vector<MinMax>& k) {
+        for (auto& x : k) m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
+        return m;
+      },
+      {}, {.id = id});
+  mm.wait();
+  if (me == 0) {
+    double lo = 1e300, hi = -1e300;
+    for (int q = 0; q < P; ++q) lo = std::min(lo, value_of(q, 1)), hi = std::max(hi, value_of(q, 1));
+    f.expect(mm.value().lo == lo && mm.value().hi == hi, "reduceStruct MinMax");
+  }
+  f.expect(mm.id() == id, "the handle's id");
+
+  // Lists: every second rank from the top (the root is the last rank), and a shuffled list.
+  std::vector<int> odd;
+  for (int q = P - 1; q >= 0; q -= 2) odd.push_back(q);
+  std::vector<int> shuffled = all;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(42));
+  for (const auto* list : {&odd, &shuffled}) {
+    const bool member = std::find(list->begin(), list->end(), me) != list->end();
+    if (!member) {
+      f.expect(throws<ValueError>([&] { red.listReduce(*list, text_bytes("x"), show_tree); }), "red.listReduce(*list, text_bytes(\"x\"), show_tree) throws ValueError");
+      continue;
+    }
+    got.clear();
+    auto l = red.listReduce(*list, text_bytes(leaf_name(me)), show_tree,
+                            [&](Bytes b) { got = text_of(b); }, {.toAll = true});
+    l.wait();
+    f.expect(got == tree_text(*list, 0, leaf_name), "listReduce: " + got);
+    const Group g = red.establishGroup(*list);
+    std::string rootGot;
+    auto gr = red.groupReduceStruct<Tally>(g, mine, merge_tallies,
+                                           [&](const Tally& x) { rootGot = x.path; });
+    gr.wait();
+    if (me == list->front())
+      f.expect(rootGot == tally_text(*list, 0), "groupReduceStruct at the root: " + rootGot);
+    else
+      f.expect(rootGot.empty() && !gr.hasResult(), "groupReduceStruct: a result off the root");
+  }
+  f.expect(red.inFlight() == 0, "nothing left in flight");
+}
+
+/// Hundreds in flight with ids, started in a different order on every rank, over the whole set
+/// and over two overlapping lists; the ranks left out run other collectives meanwhile.
+void many_in_flight(Comm& c, Failures& f, int n) {
+  const int P = c.size(), me = c.rank();
+  Reductions red(c);
+  std::vector<ReductionId> ids;
+  for (int i = 0; i < n; ++i) ids.push_back(red.globalReductionId());
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(1000u + static_cast<unsigned>(me)));
+  std::vector<int> low, high;  // the lower half (root 0) and the upper half, reversed
+  for (int q = 0; q < P; ++q) (q < (P + 1) / 2 ? low : high).push_back(q);
+  std::reverse(high.begin(), high.end());
+  if (high.empty()) high = low;
+  std::vector<double> results(static_cast<std::size_t>(n), std::nan(""));
+  std::vector<Reduction> handles(static_cast<std::size_t>(n));
+  for (int i : order) {
+    const int kind = i % 3;  // 0: every rank, 1: low, 2: high
+    const auto& list = kind == 1 ? low : high;
+    const double mineV = value_of(me, i);
+    auto store = [&results, i](Bytes b) { results[static_cast<std::size_t>(i)] = double_of(b); };
+    const ReduceOptions o{.id = ids[static_cast<std::size_t>(i)], .toAll = (i % 2) == 0};
+    if (kind == 0)
+      handles[static_cast<std::size_t>(i)] = red.reduce(double_bytes(mineV), sum_doubles, store, o);
+    else if (std::find(list.begin(), list.end(), me) != list.end())
+      handles[static_cast<std::size_t>(i)] =
+          red.listReduce(list, double_bytes(mineV), sum_doubles, store, o);
+  }
+  // The ranks outside `high` run collectives of their own communicator meanwhile.
+  const double x = allreduce(c, 1.0, ops::sum{});  // every rank: apart from the reductions
+  f.expect(x == P, "an allreduce in the middle");
+  for (int i = 0; i < n; ++i) {
+    const int kind = i % 3;
+    if (kind != 0) {
+      const auto& list = kind == 1 ? low : high;
+      if (std::find(list.begin(), list.end(), me) == list.end()) continue;  // not a member
+    }
+    handles[static_cast<std::size_t>(i)].wait();
+    const auto& list = kind == 0 ? std::vector<int>() : (kind == 1 ? low : high);
+    std::vector<int> members = list;
+    if (kind == 0) {
+      members.resize(static_cast<std::size_t>(P));
+      std::iota(members.begin(), members.end(), 0);
+    }
+    const bool toAll = (i % 2) == 0;
+    if (!toAll && me != members.front()) {
+      f.expect(std::isnan(results[static_cast<std::size_t>(i)]), "a result off the root");
+      continue;
+    }
+    std::vector<double> v;
+    for (int q : members) v.push_back(value_of(q, i));
+    const double want = canonical_sum(v, 0, v.size());
+    const double got = results[static_cast<std::size_t>(i)];
+    f.expect(std::memcmp(&got, &want, sizeof got) == 0,
+             "reduction " + std::to_string(i) + " on rank " + std::to_string(me));
+  }
+  f.expect(red.inFlight() == 0, "in flight after every wait: " + std::to_string(red.inFlight()));
+}
+
+/// A barrier on c (not on the Reductions' own communicator).
+void barrier(Comm& c) {
+  allreduce(c, 0, ops::sum{});
+}
+
+/// Each misuse, committed by rank k, for every k.
+void misuse(Comm& c, Failures& f) {
+  const int P = c.size(), me = c.rank();
+  Reductions red(c);
+  for (int k = 0; k < P; ++k) {
+    CAPTURE(k);
+    // The same id twice in flight on rank k (the first held in flight by a toAll whose other
+    // members start after the misuse).
+    const ReductionId id = red.globalReductionId();
+    Reduction first;
+    if (me == k) {
+      first = red.reduce(double_bytes(1), sum_doubles, {}, {.id = id, .toAll = true});
+      if (P > 1) {
+        bool threw = false;
+        try {
+          red.reduce(double_bytes(1), sum_doubles, {}, {.id = id});
+        } catch (const StateError& e) {
+          threw = std::string(e.what()).find("already in flight") != std::string::npos;
+        }
+        f.expect(threw, "the same id twice in flight on rank " + std::to_string(k));
+      }
+    }
+    barrier(c);
+    if (me != k) first = red.reduce(double_bytes(1), sum_doubles, {}, {.id = id, .toAll = true});
+    first.wait();
+    f.expect(double_of(first.result()) == P, "the first reduction survives the misuse");
+
+    // A non-member contributes to a list that leaves it out.
+    std::vector<int> others;
+    for (int q = 0; q < P; ++q)
+      if (q != k) others.push_back(q);
+    if (me == k) {
+      bool threw = false;
+      try {
+        red.listReduce(others.empty() ? std::vector<int>{(k + 1) % std::max(P, 2)} : others,
+                       double_bytes(1), sum_doubles);
+      } catch (const Error& e) {
+        threw = std::string(e.what()).find("not a member") != std::string::npos ||
+                std::string(e.what()).find("out of range") != std::string::npos;
+      }
+      f.expect(threw, "a non-member's contribution on rank " + std::to_string(k));
+    } else {
+      auto l = red.listReduce(others, double_bytes(1), sum_doubles, {}, {.toAll = true});
+      l.wait();
+      f.expect(double_of(l.result()) == P - 1, "the members finish without rank k");
+    }
+
+    // A deadline that passes: rank k contributes only after the others gave up.
+    if (P > 1) {
+      const ReductionId late = red.globalReductionId();
+      Reduction h;
+      if (me != k) {
+        h = red.reduce(double_bytes(value_of(me, k)), sum_doubles, {}, {.id = late, .toAll = true});
+        std::string text;
+        try {
+          h.wait(50ms);
+        } catch (const CommError& e) {
+          text = e.what();
+        }
+        f.expect(!text.empty(), "a deadline passed without an error on rank " + std::to_string(me));
+        if (me == 0) {  // the root names the subtree that holds k
+          int d = 1;
+          while (d * 2 <= k) d *= 2;
+          const int last = std::min(2 * d, P) - 1;
+          const std::string want =
+              "from ranks " + std::to_string(d) + (last > d ? "-" + std::to_string(last) : "");
+          f.expect(text.find(want) != std::string::npos, "the root's timeout text: " + text);
+        }
+      }
+      barrier(c);
+      if (me == k)
+        h = red.reduce(double_bytes(value_of(me, k)), sum_doubles, {}, {.id = late, .toAll = true});
+      h.wait();  // the reduction was left in flight: it finishes now
+      std::vector<double> v;
+      for (int q = 0; q < P; ++q) v.push_back(value_of(q, k));
+      const double want = canonical_sum(v, 0, v.size()), got = double_of(h.result());
+      f.expect(std::memcmp(&got, &want, sizeof got) == 0, "the late reduction's result");
+    }
+
+    // The struct and plain forms mixed: rank k contributes a struct, the others bytes.
+    if (P > 1) {
+      const ReductionId mixed = red.globalReductionId();
+      Reduction h;
+      if (me == k)
+        h = red.reduceStruct<double>(
+            1.0, [](double a, std::vector<double>& b) { return a + b.size(); }, {},
+            {.id = mixed, .toAll = true});
+      else
+        h = red.reduce(double_bytes(1), sum_doubles, {}, {.id = mixed, .toAll = true});
+      std::string text;
+      try {
+        h.wait();
+      } catch (const CommError& e) {
+        text = e.what();
+      }
+      f.expect(text.find("form") != std::string::npos,
+               "mixed forms on rank " + std::to_string(me) + ": '" + text + "'");
+    }
+    f.expect(red.inFlight() == 0, "in flight after the misuse round");
+    barrier(c);
+  }
+  f.expect(throws<ValueError>([&] { red.reduce(double_bytes(1), nullptr); }), "red.reduce(double_bytes(1), nullptr) throws ValueError");
+  f.expect(throws<IndexError>([&] { red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles); }), "red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles) throws IndexError");
+  f.expect(throws<ValueError>([&] { red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles); }), "red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles) throws ValueError");
+  f.expect(throws<StateError>([&] { red.groupReduce(Group(), double_bytes(1), sum_doubles); }), "red.groupReduce(Group(), double_bytes(1), sum_doubles) throws StateError");
+  f.expect(red.inFlight() == 0, "in flight after the bad calls");
+  // dynamicReductionId off rank 0.
+  if (me != 0) f.expect(throws<StateError>([&] { red.dynamicReductionId(); }), "red.dynamicReductionId() throws StateError");
+  f.expect(throws<IndexError>([&] { red.requestReductionId(5, -1); }), "red.requestReductionId(5, -1) throws IndexError");
+}
+
+/// Ids handed out on request: rank P - 1 asks rank 0 for one, delivered to every rank with data;
+/// then every rank reduces with it.
+void ids_on_request(Comm& c, Failures& f) {
+  const int P = c.size(), me = c.rank();
+  Reductions red(c);
+  std::optional<ReductionId> got;
+  std::string data;
+  const int h = red.onReductionId([&](ReductionId id, Bytes b) {
+    got = id;
+    data = text_of(b);
+  });
+  if (me == P - 1) red.requestReductionId(h, -1, Bytes("hello", 5));
+  red.progressUntil([&] { return got.has_value(); }, 30s);
+  f.expect(data == "hello", "the request's data: " + data);
+  struct Two {
+    std::uint64_t lo, hi;
+  };
+  auto r = red.reduceStruct<Two>(
+      {got->value, got->value},
+      [](Two m, std::vector<Two>& k) {
+        for (auto& x : k) m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
+        return m;
+      },
+      {}, {.id = *got, .toAll = true});
+  r.wait();
+  f.expect(r.value().lo == r.value().hi, "every rank got the same id");
+  if (me == 0) {
+    const ReductionId d = red.dynamicReductionId();
+    f.expect(d.value != got->value, "a fresh dynamic id");
+  }
+}
+
+void report(const std::vector<Failures>& fs) {
+  for (auto& f : fs)
+    for (auto& s : f.list) FAIL_CHECK(s);
+}
+
+}  // namespace
+
+TEST_CASE("Reductions on MPI: every form against the tree folded here") {
+  Comm c = Comm::world();
+  Failures f;
+  every_form(c, f);
+  many_in_flight(c, f, 300);
+  ids_on_request(c, f);
+  report({f});
+}
+
+TEST_CASE("Reductions on MPI: each misuse on each rank is an error, never a hang") {
+  Comm c = Comm::world();
+  Failures f;
+  misuse(c, f);
+  report({f});
+}
+
+TEST_CASE("Reductions on Local: P up to 256") {
+  if (!single_process()) return;
+  for (int P : {1, 2, 3, 5, 8, 17, 64, 256}) {
+    CAPTURE(P);
+    std::vector<Failures> f(static_cast<std::size_t>(P));
+    run_local(P, [&](Comm& c) {
+      Failures& mine = f[static_cast<std::size_t>(c.rank())];
+      every_form(c, mine);
+      many_in_flight(c, mine, P > 17 ? 30 : 200);
+      ids_on_request(c, mine);
+      if (P <= 17) misuse(c, mine);
+    });
+    report(f);
+  }
+}
+
+TEST_CASE("Reductions on Local: messages and rounds are the tree's, non-members see nothing") {
+  if (!single_process()) return;
+  for (int P : {1, 2, 3, 7, 16, 100, 256}) {
+    CAPTURE(P);
+    int logP = 0;
+    while ((1 << logP) < P) ++logP;
+    std::vector<Stats> rooted(static_cast<std::size_t>(P)), toAll(rooted), listed(rooted);
+    std::vector<int> list;  // the even ranks, root 0
+    for (int q = 0; q < P; q += 2) list.push_back(q);
+    run_local(P, [&](Comm& c) {
+      const auto me = static_cast<std::size_t>(c.rank());
+      // A Reductions (its own communicator, its own counters and rounds) for each.
+      Reductions a(c), b(c), l(c);
+      a.reduce(double_bytes(1), sum_doubles).wait();
+      b.reduce(double_bytes(1), sum_doubles, {}, {.toAll = true}).wait();
+      if (me % 2 == 0) l.listReduce(list, double_bytes(1), sum_doubles).wait();
+      barrier(c);  // every message has arrived
+      rooted[me] = a.comm().stats();
+      toAll[me] = b.comm().stats();
+      listed[me] = l.comm().stats();
+    });
+    auto total = [](const std::vector<Stats>& s, auto field) {
+      std::uint64_t t = 0, worst = 0;
+      for (auto& x : s) t += x.*field, worst = std::max<std::uint64_t>(worst, x.rounds);
+      return std::pair{t, worst};
+    };
+    const auto P1 = static_cast<std::uint64_t>(P - 1);
+    CHECK(total(rooted, &Stats::messagesSent).first == P1);
+    // Rounds: the binomial tree's, log2 P up and log2 P down for P a power of two (receives are
+    // free in Local's model, so other P may take fewer).
+    const bool pow2 = (P & (P - 1)) == 0;
+    const auto up = total(rooted, &Stats::messagesSent).second;
+    const auto both = total(toAll, &Stats::messagesSent).second;
+    CHECK(up <= static_cast<std::uint64_t>(logP));
+    CHECK(both <= static_cast<std::uint64_t>(2 * logP));
+    if (pow2) CHECK(up == static_cast<std::uint64_t>(logP));
+    if (pow2) CHECK(both == static_cast<std::uint64_t>(2 * logP));
+    CHECK(total(toAll, &Stats::messagesSent).first == 2 * P1);
+    CHECK(total(rooted, &Stats::bytesSent).first == P1 * (40 + 8));
+    CHECK(total(listed, &Stats::messagesSent).first == list.size() - 1);
+    for (int q = 1; q < P; q += 2) {
+      CHECK(listed[static_cast<std::size_t>(q)].messagesSent == 0);
+      CHECK(listed[static_cast<std::size_t>(q)].messagesReceived == 0);
+    }
+  }
+}
