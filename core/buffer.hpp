@@ -49,6 +49,8 @@ class ByteBuffer {
   /// Bytes in use.
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  /// Bytes it can hold without growing.
+  std::size_t capacity() const { return cap_; }
   /// Forget the contents, keep the capacity.
   void clear() { size_ = 0; }
   /// Makes room for n more bytes and returns where they start; size grows by n.

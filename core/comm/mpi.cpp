@@ -231,6 +231,21 @@ class MpiBackend final : public detail::Backend {
     n = static_cast<std::size_t>(cnt);
     return true;
   }
+  bool tryRecv(int src, int tag, int& from, ByteBuffer& out) override {
+    // A matched probe: one matching, and no other receive can take the message in between.
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    ANTLER_MPI(MPI_Improbe(src < 0 ? MPI_ANY_SOURCE : src, tag, comm_, &flag, &msg, &st));
+    if (!flag) return false;
+    int n = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
+    out.resize(static_cast<std::size_t>(n));
+    ANTLER_MPI(MPI_Mrecv(out.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+    count_recv(static_cast<std::size_t>(n));
+    from = st.MPI_SOURCE;
+    return true;
+  }
   std::shared_ptr<void> ibarrier() override {
     auto op = std::make_shared<MpiOp>();
     ANTLER_MPI(MPI_Ibarrier(comm_, &op->req));

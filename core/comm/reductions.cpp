@@ -14,11 +14,11 @@ namespace detail {
 /// A member list with this rank's place in its binomial tree (see the top of reductions.hpp).
 struct MemberTree {
   std::vector<int> ranks;
-  std::uint64_t hash = 0;  // of the list: the scope of call-order matching, checked on receipt
-  int pos = -1;            // this rank's position; -1: not a member
-  int parent = -1;         // rank; -1 at the root
-  std::vector<int> children;                   // ranks, child order (nearest first)
-  std::vector<std::pair<int, int>> subtrees;   // each child's positions [first, last)
+  std::uint64_t hash = 0;     // of the list: the scope of call-order matching, checked on receipt
+  int pos = -1;               // this rank's position; -1: not a member
+  int parent = -1;            // rank; -1 at the root
+  std::vector<int> children;  // ranks, child order (nearest first)
+  std::vector<std::pair<int, int>> subtrees;  // each child's positions [first, last)
   std::vector<int> down;  // the children farthest first: the order a result goes down in, so
                           // that it reaches every member in ceil(log2 n) rounds (a binomial
                           // broadcast)
@@ -98,24 +98,10 @@ struct Key {
 struct KeyHash {
   std::size_t operator()(const Key& k) const { return k.scope * 0x9E3779B97F4A7C15ull ^ k.id; }
 };
-/// Messages that arrived before this rank could take them: per (reduction, source, kind), in
-/// order (one source's messages of one reduction are taken in the order sent).
-struct QKey {
-  Key key;
-  int src;
-  Kind kind;
-  bool operator==(const QKey&) const = default;
-};
-struct QKeyHash {
-  std::size_t operator()(const QKey& q) const {
-    return KeyHash{}(q.key) ^ (static_cast<std::size_t>(q.src) << 3) ^
-           static_cast<std::size_t>(q.kind);
-  }
-};
 struct Message {
   Header h;
   int src;
-  ByteBuffer bytes;         // the whole message (inline payload after the header) or payload
+  ByteBuffer bytes;        // the whole message (inline payload after the header) or payload
   std::size_t offset = 0;  // where the payload starts
   Bytes payload() const { return {bytes.data() + offset, bytes.size() - offset}; }
 };
@@ -158,19 +144,56 @@ struct ReductionEngine {
   std::shared_ptr<const MemberTree> all;
   std::unordered_map<Key, std::shared_ptr<ReductionState>, KeyHash> active;
   std::unordered_map<std::uint64_t, std::uint64_t> calls;  // call-order counters, per scope
-  std::unordered_map<QKey, std::deque<Message>, QKeyHash> queued;
-  std::size_t queuedCount = 0;
+  // Messages that came before this rank could take them, by reduction, in arrival order: one
+  // source's messages of one kind are taken in the order sent.
+  std::unordered_map<Key, std::vector<Message>, KeyHash> early;
+  std::uint64_t globalCalls = 0;  // the call-order counter of the global member list
   struct Out {
     std::shared_ptr<void> op;
     std::shared_ptr<const ByteBuffer> bytes;
   };
   std::vector<Out> outs;  // sends in flight and what they read
-  struct Pending {          // a split payload being received
+  struct Pending {        // a split payload being received
     Message m;
     std::shared_ptr<void> op;
   };
   std::deque<Pending> pending;
   std::uint64_t globalIds = 0, dynamicIds = 0;
+  // Receive buffers whose messages have been merged, kept for the next ones (large payloads
+  // would otherwise cost fresh pages, zeroed by the kernel, on every reduction).
+  std::vector<ByteBuffer> spare;
+  static constexpr std::size_t kSpare = 8;
+  ByteBuffer buffer(std::size_t n) {
+    for (std::size_t i = spare.size(); i-- > 0;)
+      if (spare[i].capacity() >= n) {
+        ByteBuffer b = std::move(spare[i]);
+        spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
+        b.resize(n);
+        return b;
+      }
+    ByteBuffer b;
+    b.resize(n);
+    return b;
+  }
+  /// A spare buffer for a message of at most the inline size (large spares are left for
+  /// payloads).
+  ByteBuffer smallBuffer() {
+    for (std::size_t i = spare.size(); i-- > 0;)
+      if (spare[i].capacity() <= 2 * kInline) {
+        ByteBuffer b = std::move(spare[i]);
+        spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
+        return b;
+      }
+    return {};
+  }
+  void recycle(std::vector<Message>& kids) {
+    for (Message& k : kids)
+      if (k.bytes.capacity() > 0) {
+        if (spare.size() == kSpare) spare.erase(spare.begin());
+        spare.push_back(std::move(k.bytes));
+      }
+    kids.clear();
+  }
   std::vector<std::function<void(ReductionId, Bytes)>> idHandlers;
 
   ~ReductionEngine() {
@@ -216,8 +239,8 @@ struct ReductionEngine {
   Header headerOf(const ReductionState& s, Kind k) const {
     Header h;
     h.kind = k;
-    h.flags = static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) |
-                                        (s.toAll ? kToAll : 0) | (s.error.empty() ? 0 : kError));
+    h.flags = static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) | (s.toAll ? kToAll : 0) |
+                                        (s.error.empty() ? 0 : kError));
     h.scope = s.key.scope;
     h.id = s.key.id;
     h.members = s.tree->hash;
@@ -227,13 +250,28 @@ struct ReductionEngine {
   /// Sends s's value (or its error) to `dests` as kind k.
   void sendValue(ReductionState& s, Kind k, std::span<const int> dests) {
     if (dests.empty()) return;
-    const Header h = headerOf(s, k);
+    Header h = headerOf(s, k);
+    if (s.error.empty())
+      if (auto whole = s.ops->shared(); whole && whole->size() > kInline) {
+        for (int d : dests) send(d, h, {whole->data(), whole->size()}, whole);  // no copy
+        return;
+      }
     auto buf = std::make_shared<ByteBuffer>();
+    buf->grow(sizeof h);  // room for the header, written once the size is known
     if (!s.error.empty())
       buf->append(s.error.data(), s.error.size());
     else
       s.ops->pack(*buf);
-    for (int d : dests) send(d, h, {buf->data(), buf->size()}, buf);
+    const std::size_t n = buf->size() - sizeof h;
+    if (n <= kInline) {  // one message: header and payload
+      std::memcpy(buf->data(), &h, sizeof h);
+      for (int d : dests) {
+        auto op = b->isend(d, kTag, {buf->data(), buf->size()});
+        if (op) outs.push_back({std::move(op), buf});
+      }
+      return;
+    }
+    for (int d : dests) send(d, h, {buf->data() + sizeof h, n}, buf);
   }
 
   // ---- receiving ----
@@ -241,11 +279,10 @@ struct ReductionEngine {
   bool receive() {
     bool any = false;
     int from = 0;
-    std::size_t n = 0;
-    while (b->iprobe(-1, kTag, from, n)) {
-      Message m;
+    Message m;
+    m.bytes = smallBuffer();
+    while (b->tryRecv(-1, kTag, from, m.bytes)) {
       m.src = from;
-      m.bytes = b->recv(from, kTag);
       if (m.bytes.size() < sizeof(Header))
         throw CommError("Reductions: corrupted message of " + std::to_string(m.bytes.size()) +
                         " bytes from rank " + std::to_string(from));
@@ -256,13 +293,15 @@ struct ReductionEngine {
       if (m.h.flags & kSplit) {
         Pending p;
         p.m = std::move(m);
-        p.m.bytes.resize(p.m.h.split);
+        p.m.bytes = buffer(p.m.h.split);
         p.m.offset = 0;
         p.op = b->irecv(from, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
         pending.push_back(std::move(p));
       } else {
         dispatch(std::move(m));
       }
+      m = Message();
+      m.bytes = smallBuffer();
       any = true;
     }
     // Split payloads complete in the order their headers came (one source's are in order).
@@ -272,6 +311,7 @@ struct ReductionEngine {
       dispatch(std::move(m));
       any = true;
     }
+    if (m.bytes.capacity() > 0 && spare.size() < kSpare) spare.push_back(std::move(m.bytes));
     return any;
   }
 
@@ -279,16 +319,36 @@ struct ReductionEngine {
     if (m.h.kind == Kind::idRequest) return serveIdRequest(m);
     if (m.h.kind == Kind::idReply) return deliverId(m);
     const Key key{m.h.scope, m.h.id};
-    const QKey q{key, m.src, m.h.kind};
     auto it = active.find(key);
-    auto qit = queued.find(q);
-    if (it != active.end() && (qit == queued.end() || qit->second.empty()) &&
-        accept(*it->second, m)) {
+    if (it != active.end() && !hasEarly(key, m.src, m.h.kind) && accept(*it->second, m)) {
       advance(it->second);
       return;
     }
-    queued[q].push_back(std::move(m));
-    ++queuedCount;
+    early[key].push_back(std::move(m));
+  }
+
+  bool hasEarly(const Key& key, int src, Kind kind) const {
+    if (early.empty()) return false;
+    auto it = early.find(key);
+    if (it == early.end()) return false;
+    for (const Message& m : it->second)
+      if (m.src == src && m.h.kind == kind) return true;
+    return false;
+  }
+  /// The first early message for key from src of kind, taken out (false: none).
+  bool takeEarly(const Key& key, int src, Kind kind, Message& out) {
+    if (early.empty()) return false;
+    auto it = early.find(key);
+    if (it == early.end()) return false;
+    auto& v = it->second;
+    for (auto m = v.begin(); m != v.end(); ++m)
+      if (m->src == src && m->h.kind == kind) {
+        out = std::move(*m);
+        v.erase(m);
+        if (v.empty()) early.erase(it);
+        return true;
+      }
+    return false;
   }
 
   /// Takes m into s if s waits for it (a child's up, or the parent's down). False: not for s.
@@ -304,16 +364,16 @@ struct ReductionEngine {
       if (m.h.members != mine.members || diff) {
         // A contribution of another kind of reduction: the reduction fails, the message is
         // consumed (it was sent for this id).
-        std::string why = m.h.members != mine.members ? "another member list"
-                          : (diff & kStruct) ? std::string("the ") +
-                                                   ((m.h.flags & kStruct) ? "struct" : "plain") +
-                                                   " form (this rank: " +
-                                                   (s.ops->isStruct() ? "struct" : "plain") + ")"
-                                             : std::string((m.h.flags & kToAll) ? "toAll" : "root only") +
-                                                   " (this rank: " + (s.toAll ? "toAll" : "root only") + ")";
+        std::string why =
+            m.h.members != mine.members ? "another member list"
+            : (diff & kStruct)
+                ? std::string("the ") + ((m.h.flags & kStruct) ? "struct" : "plain") +
+                      " form (this rank: " + (s.ops->isStruct() ? "struct" : "plain") + ")"
+                : std::string((m.h.flags & kToAll) ? "toAll" : "root only") +
+                      " (this rank: " + (s.toAll ? "toAll" : "root only") + ")";
         m.h.flags |= kError;
-        const std::string text = s.describe() + ": rank " + std::to_string(m.src) +
-                                 " contributed with " + why;
+        const std::string text =
+            s.describe() + ": rank " + std::to_string(m.src) + " contributed with " + why;
         m.bytes.clear();
         m.bytes.append(text.data(), text.size());
         m.offset = 0;
@@ -326,12 +386,12 @@ struct ReductionEngine {
     if (m.h.kind == Kind::down) {
       if (s.phase != Phase::down || m.src != s.tree->parent) return false;
       // Forward first (as received: no repacking), then take it.
-      auto keep = std::make_shared<ByteBuffer>();
-      Bytes pl = m.payload();
-      keep->append(pl.data(), pl.size());
       Header h = m.h;
       h.flags &= static_cast<std::uint8_t>(~kSplit);
-      for (int c : s.tree->down) send(c, h, {keep->data(), keep->size()}, keep);
+      const std::size_t off = m.offset;
+      auto keep = std::make_shared<ByteBuffer>(std::move(m.bytes));
+      const Bytes pl(keep->data() + off, keep->size() - off);
+      for (int c : s.tree->down) send(c, h, pl, keep);
       if (m.h.flags & kError) {
         if (s.error.empty()) s.error.assign(pl.data(), pl.size());
       } else if (s.error.empty()) {
@@ -351,7 +411,7 @@ struct ReductionEngine {
 
   void finish(ReductionState& s) {
     s.phase = ReductionState::Phase::done;
-    s.kids.clear();
+    recycle(s.kids);
     active.erase(s.key);
   }
 
@@ -372,27 +432,21 @@ struct ReductionEngine {
         s.ops->merge(parts);
       } catch (const std::exception& e) {
         s.thrown = std::current_exception();
-        s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " +
-                  e.what();
+        s.error =
+            s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
       } catch (...) {
         s.thrown = std::current_exception();
         s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
       }
     }
-    s.kids.clear();
+    recycle(s.kids);
     if (s.tree->parent >= 0) {
       sendValue(s, Kind::up, std::span<const int>(&s.tree->parent, 1));
       if (s.toAll) {
         s.phase = ReductionState::Phase::down;
         // The result may have come already.
-        QKey q{s.key, s.tree->parent, Kind::down};
-        if (auto it = queued.find(q); it != queued.end() && !it->second.empty()) {
-          Message m = std::move(it->second.front());
-          it->second.pop_front();
-          --queuedCount;
-          if (it->second.empty()) queued.erase(it);
-          accept(s, m);
-        }
+        Message m;
+        if (takeEarly(s.key, s.tree->parent, Kind::down, m)) accept(s, m);
         return;
       }
       finish(s);
@@ -413,15 +467,11 @@ struct ReductionEngine {
 
   /// Takes the messages for s that came before it started.
   void takeQueued(const std::shared_ptr<ReductionState>& sp) {
-    if (!queuedCount) return;
+    if (early.empty()) return;
     ReductionState& s = *sp;
+    Message m;
     for (int c : s.tree->children) {
-      auto it = queued.find(QKey{s.key, c, Kind::up});
-      if (it == queued.end() || it->second.empty()) continue;
-      Message m = std::move(it->second.front());
-      it->second.pop_front();
-      --queuedCount;
-      if (it->second.empty()) queued.erase(it);
+      if (!takeEarly(s.key, c, Kind::up, m)) continue;
       if (!accept(s, m)) throw InternalError("Reductions: a queued message was refused");
     }
   }
@@ -489,8 +539,7 @@ struct ReductionEngine {
                     std::to_string(seconds) + " s: ";
     if (s.phase == ReductionState::Phase::down)
       return t + "it has contributed and waits for the result from rank " +
-             std::to_string(s.tree->parent) +
-             " (a member outside its subtree has not contributed)";
+             std::to_string(s.tree->parent) + " (a member outside its subtree has not contributed)";
     std::vector<int> ranks;
     for (std::size_t i = 0; i < s.have.size(); ++i)
       if (!s.have[i])
@@ -552,12 +601,14 @@ void Reduction::wait(std::chrono::steady_clock::duration timeout) {
   if (s.phase != ReductionState::Phase::done) {
     auto e = engine_of(s, "wait");
     const auto t0 = std::chrono::steady_clock::now();
-    e->progressUntil([&] { return s.phase == ReductionState::Phase::done; }, t0 + timeout, [&] {
-      return "Reduction::wait: " +
-             e->missingText(s, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                             t0)
-                                   .count());
-    });
+    e->progressUntil(
+        [&] { return s.phase == ReductionState::Phase::done; }, t0 + timeout,
+        [&] {
+          return "Reduction::wait: " +
+                 e->missingText(
+                     s,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        });
   }
   s.rethrow();
 }
@@ -565,26 +616,31 @@ void Reduction::wait(std::chrono::steady_clock::duration timeout) {
 bool Reduction::done() const {
   return state_of(s_, "done").phase == ReductionState::Phase::done;
 }
-bool Reduction::hasResult() const { return state_of(s_, "hasResult").hasResult; }
+bool Reduction::hasResult() const {
+  return state_of(s_, "hasResult").hasResult;
+}
 
 namespace {
 struct BytesOps final : detail::ReductionOps {
   BytesOps(ByteBuffer v, MergeFn m, Handler h)
-      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
+      : value(std::make_shared<ByteBuffer>(std::move(v))),
+        mergeFn(std::move(m)),
+        handler(std::move(h)) {}
   void merge(std::span<const Bytes> children) override {
-    value = mergeFn(std::move(value), children);
+    *value = mergeFn(std::move(*value), children);
   }
-  void pack(ByteBuffer& out) const override { out.append(value.data(), value.size()); }
+  void pack(ByteBuffer& out) const override { out.append(value->data(), value->size()); }
+  std::shared_ptr<const ByteBuffer> shared() override { return value; }
   void unpack(Bytes b) override {
-    value.clear();
-    value.append(b.data(), b.size());
+    value = std::make_shared<ByteBuffer>();  // the old one may still be read by a send
+    value->append(b.data(), b.size());
   }
   void deliver() override {
-    if (handler) handler(Bytes(value.data(), value.size()));
+    if (handler) handler(Bytes(value->data(), value->size()));
   }
   bool isStruct() const override { return false; }
   bool hasMerge() const override { return static_cast<bool>(mergeFn); }
-  ByteBuffer value;
+  std::shared_ptr<ByteBuffer> value;
   MergeFn mergeFn;
   Handler handler;
 };
@@ -599,11 +655,27 @@ Bytes Reduction::result() const {
   if (s.ops->isStruct())
     throw TypeError("Reduction::result: " + s.describe() + " is a struct reduction (value())");
   const auto& b = static_cast<const BytesOps&>(*s.ops);
-  return {b.value.data(), b.value.size()};
+  return {b.value->data(), b.value->size()};
 }
 
-std::optional<ReductionId> Reduction::id() const { return state_of(s_, "id").id; }
-const detail::ReductionOps& Reduction::ops() const { return *state_of(s_, "value").ops; }
+ByteBuffer Reduction::takeResult() {
+  const Bytes r = result();
+  (void)r;
+  ReductionState& s = *s_;
+  auto& b = static_cast<BytesOps&>(*s.ops);
+  s.hasResult = false;
+  if (b.value.use_count() == 1) return std::move(*b.value);  // no send reads it any more
+  ByteBuffer copy;
+  copy.append(b.value->data(), b.value->size());
+  return copy;
+}
+
+std::optional<ReductionId> Reduction::id() const {
+  return state_of(s_, "id").id;
+}
+const detail::ReductionOps& Reduction::ops() const {
+  return *state_of(s_, "value").ops;
+}
 
 // ---- Group ----
 
@@ -625,15 +697,27 @@ Reductions::Reductions(const Comm& c) : e_(std::make_shared<ReductionEngine>()) 
   std::vector<int> all(static_cast<std::size_t>(e_->P));
   for (int r = 0; r < e_->P; ++r) all[static_cast<std::size_t>(r)] = r;
   e_->all = detail::make_tree(std::move(all), e_->me);
+  e_->active.reserve(64);
+  e_->early.reserve(64);
 }
 
 Reductions::~Reductions() = default;
 
-int Reductions::rank() const { return e_->me; }
-int Reductions::size() const { return e_->P; }
-Comm& Reductions::comm() { return e_->comm; }
-std::size_t Reductions::inFlight() const { return e_->active.size(); }
-bool Reductions::progress() { return e_->progress(); }
+int Reductions::rank() const {
+  return e_->me;
+}
+int Reductions::size() const {
+  return e_->P;
+}
+Comm& Reductions::comm() {
+  return e_->comm;
+}
+std::size_t Reductions::inFlight() const {
+  return e_->active.size();
+}
+bool Reductions::progress() {
+  return e_->progress();
+}
 
 void Reductions::progressUntil(const std::function<bool()>& pred,
                                std::optional<std::chrono::steady_clock::duration> timeout) {
@@ -652,8 +736,8 @@ std::shared_ptr<const detail::MemberTree> Reductions::listTree(std::span<const i
   for (int r : ranks) {
     if (r < 0 || r >= e_->P)
       throw IndexError(std::string(what) + ": rank " + std::to_string(r) +
-                           " in the list is out of range (ranks 0.." +
-                           std::to_string(e_->P - 1) + ")",
+                           " in the list is out of range (ranks 0.." + std::to_string(e_->P - 1) +
+                           ")",
                        static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(e_->P));
     if (seen[static_cast<std::size_t>(r)]++)
       throw ValueError(std::string(what) + ": rank " + std::to_string(r) +
@@ -676,7 +760,9 @@ Group Reductions::establishGroup(std::vector<int> ranks) const {
   return Group(listTree(ranks, "establishGroup"));
 }
 
-ReductionId Reductions::globalReductionId() { return ReductionId{(++e_->globalIds << 2) | 1}; }
+ReductionId Reductions::globalReductionId() {
+  return ReductionId{(++e_->globalIds << 2) | 1};
+}
 
 ReductionId Reductions::dynamicReductionId() {
   if (e_->me != 0)
@@ -716,20 +802,20 @@ void Reductions::requestReductionId(int handler, int to, Bytes data) {
 
 Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
   return start(e_->all,
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
-               o, "reduce");
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
+               "reduce");
 }
 Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
                                  Handler handler, ReduceOptions o) {
   return start(listTree(ranks, "listReduce"),
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
-               o, "listReduce");
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
+               "listReduce");
 }
-Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge,
-                                  Handler handler, ReduceOptions o) {
+Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge, Handler handler,
+                                  ReduceOptions o) {
   return start(groupTree(g, "groupReduce"),
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)),
-               o, "groupReduce");
+               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
+               "groupReduce");
 }
 
 Reduction Reductions::start(std::shared_ptr<const detail::MemberTree> tree,
@@ -754,7 +840,7 @@ Reduction Reductions::start(std::shared_ptr<const detail::MemberTree> tree,
                        " is already in flight on rank " + std::to_string(e.me) + " (" +
                        it->second->describe() + ")");
   } else {
-    s->key = {tree->hash, ++e.calls[tree->hash]};
+    s->key = {tree->hash, tree == e.all ? ++e.globalCalls : ++e.calls[tree->hash]};
   }
   const std::size_t nk = tree->children.size();
   s->kids.resize(nk);

@@ -113,6 +113,9 @@ struct ReductionOps {
   virtual void merge(std::span<const Bytes> children) = 0;
   /// Appends the value, packed.
   virtual void pack(ByteBuffer& out) const = 0;
+  /// The packed value shared without a copy, where the value is bytes already (the plain form;
+  /// it must stay unchanged from then on); nullptr: pack() it.
+  virtual std::shared_ptr<const ByteBuffer> shared() { return nullptr; }
   /// Replaces the value with the result that came down from the parent.
   virtual void unpack(Bytes result) = 0;
   /// Calls the handler with the value (the result).
@@ -137,6 +140,9 @@ class Reduction {
   /// The result, on the members that received it (the root; every member with toAll).
   bool hasResult() const;
   Bytes result() const;
+  /// The plain form's result moved out (then hasResult() is false): its buffer can carry the
+  /// caller's next contribution.
+  ByteBuffer takeResult();
   /// The id it matched by (call-order reductions: none).
   std::optional<ReductionId> id() const;
 
@@ -283,18 +289,19 @@ struct StructOps final : ReductionOps {
 template <class T>
 const T& StructReduction<T>::value() const {
   if (!hasResult())
-    throw StateError("Reduction::value: no result on this rank (the root has it; every member "
-                     "with toAll), or not done yet");
+    throw StateError(
+        "Reduction::value: no result on this rank (the root has it; every member "
+        "with toAll), or not done yet");
   return static_cast<const detail::StructOps<T>&>(ops()).value;
 }
 
 template <class T>
 StructReduction<T> Reductions::reduceStruct(T mine, StructMerge<T> merge, StructHandler<T> handler,
                                             ReduceOptions o) {
-  return StructReduction<T>(start(globalTree(),
-                                  std::make_unique<detail::StructOps<T>>(
-                                      std::move(mine), std::move(merge), std::move(handler)),
-                                  o, "reduceStruct"));
+  return StructReduction<T>(start(
+      globalTree(),
+      std::make_unique<detail::StructOps<T>>(std::move(mine), std::move(merge), std::move(handler)),
+      o, "reduceStruct"));
 }
 
 template <class T>
@@ -302,19 +309,19 @@ StructReduction<T> Reductions::listReduceStruct(std::span<const int> ranks, T mi
                                                 StructMerge<T> merge, StructHandler<T> handler,
                                                 ReduceOptions o) {
   auto tree = listTree(ranks, "listReduceStruct");
-  return StructReduction<T>(start(std::move(tree),
-                                  std::make_unique<detail::StructOps<T>>(
-                                      std::move(mine), std::move(merge), std::move(handler)),
-                                  o, "listReduceStruct"));
+  return StructReduction<T>(start(
+      std::move(tree),
+      std::make_unique<detail::StructOps<T>>(std::move(mine), std::move(merge), std::move(handler)),
+      o, "listReduceStruct"));
 }
 
 template <class T>
 StructReduction<T> Reductions::groupReduceStruct(const Group& g, T mine, StructMerge<T> merge,
                                                  StructHandler<T> handler, ReduceOptions o) {
-  return StructReduction<T>(start(groupTree(g, "groupReduceStruct"),
-                                  std::make_unique<detail::StructOps<T>>(
-                                      std::move(mine), std::move(merge), std::move(handler)),
-                                  o, "groupReduceStruct"));
+  return StructReduction<T>(start(
+      groupTree(g, "groupReduceStruct"),
+      std::make_unique<detail::StructOps<T>>(std::move(mine), std::move(merge), std::move(handler)),
+      o, "groupReduceStruct"));
 }
 
 }  // namespace antler::comm

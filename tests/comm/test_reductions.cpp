@@ -27,7 +27,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool single_process() { return Comm::world().size() == 1; }
+bool single_process() {
+  return Comm::world().size() == 1;
+}
 
 struct Failures {
   std::vector<std::string> list;
@@ -41,7 +43,8 @@ struct Failures {
 /// The tree's result at member position p of n, for a merge that writes "x(children...)":
 /// p's children are p + 1, p + 2, p + 4, ... below p's lowest set bit (any power of two at the
 /// root) and below n.
-std::string tree_text(const std::vector<int>& members, int p, const std::function<std::string(int)>& leaf) {
+std::string tree_text(const std::vector<int>& members, int p,
+                      const std::function<std::string(int)>& leaf) {
   const int n = static_cast<int>(members.size());
   std::string s = leaf(members[static_cast<std::size_t>(p)]);
   std::vector<std::string> kids;
@@ -64,7 +67,8 @@ double canonical_sum(const std::vector<double>& v, std::size_t a, std::size_t le
 
 /// A value per rank whose sum depends on the order (cancelling magnitudes).
 double value_of(int rank, int salt) {
-  return std::ldexp(1.0 + 0.37 * rank + salt, (rank * 7 + salt) % 50 - 25) * ((rank + salt) % 2 ? -1 : 1);
+  return std::ldexp(1.0 + 0.37 * rank + salt, (rank * 7 + salt) % 50 - 25) *
+         ((rank + salt) % 2 ? -1 : 1);
 }
 
 ByteBuffer text_bytes(const std::string& s) {
@@ -72,7 +76,9 @@ ByteBuffer text_bytes(const std::string& s) {
   b.append(s.data(), s.size());
   return b;
 }
-std::string text_of(Bytes b) { return std::string(b.data(), b.size()); }
+std::string text_of(Bytes b) {
+  return std::string(b.data(), b.size());
+}
 
 /// The plain-form merge that shows the tree: mine(child,child,...).
 ByteBuffer show_tree(ByteBuffer mine, std::span<const Bytes> kids) {
@@ -139,7 +145,9 @@ bool throws(F&& f) {
   return false;
 }
 
-std::string leaf_name(int r) { return "r" + std::to_string(r); }
+std::string leaf_name(int r) {
+  return "r" + std::to_string(r);
+}
 
 // ---- the body every rank runs ----
 
@@ -168,8 +176,8 @@ void every_form(Comm& c, Failures& f) {
   auto a = red.reduce(text_bytes(leaf_name(me)), show_tree, [&](Bytes b) { got = text_of(b); },
                       {.toAll = true});
   a.wait();
-  f.expect(got == wantAll && text_of(a.result()) == wantAll, "reduce toAll on rank " +
-                                                                   std::to_string(me) + ": " + got);
+  f.expect(got == wantAll && text_of(a.result()) == wantAll,
+           "reduce toAll on rank " + std::to_string(me) + ": " + got);
 
   // Sums of cancelling doubles: the canonical fold, bit for bit, on every rank.
   for (int salt = 0; salt < 3; ++salt) {
@@ -180,6 +188,44 @@ void every_form(Comm& c, Failures& f) {
     s.wait();
     const double x = double_of(s.result());
     f.expect(std::memcmp(&x, &want, sizeof x) == 0, "sum toAll salt " + std::to_string(salt));
+  }
+
+  // Payloads past the inline size travel as a header and a second message: 3000 doubles each
+  // (vector sums, element by element), root only then toAll; the root's result moved out.
+  for (bool toAllLarge : {false, true}) {
+    const std::size_t n = 3000;
+    std::vector<double> mineV(n);
+    for (std::size_t i = 0; i < n; ++i)
+      mineV[i] = value_of(me, static_cast<int>(i % 7)) * (1.0 + i);
+    ByteBuffer b;
+    b.append(mineV.data(), n * sizeof(double));
+    auto big = red.reduce(std::move(b),
+                          [](ByteBuffer m, std::span<const Bytes> k) {
+                            auto* a = reinterpret_cast<double*>(m.data());
+                            for (Bytes x : k)
+                              for (std::size_t i = 0; i < m.size() / sizeof(double); ++i)
+                                a[i] += reinterpret_cast<const double*>(x.data())[i];
+                            return m;
+                          },
+                          {}, {.toAll = toAllLarge});
+    big.wait();
+    if (!big.hasResult()) {
+      f.expect(!toAllLarge && me != 0, "a large result missing");
+      continue;
+    }
+    const ByteBuffer res = big.takeResult();
+    f.expect(!big.hasResult() && res.size() == n * sizeof(double), "takeResult");
+    bool same = true;
+    for (std::size_t i = 0; i < n && same; ++i) {
+      std::vector<double> v(static_cast<std::size_t>(P));
+      for (int q = 0; q < P; ++q)
+        v[static_cast<std::size_t>(q)] = value_of(q, static_cast<int>(i % 7)) * (1.0 + i);
+      const double want = canonical_sum(v, 0, v.size());
+      double got;
+      std::memcpy(&got, res.data() + i * sizeof(double), sizeof got);
+      same = std::memcmp(&got, &want, sizeof got) == 0;
+    }
+    f.expect(same, std::string("a large sum, ") + (toAllLarge ? "toAll" : "root only"));
   }
 
   // The struct form, Boost-serialized values.
@@ -196,17 +242,18 @@ void every_form(Comm& c, Failures& f) {
     double lo, hi;
   };
   const ReductionId id = red.globalReductionId();
-  auto mm = red.reduceStruct<MinMax>(
-      MinMax{value_of(me, 1), value_of(me, 1)},
-      [](MinMax m, std::vector<MinMax>& k) {
-        for (auto& x : k) m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
-        return m;
-      },
-      {}, {.id = id});
+  auto mm = red.reduceStruct<MinMax>(MinMax{value_of(me, 1), value_of(me, 1)},
+                                     [](MinMax m, std::vector<MinMax>& k) {
+                                       for (auto& x : k)
+                                         m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
+                                       return m;
+                                     },
+                                     {}, {.id = id});
   mm.wait();
   if (me == 0) {
     double lo = 1e300, hi = -1e300;
-    for (int q = 0; q < P; ++q) lo = std::min(lo, value_of(q, 1)), hi = std::max(hi, value_of(q, 1));
+    for (int q = 0; q < P; ++q)
+      lo = std::min(lo, value_of(q, 1)), hi = std::max(hi, value_of(q, 1));
     f.expect(mm.value().lo == lo && mm.value().hi == hi, "reduceStruct MinMax");
   }
   f.expect(mm.id() == id, "the handle's id");
@@ -219,7 +266,8 @@ void every_form(Comm& c, Failures& f) {
   for (const auto* list : {&odd, &shuffled}) {
     const bool member = std::find(list->begin(), list->end(), me) != list->end();
     if (!member) {
-      f.expect(throws<ValueError>([&] { red.listReduce(*list, text_bytes("x"), show_tree); }), "red.listReduce(*list, text_bytes(\"x\"), show_tree) throws ValueError");
+      f.expect(throws<ValueError>([&] { red.listReduce(*list, text_bytes("x"), show_tree); }),
+               "red.listReduce(*list, text_bytes(\"x\"), show_tree) throws ValueError");
       continue;
     }
     got.clear();
@@ -388,9 +436,9 @@ void misuse(Comm& c, Failures& f) {
       const ReductionId mixed = red.globalReductionId();
       Reduction h;
       if (me == k)
-        h = red.reduceStruct<double>(
-            1.0, [](double a, std::vector<double>& b) { return a + b.size(); }, {},
-            {.id = mixed, .toAll = true});
+        h = red.reduceStruct<double>(1.0,
+                                     [](double a, std::vector<double>& b) { return a + b.size(); },
+                                     {}, {.id = mixed, .toAll = true});
       else
         h = red.reduce(double_bytes(1), sum_doubles, {}, {.id = mixed, .toAll = true});
       std::string text;
@@ -405,14 +453,27 @@ void misuse(Comm& c, Failures& f) {
     f.expect(red.inFlight() == 0, "in flight after the misuse round");
     barrier(c);
   }
-  f.expect(throws<ValueError>([&] { red.reduce(double_bytes(1), nullptr); }), "red.reduce(double_bytes(1), nullptr) throws ValueError");
-  f.expect(throws<IndexError>([&] { red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles); }), "red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles) throws IndexError");
-  f.expect(throws<ValueError>([&] { red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles); }), "red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles) throws ValueError");
-  f.expect(throws<StateError>([&] { red.groupReduce(Group(), double_bytes(1), sum_doubles); }), "red.groupReduce(Group(), double_bytes(1), sum_doubles) throws StateError");
+  f.expect(throws<ValueError>([&] { red.reduce(double_bytes(1), nullptr); }),
+           "red.reduce(double_bytes(1), nullptr) throws ValueError");
+  f.expect(
+      throws<IndexError>([&] {
+        red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles);
+      }),
+      "red.listReduce(std::vector<int>{0, P}, double_bytes(1), sum_doubles) throws IndexError");
+  f.expect(
+      throws<ValueError>([&] {
+        red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles);
+      }),
+      "red.listReduce(std::vector<int>{0, 0}, double_bytes(1), sum_doubles) throws ValueError");
+  f.expect(throws<StateError>([&] { red.groupReduce(Group(), double_bytes(1), sum_doubles); }),
+           "red.groupReduce(Group(), double_bytes(1), sum_doubles) throws StateError");
   f.expect(red.inFlight() == 0, "in flight after the bad calls");
   // dynamicReductionId off rank 0.
-  if (me != 0) f.expect(throws<StateError>([&] { red.dynamicReductionId(); }), "red.dynamicReductionId() throws StateError");
-  f.expect(throws<IndexError>([&] { red.requestReductionId(5, -1); }), "red.requestReductionId(5, -1) throws IndexError");
+  if (me != 0)
+    f.expect(throws<StateError>([&] { red.dynamicReductionId(); }),
+             "red.dynamicReductionId() throws StateError");
+  f.expect(throws<IndexError>([&] { red.requestReductionId(5, -1); }),
+           "red.requestReductionId(5, -1) throws IndexError");
 }
 
 /// Ids handed out on request: rank P - 1 asks rank 0 for one, delivered to every rank with data;
@@ -432,13 +493,13 @@ void ids_on_request(Comm& c, Failures& f) {
   struct Two {
     std::uint64_t lo, hi;
   };
-  auto r = red.reduceStruct<Two>(
-      {got->value, got->value},
-      [](Two m, std::vector<Two>& k) {
-        for (auto& x : k) m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
-        return m;
-      },
-      {}, {.id = *got, .toAll = true});
+  auto r = red.reduceStruct<Two>({got->value, got->value},
+                                 [](Two m, std::vector<Two>& k) {
+                                   for (auto& x : k)
+                                     m = {std::min(m.lo, x.lo), std::max(m.hi, x.hi)};
+                                   return m;
+                                 },
+                                 {}, {.id = *got, .toAll = true});
   r.wait();
   f.expect(r.value().lo == r.value().hi, "every rank got the same id");
   if (me == 0) {

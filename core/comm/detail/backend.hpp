@@ -63,6 +63,14 @@ class Backend {
   virtual bool test(std::shared_ptr<void>& op) = 0;
   /// Whether a message with tag from src (-1: any source) is waiting: its source and size.
   virtual bool iprobe(int src, int tag, int& from, std::size_t& n) = 0;
+  /// Receives a waiting message with tag from src (-1: any source) into out, if there is one
+  /// (its source in from); out's capacity is reused.
+  virtual bool tryRecv(int src, int tag, int& from, ByteBuffer& out) {
+    std::size_t n = 0;
+    if (!iprobe(src, tag, from, n)) return false;
+    out = recv(from, tag);
+    return true;
+  }
   /// A barrier that completes (test, wait) once every rank has started it.
   virtual std::shared_ptr<void> ibarrier() = 0;
   /// This rank's count of events (a message arrived, a synchronous send was matched): Local's

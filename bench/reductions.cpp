@@ -1,0 +1,201 @@
+// bench/reductions: what does a comm::Reductions reduction (Converse's CmiReduce family) cost next
+// to the MPI library's own MPI_Reduce and MPI_Allreduce of the same data, in the same run?
+//
+//   mpirun -n 2 reductions [reps]        timings: 8 B and 1 MiB sums, root-only and toAll, and
+//                                        1000 reductions in flight with ids vs 1000 sequential
+//                                        MPI_Allreduce calls (goal: <= 1.2x for the single ones)
+//   reductions --local P1,P2,...         comm::Local's exact counts (rounds, messages, bytes per
+//                                        rank) for the global, list and group forms at each P
+//
+// Each timing is the median of 7 batches of `reps` operations, the two sides alternating batch by
+// batch on a duplicate of one communicator; the merge is a plain loop over doubles, as MPI_SUM is.
+#include "core/comm/reductions.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/machine.hpp"
+#include "core/comm/local.hpp"
+#include "core/comm/mpi.hpp"
+
+using namespace antler;
+using namespace antler::comm;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ByteBuffer sum_merge(ByteBuffer mine, std::span<const Bytes> kids) {
+  const std::size_t n = mine.size() / sizeof(double);
+  auto* a = reinterpret_cast<double*>(mine.data());
+  for (Bytes k : kids) {
+    const auto* b = reinterpret_cast<const double*>(k.data());
+    for (std::size_t i = 0; i < n; ++i) a[i] += b[i];
+  }
+  return mine;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Seconds per call of body (run reps times), agreed across ranks (the slowest rank's).
+template <class F>
+double per_call(MPI_Comm w, int reps, F&& body) {
+  MPI_Barrier(w);
+  const auto t = Clock::now();
+  for (int i = 0; i < reps; ++i) body(i);
+  double s = std::chrono::duration<double>(Clock::now() - t).count() / reps, worst = 0;
+  MPI_Allreduce(&s, &worst, 1, MPI_DOUBLE, MPI_MAX, w);
+  return worst;
+}
+
+void timings(int reps) {
+  Comm world = Comm::world();
+  Comm raw = world.dup();
+  MPI_Comm w = mpi_handle(raw);
+  Reductions red(world);
+  const int me = world.rank();
+  if (me == 0)
+    std::printf(
+        "ranks %d, reps %d; seconds per operation (median of 7 batches)\n\n%-34s %12s %12s %8s\n",
+        world.size(), reps, "operation", "MPI", "Reductions", "ratio");
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
+    const std::size_t n = bytes / sizeof(double);
+    const int r = bytes > 4096 ? std::max(1, reps / 50) : reps;
+    std::vector<double> in(n, 1.0 + me), out(n);
+    ByteBuffer carry;  // the buffer a result comes back in carries the next contribution
+    for (bool toAll : {false, true}) {
+      std::vector<double> mpi, ours;
+      for (int batch = 0; batch < 7; ++batch) {
+        mpi.push_back(per_call(w, r, [&](int) {
+          if (toAll)
+            MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, w);
+          else
+            MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
+        }));
+        ours.push_back(per_call(w, r, [&](int) {
+          ByteBuffer b = std::move(carry);
+          b.clear();
+          b.append(in.data(), bytes);
+          auto h = red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = toAll});
+          h.wait();
+          if (h.hasResult()) carry = h.takeResult();
+        }));
+      }
+      if (me == 0) {
+        const std::string name =
+            std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
+            (bytes == 8 ? ", 8 B" : ", 1 MiB");
+        std::printf("%-34s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
+                    median(ours) / median(mpi));
+      }
+    }
+  }
+  // 1000 in flight with ids (started in a different order on each rank) vs 1000 sequential calls.
+  const int k = 1000;
+  std::vector<ReductionId> ids;
+  for (int i = 0; i < k; ++i) ids.push_back(red.globalReductionId());
+  std::vector<double> mpi, ours;
+  for (int batch = 0; batch < 7; ++batch) {
+    mpi.push_back(per_call(w, 1, [&](int) {
+      double x = 1, y = 0;
+      for (int i = 0; i < k; ++i) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, w);
+    }));
+    ours.push_back(per_call(w, 1, [&](int) {
+      std::vector<Reduction> hs(k);
+      for (int j = 0; j < k; ++j) {
+        const int i = me % 2 ? k - 1 - j : j;
+        ByteBuffer b;
+        const double x = 1;
+        b.append(&x, sizeof x);
+        hs[static_cast<std::size_t>(i)] = red.reduce(
+            std::move(b), sum_merge, {}, {.id = ids[static_cast<std::size_t>(i)], .toAll = true});
+      }
+      for (auto& h : hs) h.wait();
+    }));
+  }
+  if (me == 0)
+    std::printf("%-34s %12.3g %12.3g %8.2f\n", "1000 in flight (ids) vs sequential", median(mpi),
+                median(ours), median(ours) / median(mpi));
+}
+
+void local_counts(const std::vector<int>& Ps) {
+  std::printf(
+      "comm::Local: one 8-byte reduction; per rank: most rounds, most messages and bytes sent\n"
+      "and received; 'members': ranks that take part (toAll); 'outside': the most messages any "
+      "other rank\n"
+      "sent or received\n\n%-6s %-7s %8s %7s %9s %9s %10s %10s %9s\n",
+      "P", "form", "members", "rounds", "sent", "received", "B sent", "B recv", "outside");
+  for (int P : Ps) {
+    for (const char* form : {"global", "list", "group"}) {
+      std::vector<Stats> st(static_cast<std::size_t>(P));
+      std::vector<int> members;  // list and group: every fourth rank, root P - 1 (reversed)
+      for (int q = P - 1; q >= 0; q -= 4) members.push_back(q);
+      run_local(P, [&](Comm& c) {
+        Reductions red(c);
+        ByteBuffer b;
+        const double x = 1;
+        b.append(&x, sizeof x);
+        const bool in = std::find(members.begin(), members.end(), c.rank()) != members.end();
+        if (std::strcmp(form, "global") == 0)
+          red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = true}).wait();
+        else if (std::strcmp(form, "list") == 0 && in)
+          red.listReduce(members, std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = true})
+              .wait();
+        else if (std::strcmp(form, "group") == 0 && in)
+          red.groupReduce(red.establishGroup(members), std::move(b), sum_merge, {},
+                          {.id = std::nullopt, .toAll = true})
+              .wait();
+        st[static_cast<std::size_t>(c.rank())] = red.comm().stats();
+      });
+      Stats worst;
+      std::uint64_t outside = 0;  // messages sent or received by any rank that is not a member
+      for (int q = 0; q < P; ++q)
+        if (std::strcmp(form, "global") != 0 &&
+            std::find(members.begin(), members.end(), q) == members.end())
+          outside = std::max(outside, st[static_cast<std::size_t>(q)].messagesSent +
+                                          st[static_cast<std::size_t>(q)].messagesReceived);
+      for (auto& s : st) {
+        worst.rounds = std::max(worst.rounds, s.rounds);
+        worst.messagesSent = std::max(worst.messagesSent, s.messagesSent);
+        worst.messagesReceived = std::max(worst.messagesReceived, s.messagesReceived);
+        worst.bytesSent = std::max(worst.bytesSent, s.bytesSent);
+        worst.bytesReceived = std::max(worst.bytesReceived, s.bytesReceived);
+      }
+      std::printf("%-6d %-7s %8zu %7llu %9llu %9llu %10llu %10llu %9llu\n", P, form,
+                  std::strcmp(form, "global") == 0 ? static_cast<std::size_t>(P) : members.size(),
+                  (unsigned long long)worst.rounds, (unsigned long long)worst.messagesSent,
+                  (unsigned long long)worst.messagesReceived, (unsigned long long)worst.bytesSent,
+                  (unsigned long long)worst.bytesReceived, (unsigned long long)outside);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 2 && std::strcmp(argv[1], "--local") == 0) {
+    bench::print_machine();
+    std::vector<int> Ps;
+    for (const char* p = argv[2]; *p;) {
+      Ps.push_back(std::atoi(p));
+      while (*p && *p != ',') ++p;
+      if (*p) ++p;
+    }
+    local_counts(Ps);
+    return 0;
+  }
+  Environment env(&argc, &argv);
+  if (Comm::world().rank() == 0) bench::print_machine();
+  timings(argc > 1 ? std::atoi(argv[1]) : 20000);
+  return 0;
+}
