@@ -320,9 +320,13 @@ struct ReductionEngine {
     if (m.h.kind == Kind::idReply) return deliverId(m);
     const Key key{m.h.scope, m.h.id};
     auto it = active.find(key);
-    if (it != active.end() && !hasEarly(key, m.src, m.h.kind) && accept(*it->second, m)) {
-      advance(it->second);
-      return;
+    if (it != active.end() && !hasEarly(key, m.src, m.h.kind)) {
+      // A copy: finishing erases the table's entry, and the caller may hold no handle.
+      const std::shared_ptr<ReductionState> sp = it->second;
+      if (accept(*sp, m)) {
+        advance(sp);
+        return;
+      }
     }
     early[key].push_back(std::move(m));
   }
