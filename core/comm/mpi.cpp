@@ -156,13 +156,17 @@ class MpiBackend final : public detail::Backend {
     MPI_Message msg;
     MPI_Status st;
     ANTLER_MPI(MPI_Mprobe(src, tag, comm_, &msg, &st));
+    ByteBuffer out;
+    receiveMatched(msg, st, out);
+    return out;
+  }
+  /// Receives a message found by a matched probe into out (resized to it).
+  void receiveMatched(MPI_Message& msg, const MPI_Status& st, ByteBuffer& out) {
     int n = 0;
     ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
-    ByteBuffer out;
     out.resize(static_cast<std::size_t>(n));
     ANTLER_MPI(MPI_Mrecv(out.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
     count_recv(static_cast<std::size_t>(n));
-    return out;
   }
   std::size_t recvSome(int src, int tag, char* into, std::size_t cap) override {
     MPI_Status st;
@@ -238,11 +242,7 @@ class MpiBackend final : public detail::Backend {
     MPI_Status st;
     ANTLER_MPI(MPI_Improbe(src < 0 ? MPI_ANY_SOURCE : src, tag, comm_, &flag, &msg, &st));
     if (!flag) return false;
-    int n = 0;
-    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &n));
-    out.resize(static_cast<std::size_t>(n));
-    ANTLER_MPI(MPI_Mrecv(out.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
-    count_recv(static_cast<std::size_t>(n));
+    receiveMatched(msg, st, out);
     from = st.MPI_SOURCE;
     return true;
   }

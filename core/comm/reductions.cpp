@@ -163,28 +163,26 @@ struct ReductionEngine {
   // would otherwise cost fresh pages, zeroed by the kernel, on every reduction).
   std::vector<ByteBuffer> spare;
   static constexpr std::size_t kSpare = 8;
-  ByteBuffer buffer(std::size_t n) {
+  /// A spare buffer that fits(capacity), taken out (an empty one if none does).
+  template <class Fits>
+  ByteBuffer takeSpare(Fits fits) {
     for (std::size_t i = spare.size(); i-- > 0;)
-      if (spare[i].capacity() >= n) {
-        ByteBuffer b = std::move(spare[i]);
-        spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
-        b.resize(n);
-        return b;
-      }
-    ByteBuffer b;
-    b.resize(n);
-    return b;
-  }
-  /// A spare buffer for a message of at most the inline size (large spares are left for
-  /// payloads).
-  ByteBuffer smallBuffer() {
-    for (std::size_t i = spare.size(); i-- > 0;)
-      if (spare[i].capacity() <= 2 * kInline) {
+      if (fits(spare[i].capacity())) {
         ByteBuffer b = std::move(spare[i]);
         spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
         return b;
       }
     return {};
+  }
+  /// A buffer of n bytes for a payload.
+  ByteBuffer buffer(std::size_t n) {
+    ByteBuffer b = takeSpare([n](std::size_t c) { return c >= n; });
+    b.resize(n);
+    return b;
+  }
+  /// A buffer for a message of at most the inline size (large spares are left for payloads).
+  ByteBuffer smallBuffer() {
+    return takeSpare([](std::size_t c) { return c <= 2 * kInline; });
   }
   void recycle(std::vector<Message>& kids) {
     for (Message& k : kids)
@@ -663,8 +661,7 @@ Bytes Reduction::result() const {
 }
 
 ByteBuffer Reduction::takeResult() {
-  const Bytes r = result();
-  (void)r;
+  (void)result();  // its checks: a plain-form result on this rank
   ReductionState& s = *s_;
   auto& b = static_cast<BytesOps&>(*s.ops);
   s.hasResult = false;
