@@ -60,6 +60,13 @@ class ReduceBase {
   virtual std::size_t sizeBound() const = 0;
   /// The node whose digest needs the result, or -1 if every node's does (a global requester).
   virtual int resultNode() const = 0;
+  /// The nodes that take part, sorted: those holding targets, and those needing the result (of
+  /// P nodes; every node unless the job knows better). A Shell command's reduction runs over
+  /// these only (reduce/reduce_queue.hpp, runNow).
+  virtual void nodes(int P, std::vector<int>& out) const {
+    out.resize(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) out[static_cast<std::size_t>(r)] = r;
+  }
   /// Sets the result to the fold of every node's serialized partial (readers in node order,
   /// consumed) in the canonical order of core/comm/algorithms.hpp.
   virtual void tertiary(std::vector<Reader>& nodes) = 0;

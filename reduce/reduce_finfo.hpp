@@ -16,6 +16,7 @@
 /// after the whole population has been folded (see reduce/reduce_queue.hpp for when).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -169,6 +170,26 @@ class MsgReduceJob : public TypedReduceJob<R> {
   int resultNode() const override {
     const Element* src = msg_.src();
     return src->isGlobal() ? -1 : src->owner(msg_.requester());
+  }
+  /// The nodes holding targets (block distribution: the first min(N, P) nodes hold the N
+  /// entries; a Single message's one owner) and the requester's; every node when either side
+  /// is global.
+  void nodes(int P, std::vector<int>& out) const override {
+    const Element* src = msg_.src();
+    const Element* dest = msg_.dest();
+    if (src->isGlobal() || dest->isGlobal()) return ReduceBase::nodes(P, out);
+    out.clear();
+    if (msg_.isSingle()) {
+      out.push_back(dest->owner(msg_.singleTarget().data));
+    } else {
+      const Index holders = std::min<Index>(dest->numData(), static_cast<Index>(P));
+      for (Index r = 0; r < holders; ++r) out.push_back(static_cast<int>(r));
+    }
+    const int asker = src->owner(msg_.requester());
+    if (std::find(out.begin(), out.end(), asker) == out.end()) {
+      out.push_back(asker);
+      std::sort(out.begin(), out.end());
+    }
   }
 
  protected:

@@ -208,6 +208,7 @@ void ReduceQueue::unpack(unsigned tick,
   bool hit = !pred.empty() && pred.size() == all.size();
   for (std::size_t i = 0; hit && i < all.size(); ++i) hit = pred[i]->id() == all[i];
   if (hit) {
+    foldsRun_ += pred.size();
     // Every node computed the same verdict from the same bytes; the partials are in the readers.
     if (context_.layout().numNodes == 1) {
       for (ReduceBase* j : pred) {
@@ -277,6 +278,7 @@ std::uint32_t ReduceQueue::finish(std::uint32_t flags) {
 }
 
 std::uint32_t ReduceQueue::fold(std::uint32_t flags) {
+  foldsRun_ += pending_.size();
   for (ReduceBase* j : pending_) j->secondary();
   const NodeLayout& l = context_.layout();
   if (l.numNodes == 1) {
@@ -440,6 +442,11 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   }
   if (!error.empty()) throw CommError(error);
   if (!have) return flags;
+  return applyFolded(jobs, b, flags);
+}
+
+std::uint32_t ReduceQueue::applyFolded(const std::vector<ReduceBase*>& jobs, const ByteBuffer& b,
+                                       std::uint32_t flags) {
   Reader rd(b.data(), b.size());
   const auto all = rd.get<std::uint32_t>();
   const auto status = rd.get<std::uint32_t>();
@@ -462,20 +469,65 @@ std::uint32_t ReduceQueue::foldByTree(const std::vector<ReduceBase*>& jobs, Node
   return all | flags;
 }
 
+void ReduceQueue::setComm(comm::Comm c) {
+  reductions_.reset();
+  comm_ = std::move(c);
+  if (comm_.valid()) reductions_ = std::make_unique<comm::Reductions>(comm_);
+}
+
 void ReduceQueue::runNow(const std::vector<ReduceBase*>& jobs, unsigned T) {
-  pending_ = jobs;
-  try {
-    for (ReduceBase* j : pending_) {
+  const int P = context_.layout().numNodes, me = context_.layout().node;
+  if (!reductions_) throw StateError("reduceNow: the reduce queue has no communicator");
+  // Group the jobs by the nodes that take part, in the order of their first job (the same on
+  // every node, which runs the same command).
+  struct Group {
+    std::vector<int> nodes;
+    std::vector<ReduceBase*> jobs;
+    std::string error;  // a fold that failed on this node
+    comm::Reduction handle;
+  };
+  std::vector<Group> groups;
+  std::vector<int> nodes;
+  for (ReduceBase* j : jobs) {
+    j->nodes(P, nodes);
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.nodes == nodes; });
+    if (g == groups.end()) {
+      groups.push_back({nodes, {}, {}, {}});
+      g = groups.end() - 1;
+    }
+    g->jobs.push_back(j);
+  }
+  // Every group this node is in: its partials, then one reduction over its nodes (all in flight).
+  for (Group& g : groups) {
+    if (!std::binary_search(g.nodes.begin(), g.nodes.end(), me)) continue;
+    for (ReduceBase* j : g.jobs) {
       j->reset(T);
       // The same slices, in the same order, as T threads would fold: the same bits.
       for (unsigned t = 0; t < T; ++t) j->primary(t, T);
+      j->secondary();
     }
-    fold(0);
-  } catch (...) {
-    pending_.clear();
-    throw;
+    foldsRun_ += g.jobs.size();
+    ByteBuffer b;
+    Writer w(b);
+    w.put<std::uint32_t>(0).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(g.jobs));
+    for (ReduceBase* j : g.jobs) put_partial(w, *j);
+    auto merge = [&g, me](ByteBuffer mine, std::span<const comm::Bytes> kids) {
+      for (comm::Bytes k : kids) fold_partials(g.jobs, mine, k, false, me, g.error);
+      return mine;
+    };
+    g.handle = reductions_->listReduce(g.nodes, std::move(b), merge, {}, {.id = {}, .toAll = true});
   }
-  pending_.clear();
+  for (Group& g : groups)
+    if (g.handle.valid()) g.handle.wait();
+  for (Group& g : groups) {
+    if (!g.handle.valid()) continue;
+    if (!g.error.empty()) throw CommError(g.error);
+    const comm::Bytes r = g.handle.result();
+    ByteBuffer folded;
+    folded.append(r.data(), r.size());
+    applyFolded(g.jobs, folded, 0);
+  }
 }
 
 void ReduceQueue::clear() {

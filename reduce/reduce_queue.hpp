@@ -49,12 +49,14 @@
 /// the collective.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/buffer.hpp"
 #include "core/comm/algorithms.hpp"
+#include "core/comm/reductions.hpp"
 #include "msg/post_office.hpp"
 #include "reduce/reduce_base.hpp"
 
@@ -84,9 +86,15 @@ class ReduceQueue final : public ExchangeContributor {
   explicit ReduceQueue(const Context& context) : context_(context) {}
   ReduceQueue(const ReduceQueue&) = delete;
   ReduceQueue& operator=(const ReduceQueue&) = delete;
-  /// The communicator the node stage goes through (the Runtime sets it).
-  void setComm(comm::Comm c) { comm_ = std::move(c); }
+  /// The communicator the node stage goes through (the Simulation sets it, on every node at
+  /// once: the Reductions of runNow are built on it, collectively).
+  void setComm(comm::Comm c);
   comm::Comm& comm() { return comm_; }
+  /// The reductions by member list that runNow uses (null before setComm).
+  comm::Reductions* reductions() { return reductions_.get(); }
+  /// Reductions this node has folded (primary passes of runNow and of clock rounds): a node
+  /// outside a reduction's members folds nothing for it.
+  std::uint64_t foldsRun() const { return foldsRun_; }
 
   /// Before a run's parallel region: sizes the per-thread request lists, forgets predictions
   /// (messages may have changed since the last run).
@@ -117,8 +125,16 @@ class ReduceQueue final : public ExchangeContributor {
   /// Master: secondary folds, the node exchange, tertiary folds and digests of the pending
   /// reductions. Returns the union of every node's flags (carried in the same collective).
   std::uint32_t finish(std::uint32_t flags);
-  /// Runs the given reductions to completion now, on every node (called by Shell commands, which
-  /// every node executes in lockstep; the clock must not be running).
+  /// Runs the given reductions to completion now (called by Shell commands, which every node
+  /// executes in lockstep; the clock must not be running). Jobs are grouped by the nodes that
+  /// take part (ReduceBase::nodes: those holding targets, and those needing the result); each
+  /// group is one comm::Reductions reduction over those nodes only, every group in flight at
+  /// once, merged in the canonical order over the members (node order). A node outside a group
+  /// neither folds nor receives anything for it. The fold equals the all-node fold of the clock's
+  /// node stage when the members are the first m nodes (targets block-distributed, requester
+  /// among them); with a requester further out it may differ in the last bits of a
+  /// floating-point statistic. Nodes that disagree on a group's jobs get a CommError; nodes
+  /// that disagree on which groups exist cannot be told from a group's own messages.
   void runNow(const std::vector<ReduceBase*>& jobs, unsigned T);
   /// Forgets requests, predictions and pending reductions.
   void clear();
@@ -129,7 +145,12 @@ class ReduceQueue final : public ExchangeContributor {
 
  private:
   const Context& context_;
-  unsigned threads_ = 1;                                 // the run's threads (prepare)
+  unsigned threads_ = 1;  // the run's threads (prepare)
+  std::unique_ptr<comm::Reductions> reductions_;
+  std::uint64_t foldsRun_ = 0;
+  /// Reads a folded result ({flags, status, checksum, partials}) into jobs and digests them.
+  std::uint32_t applyFolded(const std::vector<ReduceBase*>& jobs, const ByteBuffer& b,
+                            std::uint32_t flags);
   std::unordered_map<std::uint64_t, ReduceBase*> jobs_;  // every registered job, by id
   comm::Comm comm_;
   std::uint32_t fold(std::uint32_t flags);

@@ -137,6 +137,8 @@ class Reduction {
   void wait(std::chrono::steady_clock::duration timeout);
   /// Done, without making progress.
   bool done() const;
+  /// Whether it refers to a reduction (a default-constructed handle does not).
+  bool valid() const { return s_ != nullptr; }
   /// The result, on the members that received it (the root; every member with toAll).
   bool hasResult() const;
   Bytes result() const;

@@ -148,6 +148,23 @@ def test_stats_equal_numpy(model, user_classes):
     assert s.min == x.min() and s.max == x.max()
 
 
+def test_reduce_now_over_the_nodes_holding_the_targets(model, user_classes):
+    # One target (node 0) and the requester on the last node: under mpirun the nodes between take
+    # no part (counted in C++: tests/reduce/test_reduce_path.cpp); the values against numpy.
+    n = antler.numNodes()
+    a = antler.TestAdder("/few", max(1, n - 1))
+    x = np.sin(np.arange(max(1, n - 1)) * 0.37) * 1e3 + 1e-7 * np.arange(max(1, n - 1))
+    antler.vec(a).x = x
+    s = antler.Stats("/s", n)
+    last = antler.vec(s)[n - 1]
+    antler.connect(last, "reduce", a, "getX", "Reduce")
+    antler.reduceNow(last)
+    assert last.num == x.size
+    assert last.mean == pytest.approx(x.mean(), rel=1e-12)
+    assert last.sum == pytest.approx(x.sum(), rel=1e-12)
+    assert last.min == x.min() and last.max == x.max()
+
+
 def test_threads_and_nodes():
     assert antler.numNodes() >= 1
     assert antler.myNode() == 0

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/reductions.hpp"
 #include "core/element.hpp"
 #include "models/stats.hpp"
 #include "reduce/reduce_msg.hpp"
@@ -73,6 +74,28 @@ void disagree_handler(Simulation& sim, Reader& r, Writer&) {
 }
 [[maybe_unused]] const bool reg2 =
     (Shell::registerCommand("test.disagree", &disagree_handler), true);
+
+// Each node's reduction counters: folds run, and messages its Reductions sent and received.
+void counters_handler(Simulation& sim, Reader&, Writer& w) {
+  const comm::Stats st = sim.reduces().reductions()->comm().stats();
+  w.put<std::uint64_t>(sim.reduces().foldsRun())
+      .put<std::uint64_t>(st.messagesSent + st.messagesReceived);
+}
+[[maybe_unused]] const bool reg3 =
+    (Shell::registerCommand("test.reduceCounters", &counters_handler), true);
+
+struct NodeCounters {
+  std::uint64_t folds, messages;
+};
+std::vector<NodeCounters> node_counters(Shell& sh) {
+  std::vector<NodeCounters> out;
+  for (const ByteBuffer& b : sh.dispatchExtension("test.reduceCounters", ByteBuffer())) {
+    Reader r(b);
+    const auto f = r.get<std::uint64_t>();
+    out.push_back({f, r.get<std::uint64_t>()});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -203,6 +226,57 @@ TEST_CASE("reductions over a field element and on demand from the Shell") {
   CHECK(Field<unsigned>::get(m.s, s, "num") == all.size());
   check_rel(Field<double>::get(m.s, s, "mean"), expected(all).mean);
   CHECK(Field<double>::get(m.s, s, "max") == expected(all).max);
+}
+
+TEST_CASE("reduceNow involves only the nodes that hold the targets or the requester") {
+  // Targets on the first P - 1 nodes (P - 1 entries, block-distributed), the requester on node 0:
+  // the last node takes no part. Then one target (node 0) and the requester on the last node:
+  // the nodes between take no part.
+  Model m;
+  const int P = m.s.numNodes();
+  const auto nt = static_cast<Index>(std::max(1, P - 1));
+  const ObjId few = m.s.create("TestAdder", "/few", nt);
+  const ObjId s = m.s.create("Stats", "/s", static_cast<Index>(P));
+  std::vector<double> x(nt);
+  for (Index i = 0; i < nt; ++i) x[i] = std::sin(0.37 * i) * 1e3 + 1e-7 * i;
+  Field<double>::setVec(m.s, few.id, "x", x);
+  m.s.addMsg("Reduce", s, "reduce", few, "getX");
+  const auto before = node_counters(m.s);
+  m.s.reduceNow(s, "reduce");
+  const auto after = node_counters(m.s);
+  CHECK(Field<unsigned>::get(m.s, s, "num") == nt);
+  check_rel(Field<double>::get(m.s, s, "mean"), expected(x).mean);
+  CHECK(Field<double>::get(m.s, s, "min") == expected(x).min);
+  CHECK(Field<double>::get(m.s, s, "max") == expected(x).max);
+  REQUIRE(after.size() == static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) {
+    const auto q = static_cast<std::size_t>(r);
+    const bool member = r < static_cast<int>(nt) || r == 0;
+    CAPTURE(r);
+    CHECK(after[q].folds - before[q].folds == (member ? 1u : 0u));
+    if (!member) CHECK(after[q].messages == before[q].messages);
+    if (member && P > 1 && nt > 1) CHECK(after[q].messages > before[q].messages);
+  }
+
+  const ObjId one = m.s.create("TestAdder", "/one", 1);
+  Field<double>::set(m.s, one, "x", 42.5);
+  const ObjId t = m.s.create("Stats", "/t", static_cast<Index>(P));
+  const ObjId last(t.id, static_cast<Index>(P - 1));
+  m.s.addMsg("Reduce", last, "reduce", one, "getX");
+  const auto mid = node_counters(m.s);
+  m.s.reduceNow(last, "reduce");
+  const auto end = node_counters(m.s);
+  CHECK(Field<unsigned>::get(m.s, last, "num") == 1u);
+  CHECK(Field<double>::get(m.s, last, "mean") == 42.5);
+  for (int r = 1; r + 1 < P; ++r) {
+    const auto q = static_cast<std::size_t>(r);
+    CAPTURE(r);
+    CHECK(end[q].folds == mid[q].folds);
+    CHECK(end[q].messages == mid[q].messages);
+  }
+  CHECK(end[0].folds - mid[0].folds == 1u);
+  CHECK(end[static_cast<std::size_t>(P - 1)].folds - mid[static_cast<std::size_t>(P - 1)].folds ==
+        1u);
 }
 
 TEST_CASE("a Single message from a reduce field reads one object") {
