@@ -122,14 +122,29 @@ void ReduceQueue::prepare(unsigned T) {
   threads_ = T;
   if (requests_.size() < T) requests_.resize(T);
   for (auto& p : predicted_) p.clear();
+  subsetPending_.clear();
+  // Which jobs reduce over a subset of the nodes: worked out again when messages or the layout
+  // changed since the last run (every node alike: the same jobs, the same layout).
+  if (subsetsTopology_ == context_.topology() && subsetsComputed_) return;
+  subsets_.clear();
+  const int P = context_.layout().numNodes;
+  std::vector<int> nodes;
+  for (const auto& [id, job] : jobs_) {
+    job->nodes(P, nodes);
+    if (static_cast<int>(nodes.size()) < P) subsets_.emplace(id, nodes);
+  }
+  subsetsTopology_ = context_.topology();
+  subsetsComputed_ = true;
 }
 
 void ReduceQueue::add(ReduceBase* job) {
   jobs_[job->id()] = job;
+  subsetsComputed_ = false;
 }
 
 void ReduceQueue::remove(std::uint64_t id) {
   jobs_.erase(id);
+  subsetsComputed_ = false;
 }
 
 void ReduceQueue::request(ReduceBase* job) {
@@ -203,6 +218,24 @@ void ReduceQueue::unpack(unsigned tick,
   }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
+  if (!subsets_.empty()) {
+    // Jobs over a subset of the nodes leave the all-node path (and its prediction): their
+    // members fold them in steps 3-4 and reduce over themselves; the other nodes drop them.
+    const int me = context_.layout().node;
+    std::erase_if(all, [&](std::uint64_t id) {
+      const auto s = subsets_.find(id);
+      if (s == subsets_.end()) return false;
+      if (std::binary_search(s->second.begin(), s->second.end(), me)) {
+        const auto it = jobs_.find(id);
+        if (it == jobs_.end())
+          throw CommError("reduction request for job " + std::to_string(id) +
+                          ", which is no Reduce message's on node " + std::to_string(me));
+        it->second->reset(T);
+        subsetPending_.push_back(it->second);
+      }
+      return true;
+    });
+  }
 
   auto& pred = predicted_[tick];
   bool hit = !pred.empty() && pred.size() == all.size();
@@ -268,12 +301,23 @@ void ReduceQueue::unpack(unsigned tick,
 
 void ReduceQueue::primary(unsigned t, unsigned T) {
   for (ReduceBase* j : pending_) j->primary(t, T);
+  for (ReduceBase* j : subsetPending_) j->primary(t, T);
 }
 
 std::uint32_t ReduceQueue::finish(std::uint32_t flags) {
-  if (pending_.empty()) return flags;
-  const std::uint32_t out = fold(flags);
-  pending_.clear();
+  std::uint32_t out = flags;
+  if (!pending_.empty()) {
+    out = fold(flags);
+    pending_.clear();
+  }
+  if (!subsetPending_.empty()) {
+    // Over each job's own nodes (this node is a member of every one here; ids in order, the
+    // same order on every member).
+    for (ReduceBase* j : subsetPending_) j->secondary();
+    groupByNodes(subsetPending_, scratchGroups_, true);
+    subsetPending_.clear();
+    foldGroups(scratchGroups_);
+  }
   return out;
 }
 
@@ -475,64 +519,80 @@ void ReduceQueue::setComm(comm::Comm c) {
   if (comm_.valid()) reductions_ = std::make_unique<comm::Reductions>(comm_);
 }
 
-void ReduceQueue::runNow(const std::vector<ReduceBase*>& jobs, unsigned T) {
-  const int P = context_.layout().numNodes, me = context_.layout().node;
-  if (!reductions_) throw StateError("reduceNow: the reduce queue has no communicator");
-  // Group the jobs by the nodes that take part, in the order of their first job (the same on
-  // every node, which runs the same command).
-  struct Group {
-    std::vector<int> nodes;
-    std::vector<ReduceBase*> jobs;
-    std::string error;  // a fold that failed on this node
-    comm::Reduction handle;
-  };
-  std::vector<Group> groups;
-  std::vector<int> nodes;
+void ReduceQueue::groupByNodes(const std::vector<ReduceBase*>& jobs, std::vector<NodeGroup>& out,
+                               bool cached) const {
+  out.clear();
+  std::vector<int> scratch;
   for (ReduceBase* j : jobs) {
-    j->nodes(P, nodes);
-    auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const Group& x) { return x.nodes == nodes; });
-    if (g == groups.end()) {
-      groups.push_back({nodes, {}, {}, {}});
-      g = groups.end() - 1;
+    const std::vector<int>* nodes = &scratch;
+    if (cached)
+      nodes = &subsets_.at(j->id());
+    else
+      j->nodes(context_.layout().numNodes, scratch);
+    auto g =
+        std::find_if(out.begin(), out.end(), [&](const NodeGroup& x) { return x.nodes == *nodes; });
+    if (g == out.end()) {
+      out.push_back({*nodes, {}});
+      g = out.end() - 1;
     }
     g->jobs.push_back(j);
   }
-  // Every group this node is in: its partials, then one reduction over its nodes (all in flight).
-  for (Group& g : groups) {
-    if (!std::binary_search(g.nodes.begin(), g.nodes.end(), me)) continue;
+}
+
+void ReduceQueue::foldGroups(const std::vector<NodeGroup>& groups) {
+  if (!reductions_) throw StateError("reductions: the reduce queue has no communicator");
+  const int me = context_.layout().node;
+  struct Run {
+    std::string error;  // a fold that failed on this node
+    comm::Reduction handle;
+  };
+  std::vector<Run> runs(groups.size());
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const NodeGroup& g = groups[k];
+    foldsRun_ += g.jobs.size();
+    ByteBuffer b;
+    Writer w(b);
+    w.put<std::uint32_t>(0).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(g.jobs));
+    for (ReduceBase* j : g.jobs) put_partial(w, *j);
+    std::string& error = runs[k].error;
+    auto merge = [&g, &error, me](ByteBuffer mine, std::span<const comm::Bytes> kids) {
+      for (comm::Bytes c : kids) fold_partials(g.jobs, mine, c, false, me, error);
+      return mine;
+    };
+    runs[k].handle =
+        reductions_->listReduce(g.nodes, std::move(b), merge, {}, {.id = {}, .toAll = true});
+  }
+  for (Run& r : runs) r.handle.wait();
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    if (!runs[k].error.empty()) throw CommError(runs[k].error);
+    ByteBuffer folded = runs[k].handle.takeResult();
+    applyFolded(groups[k].jobs, folded, 0);
+  }
+}
+
+void ReduceQueue::runNow(const std::vector<ReduceBase*>& jobs, unsigned T) {
+  // Grouped in the order of each group's first job (the same on every node, which runs the same
+  // command); this node's groups only, each with its partials.
+  std::vector<NodeGroup> groups;
+  groupByNodes(jobs, groups, false);
+  const int me = context_.layout().node;
+  std::erase_if(groups, [me](const NodeGroup& g) {
+    return !std::binary_search(g.nodes.begin(), g.nodes.end(), me);
+  });
+  for (const NodeGroup& g : groups)
     for (ReduceBase* j : g.jobs) {
       j->reset(T);
       // The same slices, in the same order, as T threads would fold: the same bits.
       for (unsigned t = 0; t < T; ++t) j->primary(t, T);
       j->secondary();
     }
-    foldsRun_ += g.jobs.size();
-    ByteBuffer b;
-    Writer w(b);
-    w.put<std::uint32_t>(0).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(g.jobs));
-    for (ReduceBase* j : g.jobs) put_partial(w, *j);
-    auto merge = [&g, me](ByteBuffer mine, std::span<const comm::Bytes> kids) {
-      for (comm::Bytes k : kids) fold_partials(g.jobs, mine, k, false, me, g.error);
-      return mine;
-    };
-    g.handle = reductions_->listReduce(g.nodes, std::move(b), merge, {}, {.id = {}, .toAll = true});
-  }
-  for (Group& g : groups)
-    if (g.handle.valid()) g.handle.wait();
-  for (Group& g : groups) {
-    if (!g.handle.valid()) continue;
-    if (!g.error.empty()) throw CommError(g.error);
-    const comm::Bytes r = g.handle.result();
-    ByteBuffer folded;
-    folded.append(r.data(), r.size());
-    applyFolded(g.jobs, folded, 0);
-  }
+  foldGroups(groups);
 }
 
 void ReduceQueue::clear() {
   for (auto& r : requests_) r.clear();
   pending_.clear();
+  subsetPending_.clear();
 }
 
 }  // namespace antler

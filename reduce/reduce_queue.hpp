@@ -43,6 +43,14 @@
 /// Small partials ride in the exchange; large ones at P >= 4 take a tree. Forced with
 /// setNodeStage or ANTLER_REDUCE_NODE_STAGE=allgather|tree|recursive_doubling.
 ///
+/// Reductions over some of the nodes. A job whose targets and requester live on fewer than every
+/// node (ReduceBase::nodes; worked out in prepare() when messages or the layout changed) leaves
+/// this path once the round's requests are known (unpack): its members reset it, fold it in step
+/// 3 and, in step 4, reduce it among themselves with one comm::Reductions per distinct node set
+/// (toAll over the members in node order; the canonical fold over them); every other node drops
+/// the request and does nothing for it. Such jobs are never predicted, so the all-node steady
+/// state above is unchanged (one check per round that no job is a subset job).
+///
 /// A node stage never throws midway (a node that stopped would leave others waiting): a fold that
 /// fails, or nodes whose pending sets differ (their id checksums travel with the partials), mark
 /// the partial; the mark travels on, and every node that receives it raises a CommError after
@@ -148,6 +156,24 @@ class ReduceQueue final : public ExchangeContributor {
   unsigned threads_ = 1;  // the run's threads (prepare)
   std::unique_ptr<comm::Reductions> reductions_;
   std::uint64_t foldsRun_ = 0;
+  // Reductions over a subset of the nodes (ReduceBase::nodes: fewer than every node): their
+  // member nodes by job id, worked out in prepare() when the topology changed; this round's
+  // that this node is a member of (by id).
+  std::unordered_map<std::uint64_t, std::vector<int>> subsets_;
+  std::uint64_t subsetsTopology_ = 0;
+  bool subsetsComputed_ = false;
+  std::vector<ReduceBase*> subsetPending_;
+  struct NodeGroup {
+    std::vector<int> nodes;
+    std::vector<ReduceBase*> jobs;
+  };
+  std::vector<NodeGroup> scratchGroups_;
+  /// Jobs grouped by their nodes (cached: from subsets_; else asked), in first-job order.
+  void groupByNodes(const std::vector<ReduceBase*>& jobs, std::vector<NodeGroup>& out,
+                    bool cached) const;
+  /// One toAll comm::Reductions per group over its nodes (this node a member of each, partials
+  /// ready), all in flight at once; then each group's results and digests.
+  void foldGroups(const std::vector<NodeGroup>& groups);
   /// Reads a folded result ({flags, status, checksum, partials}) into jobs and digests them.
   std::uint32_t applyFolded(const std::vector<ReduceBase*>& jobs, const ByteBuffer& b,
                             std::uint32_t flags);

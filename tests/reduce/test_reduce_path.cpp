@@ -279,6 +279,52 @@ TEST_CASE("reduceNow involves only the nodes that hold the targets or the reques
         1u);
 }
 
+TEST_CASE("a clocked Stats over targets on some nodes reduces over those nodes only") {
+  // Targets on the first P - 1 nodes, the requester on node 0 (as above), now every step from the
+  // clock; and an all-node Stats beside it that keeps the usual path. The last node folds and
+  // receives nothing for the first.
+  Model m;
+  const int P = m.s.numNodes();
+  const auto nt = static_cast<Index>(std::max(1, P - 1));
+  const ObjId few = m.s.create("TestAdder", "/few", nt);
+  const ObjId many = m.s.create("TestAdder", "/many", 100);
+  const ObjId s = m.s.create("Stats", "/s");
+  const ObjId all = m.s.create("Stats", "/all");
+  std::vector<double> x(nt), y(100);
+  for (Index i = 0; i < nt; ++i) x[i] = 3.5 - 0.25 * i;
+  for (Index i = 0; i < 100; ++i) y[i] = std::cos(0.1 * i);
+  Field<double>::setVec(m.s, few.id, "x", x);
+  Field<double>::setVec(m.s, many.id, "x", y);
+  m.s.addMsg("Reduce", s, "reduce", few, "getX");
+  m.s.addMsg("Reduce", all, "reduce", many, "getX");
+  m.s.setClock(0, 1.0);
+  m.s.useClock(0, "/s");
+  m.s.useClock(0, "/all");
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    const auto before = node_counters(m.s);
+    m.s.start(5.0);
+    const auto after = node_counters(m.s);
+    CHECK(Field<unsigned>::get(m.s, s, "num") == nt);
+    check_rel(Field<double>::get(m.s, s, "mean"), expected(x).mean);
+    CHECK(Field<double>::get(m.s, s, "max") == expected(x).max);
+    CHECK(Field<unsigned>::get(m.s, all, "num") == 100u);
+    check_rel(Field<double>::get(m.s, all, "mean"), expected(y).mean);
+    const std::uint64_t steps = after[0].folds - before[0].folds;  // both Stats, every step
+    CHECK(steps >= 10u);
+    for (int r = 1; r < P; ++r) {
+      const auto q = static_cast<std::size_t>(r);
+      CAPTURE(r);
+      const bool member = r < static_cast<int>(nt);
+      // A member folds both Stats every step; the last node only the all-node one.
+      CHECK(after[q].folds - before[q].folds == (member ? steps : steps / 2));
+      if (!member) CHECK(after[q].messages == before[q].messages);
+    }
+  }
+}
+
 TEST_CASE("a Single message from a reduce field reads one object") {
   Model m;
   const ObjId a = m.s.create("TestAdder", "/a", 9);
