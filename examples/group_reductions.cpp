@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   std::vector<int> evens;
   for (int q = 0; q < P; q += 2) evens.push_back(q);
   const comm::Group g = red.establishGroup(evens);  // no communication; root: rank 0
+  comm::Comm odds = c.split(me % 2, me);            // the odd ranks' own communicator
+  if (!g.contains(me)) bad += comm::allreduce(odds, 1, comm::ops::sum{}) != P / 2;
   if (g.contains(me)) {
     auto t = red.groupReduceStruct<Tally>(g, Tally{{me}},
                                           [](Tally mine, std::vector<Tally>& kids) {

@@ -265,9 +265,14 @@ void every_form(Comm& c, Failures& f) {
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(42));
   for (const auto* list : {&odd, &shuffled}) {
     const bool member = std::find(list->begin(), list->end(), me) != list->end();
+    // The ranks left out run a collective of their own meanwhile (members and the others each
+    // split off a communicator; the split itself is the last thing every rank does together).
+    Comm side = c.split(member ? 0 : 1, me);
     if (!member) {
       f.expect(throws<ValueError>([&] { red.listReduce(*list, text_bytes("x"), show_tree); }),
                "red.listReduce(*list, text_bytes(\"x\"), show_tree) throws ValueError");
+      const int outside = allreduce(side, 1, ops::sum{});
+      f.expect(outside == P - static_cast<int>(list->size()), "the others' own all-reduce");
       continue;
     }
     got.clear();
