@@ -302,6 +302,7 @@ class Clock::Run {
       const bool y = comm::algo::any(po_.comm(), comm::threads_exceed_cores(W_));
       po_.comm().setYielding(y);
       rq_.comm().setYielding(y);
+      if (comm::Reductions* r = rq_.reductions()) r->comm().setYielding(y);  // subset reductions
       c_.yieldDecidedFor_ = T_;
     }
     const ScheduleView view(ticks_, c_.steps_);
