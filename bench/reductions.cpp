@@ -3,7 +3,8 @@
 //
 //   mpirun -n 2 reductions [reps]        timings: 8 B and 1 MiB sums, root-only and toAll, and
 //                                        1000 reductions in flight with ids vs 1000 sequential
-//                                        MPI_Allreduce calls (goal: <= 1.2x for the single ones)
+//                                        MPI_Allreduce calls (goal: <= 1.2x for the single ones),
+//                                        and at -n 2 the floor: the same messages sent by hand
 //   reductions --local P1,P2,...         comm::Local's exact counts (rounds, messages, bytes per
 //                                        rank) for the global, list and group forms at each P
 //
@@ -98,6 +99,53 @@ void timings(int reps) {
         std::printf("%-34s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
                     median(ours) / median(mpi));
       }
+    }
+  }
+  // The floor under any reduction built on point-to-point messages, as Reductions is: the same
+  // messages (48 B: a 40-byte header and 8 B), sent and received by hand with the calls Reductions
+  // uses (Isend; Improbe + Mrecv from any source), and nothing else. Root only: rank 1 sends to
+  // rank 0. toAll: up, then the result down again (the tree's two dependent messages at P = 2).
+  if (world.size() == 2) {
+    char msg[48] = {};
+    auto recv_any = [&] {
+      int flag = 0;
+      MPI_Message m;
+      MPI_Status st;
+      while (!flag) MPI_Improbe(MPI_ANY_SOURCE, 7, w, &flag, &m, &st);
+      MPI_Mrecv(msg, sizeof msg, MPI_BYTE, &m, &st);
+    };
+    auto send_to = [&](int d) {
+      MPI_Request q;
+      MPI_Isend(msg, sizeof msg, MPI_BYTE, d, 7, w, &q);
+      MPI_Wait(&q, MPI_STATUS_IGNORE);
+    };
+    double x = 1, y = 0;
+    for (bool toAll : {false, true}) {
+      std::vector<double> mpi, floor;
+      for (int batch = 0; batch < 7; ++batch) {
+        mpi.push_back(per_call(w, reps, [&](int) {
+          if (toAll)
+            MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, w);
+          else
+            MPI_Reduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, 0, w);
+        }));
+        floor.push_back(per_call(w, reps, [&](int) {
+          if (me == 1)
+            send_to(0);
+          else
+            recv_any();
+          if (toAll) {
+            if (me == 0)
+              send_to(1);
+            else
+              recv_any();
+          }
+        }));
+      }
+      if (me == 0)
+        std::printf("%-34s %12.3g %12.3g %8.2f\n",
+                    toAll ? "floor: up+down by hand, 8 B" : "floor: one message by hand, 8 B",
+                    median(mpi), median(floor), median(floor) / median(mpi));
     }
   }
   // 1000 in flight with ids (started in a different order on each rank) vs 1000 sequential calls.
