@@ -1,0 +1,518 @@
+#include "core/comm/block_rounds.hpp"
+
+#include <exception>
+#include <numeric>
+
+#include "core/comm/collectives.hpp"
+#include "core/error.hpp"
+#include "core/layout.hpp"
+
+namespace antler::comm {
+
+// ---- BlockOwners ----
+
+BlockOwners BlockOwners::blocked(int nblocks, int ranks) {
+  if (nblocks < 0 || ranks < 1)
+    throw ValueError("BlockOwners::blocked: " + std::to_string(nblocks) + " blocks over " +
+                     std::to_string(ranks) + " ranks (blocks >= 0, ranks >= 1)");
+  std::vector<int> f(static_cast<std::size_t>(ranks) + 1);
+  for (int r = 0; r < ranks; ++r)
+    f[static_cast<std::size_t>(r)] =
+        static_cast<int>(block_range(static_cast<Index>(nblocks), ranks, r).first);
+  f.back() = nblocks;
+  return BlockOwners(std::move(f));
+}
+
+BlockOwners::BlockOwners(std::vector<int> firsts) : firsts_(std::move(firsts)) {
+  if (firsts_.size() < 2 || firsts_.front() != 0)
+    throw ValueError(
+        "BlockOwners: the first gids of P ranks and the block count (P + 1 entries "
+        "from 0) are needed");
+  for (std::size_t i = 1; i < firsts_.size(); ++i)
+    if (firsts_[i] < firsts_[i - 1])
+      throw ValueError("BlockOwners: rank " + std::to_string(i - 1) + " starts at gid " +
+                       std::to_string(firsts_[i - 1]) + " after rank " + std::to_string(i) + "'s " +
+                       std::to_string(firsts_[i]) + " (ranges must not decrease)");
+}
+
+int BlockOwners::rank(int gid) const {
+  if (gid < 0 || gid >= nblocks())
+    throw IndexError("BlockOwners::rank: gid " + std::to_string(gid) + " of " +
+                         std::to_string(nblocks()) + " blocks",
+                     static_cast<std::uint64_t>(gid), static_cast<std::uint64_t>(nblocks()));
+  // The last rank whose first gid is <= gid (empty ranks share their first with the next).
+  auto it = std::upper_bound(firsts_.begin(), firsts_.end() - 1, gid);
+  return static_cast<int>(it - firsts_.begin()) - 1;
+}
+
+namespace detail {
+
+// ---- LinkBoxes ----
+
+void LinkBoxes::reset(std::span<const int> link) {
+  link_ = link;
+  sparse_.clear();
+  if (!std::is_sorted(link.begin(), link.end()))
+    throw InternalError("block rounds: a link is not in gid order");
+  if (link.size() <= kDense) {
+    dense_.clear();
+    dense_.resize(link.size());
+    used_.assign(link.size(), 0);
+  } else {
+    dense_.clear();
+    used_.clear();
+  }
+}
+
+LinkBox* LinkBoxes::find(int gid) {
+  auto it = std::lower_bound(link_.begin(), link_.end(), gid);
+  if (it == link_.end() || *it != gid) return nullptr;
+  if (link_.size() > kDense) return &sparse_[gid];
+  const auto i = static_cast<std::size_t>(it - link_.begin());
+  used_[i] = 1;
+  return &dense_[i];
+}
+
+// ---- one call's rounds ----
+
+namespace {
+
+std::string link_text(std::span<const int> l) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < l.size() && i < 16; ++i) s += (i ? ", " : "") + std::to_string(l[i]);
+  if (l.size() > 16) s += ", ... (" + std::to_string(l.size()) + " gids)";
+  return s + "]";
+}
+
+enum : std::uint8_t { kOk = 0, kFailed = 1 };
+constexpr int kTag = 11;
+
+struct LinkHeader {
+  std::int32_t from, to;
+  std::uint32_t messages;
+  std::uint32_t pad = 0;
+  std::uint64_t bytes;
+};
+static_assert(sizeof(LinkHeader) == 24);
+
+}  // namespace
+
+/// A block active in a round: its links and their boxes.
+struct Slot {
+  int gid = 0;
+  std::vector<int> in, out;
+  LinkBoxes inbox, outbox;
+};
+
+struct BlockRun {
+  BlockRun(Comm& c, const BlockOwners& o, const char* w, unsigned t, BlockRounds::Counts& k)
+      : comm(c), owners(o), what(w), threads(t), counts(k) {}
+  Comm& comm;
+  const BlockOwners& owners;
+  const char* what;
+  unsigned threads;
+  BlockRounds::Counts& counts;
+  int me = comm.rank(), P = comm.size();
+  bool failed = false, own = false;
+  ErrorKind kind = ErrorKind::value;
+  std::string text;
+  std::exception_ptr thrown;
+
+  using RoundFn = std::function<void(int round, Slot&)>;
+  using LinksFn =
+      std::function<void(int round, int gid, std::vector<int>& in, std::vector<int>& out)>;
+
+  static ReduceProxy proxy(int gid, int round, int nblocks, LinkBoxes& in, LinkBoxes& out) {
+    ReduceProxy p;
+    p.gid_ = gid;
+    p.round_ = round;
+    p.nblocks_ = nblocks;
+    p.in_ = &in;
+    p.out_ = &out;
+    return p;
+  }
+
+  /// The slots of this rank's blocks active in `round`, their in-boxes ready to receive.
+  std::vector<Slot> slots(int round, int last, const std::function<bool(int, int)>& active,
+                          const LinksFn& links) {
+    std::vector<Slot> v;
+    for (int g = owners.first(me); g < owners.end(me); ++g) {
+      if (!active(round, g)) continue;
+      Slot& s = v.emplace_back();
+      s.gid = g;
+      links(round, g, s.in, s.out);
+      if (round == last) s.out.clear();
+    }
+    for (Slot& s : v) s.inbox.reset(s.in);  // after the vector stopped moving
+    return v;
+  }
+
+  /// fn on every slot (threads), unless a failure is known; a throw fails the run.
+  void callbacks(int round, std::vector<Slot>& cur, const RoundFn& fn) {
+    for (Slot& s : cur) s.outbox.reset(s.out);
+    if (failed) return;
+    std::vector<std::exception_ptr> errs(cur.size());
+    const auto n = static_cast<std::ptrdiff_t>(cur.size());
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n > 1)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      try {
+        fn(round, cur[static_cast<std::size_t>(i)]);
+      } catch (...) {
+        errs[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    }
+    for (std::size_t i = 0; i < errs.size(); ++i)
+      if (errs[i]) {  // the lowest gid's, whatever the threads
+        failed = own = true;
+        thrown = errs[i];
+        std::string why = "an exception";
+        try {
+          std::rethrow_exception(errs[i]);
+        } catch (const Exception& e) {
+          kind = e.kind();
+          why = e.what();
+        } catch (const std::exception& e) {
+          kind = ErrorKind::value;
+          why = e.what();
+        } catch (...) {
+        }
+        text = std::string(what) + ", round " + std::to_string(round) + ": the callback of block " +
+               std::to_string(cur[i].gid) + " on rank " + std::to_string(me) + " threw: " + why;
+        return;
+      }
+  }
+
+  /// Moves what cur's blocks sent into next's in-boxes: local links as buffers, the others in
+  /// one message per rank pair.
+  void exchange(std::vector<Slot>& cur, std::vector<Slot>& next) {
+    auto nextSlot = [&](int gid) -> Slot* {
+      auto it = std::lower_bound(next.begin(), next.end(), gid,
+                                 [](const Slot& s, int g) { return s.gid < g; });
+      return it != next.end() && it->gid == gid ? &*it : nullptr;
+    };
+    auto deliver = [&](int from, int to, std::uint32_t messages, ByteBuffer&& bytes,
+                       const char* src) {
+      Slot* t = nextSlot(to);
+      LinkBox* box = t ? t->inbox.find(from) : nullptr;
+      if (!box)
+        throw CommError(std::string(what) + ": a message from block " + std::to_string(from) +
+                        " to block " + std::to_string(to) + " (" + src +
+                        ") that no in-link of the next round expects");
+      if (box->bytes.empty()) {
+        box->bytes = std::move(bytes);
+      } else {
+        box->bytes.append(bytes.data(), bytes.size());
+      }
+      box->messages += messages;
+    };
+    // Each rank that holds an out-link target gets one message (empty links included), so that
+    // a receiver knows whom to expect from its in-links alone.
+    std::vector<int> dests, sources;
+    for (const Slot& s : cur)
+      for (int t : s.out)
+        if (int r = owners.rank(t); r != me) dests.push_back(r);
+    for (const Slot& s : next)
+      for (int f : s.in)
+        if (int r = owners.rank(f); r != me) sources.push_back(r);
+    for (auto* v : {&dests, &sources}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    std::vector<ByteBuffer> out(dests.size());
+    for (ByteBuffer& b : out) {
+      const std::uint8_t st = failed ? kFailed : kOk;
+      b.append(&st, 1);
+      if (failed) {
+        const auto k = static_cast<std::uint8_t>(kind);
+        const auto n = static_cast<std::uint32_t>(text.size());
+        b.append(&k, 1);
+        b.append(&n, sizeof n);
+        b.append(text.data(), text.size());
+      }
+    }
+    auto destIndex = [&](int r) {
+      return static_cast<std::size_t>(std::lower_bound(dests.begin(), dests.end(), r) -
+                                      dests.begin());
+    };
+    if (!failed)
+      for (Slot& s : cur)
+        s.outbox.forEach([&](int to, LinkBox& box) {
+          if (box.messages == 0) return;
+          const int r = owners.rank(to);
+          if (r == me) {
+            ++counts.localLinks;
+            deliver(s.gid, to, box.messages, std::move(box.bytes), "on this rank");
+            return;
+          }
+          ++counts.remoteLinks;
+          ByteBuffer& b = out[destIndex(r)];
+          const LinkHeader h{s.gid, to, box.messages, 0, box.bytes.size()};
+          b.append(&h, sizeof h);
+          b.append(box.bytes.data(), box.bytes.size());
+        });
+    std::vector<Request> reqs;
+    reqs.reserve(dests.size());
+    for (std::size_t i = 0; i < dests.size(); ++i)
+      reqs.push_back(comm.isend(dests[i], kTag, {out[i].data(), out[i].size()}));
+    counts.rankMessages += dests.size();
+    std::exception_ptr bad;  // a corrupted message: finish the round's traffic first
+    for (int r : sources) {
+      ByteBuffer m = comm.recv(r, kTag);
+      try {
+        Reader rd(m);
+        const auto st = rd.get<std::uint8_t>();
+        if (st == kFailed) {
+          const auto k = rd.get<std::uint8_t>();
+          const auto n = rd.get<std::uint32_t>();
+          const char* t = rd.take(n);
+          if (!failed) {
+            failed = true;
+            kind = static_cast<ErrorKind>(k);
+            text.assign(t, n);
+          }
+          continue;
+        }
+        if (st != kOk)
+          throw CommError(std::string(what) + ": corrupted message from rank " + std::to_string(r));
+        while (rd.left()) {
+          LinkHeader h;
+          std::memcpy(&h, rd.take(sizeof h), sizeof h);
+          if (h.from < 0 || h.from >= owners.nblocks() || owners.rank(h.from) != r)
+            throw CommError(std::string(what) + ": corrupted message from rank " +
+                            std::to_string(r) + " (block " + std::to_string(h.from) +
+                            " is not one of its blocks)");
+          const char* p = rd.take(h.bytes);
+          ByteBuffer b;
+          b.append(p, h.bytes);
+          if (!failed) deliver(h.from, h.to, h.messages, std::move(b), "from another rank");
+        }
+      } catch (...) {
+        if (!bad) bad = std::current_exception();
+      }
+    }
+    for (Request& q : reqs) comm.wait(q);
+    if (bad) std::rethrow_exception(bad);
+  }
+
+  /// Rounds 0..last; every rank agrees at the end whether one failed.
+  void run(int last, const std::function<bool(int, int)>& active, const LinksFn& links,
+           const RoundFn& fn) {
+    counts = {};
+    std::vector<Slot> cur = slots(0, last, active, links);
+    for (int round = 0;; ++round) {
+      callbacks(round, cur, fn);
+      ++counts.rounds;
+      if (round == last) break;
+      std::vector<Slot> next = slots(round + 1, last, active, links);
+      exchange(cur, next);
+      cur = std::move(next);  // the slots stay where they are: their links' spans hold
+    }
+    const int code = own ? P - me : 0;  // the lowest rank whose own callback threw
+    const int worst = allreduce(comm, code, ops::max{});
+    if (!worst) return;
+    const int root = P - worst;
+    std::string t = text;
+    auto k = static_cast<std::uint8_t>(kind);
+    broadcast(comm, t, root);
+    broadcast(comm, k, root);
+    if (me == root && thrown) std::rethrow_exception(thrown);
+    throw_error(static_cast<ErrorKind>(k), t);
+  }
+};
+
+}  // namespace detail
+
+// ---- ReduceProxy ----
+
+detail::LinkBox& ReduceProxy::outBox(int to) {
+  detail::LinkBox* b = out_->find(to);
+  if (!b)
+    throw IndexError("ReduceProxy::enqueue: block " + std::to_string(gid_) + " in round " +
+                         std::to_string(round_) + " sends to gid " + std::to_string(to) +
+                         ", which is not in its out-link " + detail::link_text(out_->link()),
+                     static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
+  return *b;
+}
+
+void ReduceProxy::enqueueBytes(int to, Bytes bytes) {
+  detail::LinkBox& b = outBox(to);
+  const auto n = static_cast<std::uint32_t>(bytes.size());
+  b.bytes.append(&n, sizeof n);
+  b.bytes.append(bytes.data(), bytes.size());
+  ++b.messages;
+}
+
+Bytes ReduceProxy::take(int from) {
+  detail::LinkBox* b = in_->find(from);
+  if (!b)
+    throw IndexError("ReduceProxy::dequeue: block " + std::to_string(gid_) + " in round " +
+                         std::to_string(round_) + " reads from gid " + std::to_string(from) +
+                         ", which is not in its in-link " + detail::link_text(in_->link()),
+                     static_cast<std::uint64_t>(from), static_cast<std::uint64_t>(nblocks_));
+  if (b->taken == b->messages)
+    throw StateError("ReduceProxy::dequeue: block " + std::to_string(gid_) + " in round " +
+                     std::to_string(round_) + " reads message " + std::to_string(b->taken + 1) +
+                     " from block " + std::to_string(from) + ", which sent " +
+                     std::to_string(b->messages));
+  Reader r(b->bytes.data() + b->read, b->bytes.size() - b->read);
+  const auto n = r.get<std::uint32_t>();
+  const char* p = r.take(n);
+  b->read += sizeof n + n;
+  ++b->taken;
+  return {p, n};
+}
+
+std::size_t ReduceProxy::incoming(int from) const {
+  detail::LinkBox* b = in_->find(from);
+  return b ? b->messages - b->taken : 0;
+}
+
+void ReduceProxy::typeMismatch(int from, std::size_t bytes, const char* type) const {
+  throw TypeError("ReduceProxy::dequeue: block " + std::to_string(gid_) + " in round " +
+                      std::to_string(round_) + " reads a " + type + " from block " +
+                      std::to_string(from) + ", whose message of " + std::to_string(bytes) +
+                      " bytes is not one (enqueue and dequeue must use one type)",
+                  type, std::to_string(bytes) + " bytes");
+}
+
+// ---- BlockRounds ----
+
+BlockRounds::BlockRounds(const Comm& c) : comm_(c.dup()) {}
+BlockRounds::~BlockRounds() = default;
+
+namespace {
+void check_owners(const Comm& c, const BlockOwners& o, int nblocks, const char* what) {
+  if (o.ranks() != c.size())
+    throw ValueError(std::string(what) + ": the owners place blocks on " +
+                     std::to_string(o.ranks()) + " ranks, the communicator has " +
+                     std::to_string(c.size()));
+  if (nblocks >= 0 && o.nblocks() != nblocks)
+    throw ValueError(std::string(what) + ": the partners' grid has " + std::to_string(nblocks) +
+                     " blocks, the owners " + std::to_string(o.nblocks()));
+}
+unsigned at_least_one(unsigned t) {
+  return t ? t : 1;
+}
+}  // namespace
+
+void BlockRounds::reduce(const BlockOwners& owners, const Partners& partners, const BlockFn& fn,
+                         unsigned threads) {
+  check_owners(comm_, owners, partners.nblocks(), "BlockRounds::reduce");
+  if (!fn) throw ValueError("BlockRounds::reduce: an empty callback");
+  const std::string what = std::string("block rounds (") + pattern_name(partners.pattern()) + ")";
+  detail::BlockRun run(comm_, owners, what.c_str(), at_least_one(threads), counts_);
+  run.run(
+      partners.lastRound(), [&](int r, int g) { return partners.active(r, g); },
+      [&](int r, int g, std::vector<int>& in, std::vector<int>& out) {
+        in = partners.in_link(r, g);
+        out = partners.out_link(r, g);
+      },
+      [&](int round, detail::Slot& s) {
+        ReduceProxy p = detail::BlockRun::proxy(s.gid, round, owners.nblocks(), s.inbox, s.outbox);
+        fn(s.gid, p);
+      });
+}
+
+void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k,
+                             unsigned threads) {
+  check_owners(comm_, owners, -1, "BlockRounds::all_to_all");
+  if (!fn) throw ValueError("BlockRounds::all_to_all: an empty callback");
+  const int n = owners.nblocks();
+  if (n == 0) {
+    counts_ = {};
+    return;
+  }
+  const Partners swap(Pattern::swap, BlockGrid::line(n), k, false);
+  const int R = swap.lastRound();
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  detail::LinkBoxes none;
+  none.reset({});
+
+  // A parcel: one (from, to) link of the user's round, [LinkHeader][bytes], forwarded whole.
+  auto route = [&](int round, detail::Slot& s, int from, int to, std::uint32_t messages,
+                   Bytes bytes) {
+    // The member of this round's group whose range holds `to`: its coordinate agrees with
+    // to's in this round's digit (distance halving: step = what is left to split).
+    const auto& kv = swap.factored()[static_cast<std::size_t>(round)];
+    const int j = to / swap.step(round) % kv.size;
+    const int target = s.out[static_cast<std::size_t>(j)];
+    detail::LinkBox* box = s.outbox.find(target);
+    const detail::LinkHeader h{from, to, messages, 0, bytes.size()};
+    box->bytes.append(&h, sizeof h);
+    box->bytes.append(bytes.data(), bytes.size());
+    box->messages = 1;
+  };
+  // Every parcel that reached s this round, to f(from, to, messages, bytes).
+  auto parcels = [&](detail::Slot& s, const auto& f) {
+    for (int from : s.in) {
+      detail::LinkBox* box = s.inbox.find(from);
+      Reader rd(box->bytes.data(), box->bytes.size());
+      while (rd.left()) {
+        detail::LinkHeader h;
+        std::memcpy(&h, rd.take(sizeof h), sizeof h);
+        f(h.from, h.to, h.messages, Bytes(rd.take(h.bytes), h.bytes));
+      }
+    }
+  };
+  // The user's last call: every gid in the in-link, the parcels' messages in their boxes.
+  auto deliverAll = [&](int gid, detail::LinkBoxes& inbox) {
+    detail::LinkBoxes out;
+    out.reset({});
+    ReduceProxy p = detail::BlockRun::proxy(gid, 1, n, inbox, out);
+    fn(gid, p);
+  };
+  auto addParcel = [](detail::LinkBoxes& inbox, int from, std::uint32_t messages, Bytes bytes) {
+    detail::LinkBox* box = inbox.find(from);
+    box->bytes.append(bytes.data(), bytes.size());
+    box->messages += messages;
+  };
+
+  detail::BlockRun run(comm_, owners, "block rounds (all_to_all)", at_least_one(threads), counts_);
+  run.run(
+      R, [](int, int) { return true; },
+      [&](int r, int g, std::vector<int>& in, std::vector<int>& out) {
+        in = swap.in_link(r, g);
+        out = swap.out_link(r, g);
+      },
+      [&](int round, detail::Slot& s) {
+        if (round == 0) {
+          detail::LinkBoxes userOut;
+          userOut.reset(all);
+          ReduceProxy p = detail::BlockRun::proxy(s.gid, 0, n, none, userOut);
+          fn(s.gid, p);
+          if (R == 0) {  // one block: its messages to itself are its last call's in-link
+            detail::LinkBoxes inbox;
+            inbox.reset(all);
+            userOut.forEach([&](int to, detail::LinkBox& b) {
+              if (b.messages) addParcel(inbox, s.gid, b.messages, {b.bytes.data(), b.bytes.size()});
+              (void)to;
+            });
+            deliverAll(s.gid, inbox);
+            return;
+          }
+          for (int to : s.out) s.outbox.find(to);  // every member gets a (maybe empty) box
+          userOut.forEach([&](int to, detail::LinkBox& b) {
+            if (b.messages) route(0, s, s.gid, to, b.messages, {b.bytes.data(), b.bytes.size()});
+          });
+          return;
+        }
+        if (round < R) {
+          parcels(s, [&](int from, int to, std::uint32_t m, Bytes b) {
+            route(round, s, from, to, m, b);
+          });
+          return;
+        }
+        detail::LinkBoxes inbox;
+        inbox.reset(all);
+        parcels(s, [&](int from, int to, std::uint32_t m, Bytes b) {
+          if (to != s.gid)
+            throw InternalError("all_to_all: a parcel for block " + std::to_string(to) +
+                                " reached block " + std::to_string(s.gid));
+          addParcel(inbox, from, m, b);
+        });
+        deliverAll(s.gid, inbox);
+      });
+}
+
+}  // namespace antler::comm

@@ -1,0 +1,216 @@
+#pragma once
+#pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
+/// BlockRounds: DIY's block reductions (merge, swap, broadcast, all-reduce, all-to-all) over
+/// blocks spread across the ranks of a Comm. A block is anything the caller numbers 0..n-1 (gid);
+/// BlockOwners says which rank holds which gids (contiguous ranges, as antler splits an
+/// Element's entries). In each round of a Partners pattern (core/comm/partners.hpp) the callback
+/// runs once for every block of this rank that is active in that round:
+///
+///   comm::BlockRounds rounds(c);
+///   rounds.reduce(owners, comm::Partners::merge(comm::BlockGrid::line(n), 2),
+///                 [&](int gid, comm::ReduceProxy& rp) {
+///                   for (int from : rp.in_link()) hist[gid] += rp.dequeue<Histogram>(from);
+///                   for (int to : rp.out_link()) rp.enqueue(to, hist[gid]);
+///                 });
+///
+/// Messages. enqueue(to, value) in round r reaches `to` in round r + 1, where dequeue(from, value)
+/// takes them in the order sent (several per link). `to` must be in this round's out-link and
+/// `from` in this round's in-link. Values travel through Codec (memcpy for trivially copyable
+/// types, Boost.Serialization otherwise); each message keeps its length, so a dequeue of another
+/// type, or of more messages than were sent, is an error naming both blocks. Messages a block
+/// does not dequeue in its round are dropped, as in DIY.
+///
+/// Where the bytes go. Between two blocks of one rank a message moves as a buffer, never through
+/// the Comm. Between ranks, each round sends one message from each rank to each rank that holds
+/// one of its blocks' out-link targets (all links to that rank packed together; a rank expects
+/// exactly the ranks its in-links name, so nothing is negotiated). Nothing depends on the order
+/// in which messages arrive or threads finish: a round's result is the same for any split of
+/// the blocks over ranks and threads.
+///
+/// Threads. A rank's active blocks in a round are split over `threads` OpenMP threads; a callback
+/// may touch its own block and its proxy, nothing shared without its own synchronisation.
+///
+/// Failure. An exception in a callback, on any rank, becomes the same exception (its Error kind
+/// and text, naming the block, the round and the rank) on every rank once the rounds end; the
+/// rounds still run to the end, without callbacks, so no rank waits on one that stopped.
+///
+/// all_to_all(owners, fn, k): written as one round (fn runs at round 0 with every gid as its
+/// out-link, then at round 1 with every gid as its in-link), run as the k-ary swap rounds of DIY
+/// (distance halving over a line of n blocks): the intermediate rounds forward the messages
+/// without calling fn. Each block sends k messages a round, not n.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <typeinfo>
+#include <unordered_map>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/comm/comm.hpp"
+#include "core/comm/partners.hpp"
+
+namespace antler::comm {
+
+using Bytes = std::span<const char>;
+
+/// Which rank holds which gids: rank r holds [first(r), first(r + 1)).
+class BlockOwners {
+ public:
+  /// n blocks over P ranks the way antler splits an Element's entries (core/layout.hpp: the first
+  /// n % P ranks hold one more).
+  static BlockOwners blocked(int nblocks, int ranks);
+  /// Explicit ranges: firsts has P + 1 entries, from 0 up to the block count, non-decreasing.
+  explicit BlockOwners(std::vector<int> firsts);
+  int nblocks() const { return firsts_.back(); }
+  int ranks() const { return static_cast<int>(firsts_.size()) - 1; }
+  int first(int rank) const { return firsts_[static_cast<std::size_t>(rank)]; }
+  int end(int rank) const { return firsts_[static_cast<std::size_t>(rank) + 1]; }
+  /// The rank holding gid.
+  int rank(int gid) const;
+
+ private:
+  std::vector<int> firsts_;
+};
+
+namespace detail {
+
+/// One link's messages: [u32 length][bytes] each, read front to back.
+struct LinkBox {
+  ByteBuffer bytes;
+  std::size_t read = 0;
+  std::uint32_t messages = 0, taken = 0;
+};
+
+/// The boxes of one block's in- or out-link, one per gid of the link, made on first use.
+class LinkBoxes {
+ public:
+  void reset(std::span<const int> link);
+  std::span<const int> link() const { return link_; }
+  /// The box of gid, or nullptr if gid is not in the link.
+  LinkBox* find(int gid);
+  /// Each box that has been used, with its gid, in gid order.
+  template <class F>
+  void forEach(F&& f) {
+    if (!sparse_.empty() || dense_.empty()) {
+      std::vector<int> gids;
+      gids.reserve(sparse_.size());
+      for (auto& kv : sparse_) gids.push_back(kv.first);
+      std::sort(gids.begin(), gids.end());
+      for (int g : gids) f(g, sparse_.at(g));
+    }
+    for (std::size_t i = 0; i < dense_.size(); ++i)
+      if (used_[i]) f(link_[i], dense_[i]);
+  }
+
+ private:
+  static constexpr std::size_t kDense = 64;  // longer links (all_to_all's) keep a map
+  std::span<const int> link_;
+  std::vector<LinkBox> dense_;
+  std::vector<char> used_;
+  std::unordered_map<int, LinkBox> sparse_;
+};
+
+struct BlockRun;
+
+}  // namespace detail
+
+/// What a block's callback sees in one round: its links, and the messages along them.
+class ReduceProxy {
+ public:
+  int gid() const { return gid_; }
+  /// The round (0 first).
+  int round() const { return round_; }
+  int nblocks() const { return nblocks_; }
+  /// The blocks this block receives from this round, in group order (itself included where it
+  /// is in the group).
+  std::span<const int> in_link() const { return in_->link(); }
+  /// The blocks this block sends to this round, in group order.
+  std::span<const int> out_link() const { return out_->link(); }
+
+  /// Sends v to block `to` (in the out-link), received there next round.
+  template <class T>
+  void enqueue(int to, const T& v) {
+    detail::LinkBox& b = outBox(to);
+    const std::size_t at = b.bytes.size();
+    b.bytes.grow(sizeof(std::uint32_t));
+    Writer w(b.bytes);
+    Codec<T>::write(w, v);
+    const auto n = static_cast<std::uint32_t>(b.bytes.size() - at - sizeof(std::uint32_t));
+    std::memcpy(b.bytes.data() + at, &n, sizeof n);
+    ++b.messages;
+  }
+  /// Takes the next message from block `from` (in the in-link) into v.
+  template <class T>
+  void dequeue(int from, T& v) {
+    const Bytes m = take(from);
+    Reader r(m.data(), m.size());
+    try {
+      v = Codec<T>::read(r);
+    } catch (const CommError&) {
+      typeMismatch(from, m.size(), typeid(T).name());
+    }
+    if (r.left()) typeMismatch(from, m.size(), typeid(T).name());
+  }
+  template <class T>
+  T dequeue(int from) {
+    T v{};
+    dequeue(from, v);
+    return v;
+  }
+  /// Messages from `from` not dequeued yet (0 for a gid outside the in-link).
+  std::size_t incoming(int from) const;
+  /// Raw bytes: one message.
+  void enqueueBytes(int to, Bytes bytes);
+  /// Raw bytes: the next message's (valid until the round ends).
+  Bytes dequeueBytes(int from) { return take(from); }
+
+ private:
+  friend struct detail::BlockRun;
+  detail::LinkBox& outBox(int to);
+  Bytes take(int from);
+  [[noreturn]] void typeMismatch(int from, std::size_t bytes, const char* type) const;
+
+  int gid_ = 0, round_ = 0, nblocks_ = 0;
+  detail::LinkBoxes* in_ = nullptr;
+  detail::LinkBoxes* out_ = nullptr;
+};
+
+/// One block's callback: the block's gid and its proxy for this round.
+using BlockFn = std::function<void(int gid, ReduceProxy&)>;
+
+/// Runs block rounds over the ranks of a communicator (its own duplicate).
+class BlockRounds {
+ public:
+  /// Collective over c: duplicates it.
+  explicit BlockRounds(const Comm& c);
+  ~BlockRounds();
+  BlockRounds(const BlockRounds&) = delete;
+  BlockRounds& operator=(const BlockRounds&) = delete;
+  Comm& comm() { return comm_; }
+
+  /// Runs the rounds 0..partners.lastRound() of the pattern: fn for each of this rank's blocks
+  /// active in each round. Collective (every rank, the same owners and partners).
+  void reduce(const BlockOwners& owners, const Partners& partners, const BlockFn& fn,
+              unsigned threads = 1);
+  /// DIY's all_to_all: fn at round 0 (out-link: every gid) and at round 1 (in-link: every gid),
+  /// the messages routed through k-ary swap rounds between. Collective.
+  void all_to_all(const BlockOwners& owners, const BlockFn& fn, int k = 2, unsigned threads = 1);
+
+  /// Rank messages and rounds of the last call on this rank (Local's exact counts are in
+  /// comm().stats()).
+  struct Counts {
+    std::uint64_t rounds = 0, rankMessages = 0, localLinks = 0, remoteLinks = 0;
+  };
+  const Counts& lastCounts() const { return counts_; }
+
+ private:
+  Comm comm_;
+  Counts counts_;
+};
+
+}  // namespace antler::comm
+#pragma GCC visibility pop
