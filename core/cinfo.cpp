@@ -60,6 +60,8 @@ const char* to_string(FinfoKind k) {
       return "field element";
     case FinfoKind::reduce:
       return "reduce";
+    case FinfoKind::blocks:
+      return "blocks";
   }
   return "?";
 }

@@ -19,6 +19,7 @@
 #include <cctype>
 #include <memory>
 
+#include "core/block_finfo.hpp"
 #include "core/cinfo.hpp"
 #include "core/dest_finfo.hpp"
 #include "core/field_element_finfo.hpp"
@@ -133,6 +134,17 @@ class ClassBuilder {
   template <auto Fn>
   ClassBuilder& dest(std::string name, std::string doc = "") {
     c_->add(std::make_unique<DestFinfoT<Fn>>(std::move(name), std::move(doc)));
+    return *this;
+  }
+  /// Block rounds over the Element's entries (core/block_finfo.hpp; run by the Shell's
+  /// blockReduce and allToAll): a member `void T::fn(comm::ReduceProxy&, const comm::Partners&)`
+  /// or `void T::fn(comm::ReduceProxy&)`, or a free function taking T& first.
+  template <class Fn>
+  ClassBuilder& blocks(std::string name, Fn fn, std::string doc = "") {
+    static_assert(std::is_invocable_v<Fn, T&, comm::ReduceProxy&, const comm::Partners&> ||
+                      std::is_invocable_v<Fn, T&, comm::ReduceProxy&>,
+                  "a block function takes (ReduceProxy&, const Partners&) or (ReduceProxy&)");
+    c_->add(std::make_unique<BlockFinfoT<T, Fn>>(std::move(name), std::move(doc), fn));
     return *this;
   }
   /// An outgoing message port (an inline static SrcFinfo<A...> member of T).

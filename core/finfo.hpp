@@ -25,6 +25,7 @@ enum class FinfoKind : std::uint8_t {
   shared,         ///< a bundle of functions (e.g. proc = process + reinit)
   fieldElement,   ///< an array field viewed as a child Element
   reduce,         ///< a reduction requested by this object
+  blocks,         ///< block rounds over the Element's entries (core/block_finfo.hpp)
 };
 
 /// "value", "dest", ...

@@ -66,12 +66,12 @@ Reply take_reply(ByteBuffer&& b) {
 /// The name of a command's operation, for messages.
 const char* op_name(const ByteBuffer& cmd) {
   static const char* const names[] = {
-      "quit",       "create",          "delete",    "addMsg",    "setRandomConnectivity",
-      "pairFill",   "setStride",       "set",       "get",       "setVec",
-      "getVec",     "setVec",          "getLookup", "setLookup", "call",
-      "setClock",   "useClock",        "reinit",    "start",     "setNumThreads",
-      "clearModel", "syncDataHandler", "reduceNow", "seed",      "loadLibrary",
-      "extension"};
+      "quit",        "create",          "delete",    "addMsg",    "setRandomConnectivity",
+      "pairFill",    "setStride",       "set",       "get",       "setVec",
+      "getVec",      "setVec",          "getLookup", "setLookup", "call",
+      "setClock",    "useClock",        "reinit",    "start",     "setNumThreads",
+      "clearModel",  "syncDataHandler", "reduceNow", "seed",      "loadLibrary",
+      "blockReduce", "allToAll",        "extension"};
   static_assert(std::size(names) == static_cast<std::size_t>(Op::extension) + 1);
   std::uint32_t op = ~0u;
   if (cmd.size() >= 4) std::memcpy(&op, cmd.data(), 4);
@@ -109,6 +109,8 @@ constexpr std::pair<Op, CommandHandler> kCommands[] = {
     {Op::reduceNow, handler<ReduceNow, do_reduce_now>()},
     {Op::seed, handler<Seed, [](Simulation& s, std::uint64_t v) { s.setSeed(v); }>()},
     {Op::loadLibrary, handler<LoadLibrary, do_load_library>()},
+    {Op::blockReduce, block_reduce_handler},
+    {Op::allToAll, all_to_all_handler},
     {Op::extension, do_extension},
 };
 

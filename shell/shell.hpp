@@ -19,6 +19,7 @@
 
 #include "core/buffer.hpp"
 #include "core/comm/comm.hpp"
+#include "core/comm/partners.hpp"
 #include "core/id.hpp"
 
 namespace antler {
@@ -53,7 +54,18 @@ enum class Op : std::uint32_t {
   reduceNow,
   seed,
   loadLibrary,
+  blockReduce,
+  allToAll,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
+};
+
+/// What Shell::blockReduce runs: a pattern over a block grid (core/comm/partners.hpp).
+struct BlockSpec {
+  comm::Pattern pattern = comm::Pattern::merge;
+  int k = 2;                         ///< the radix (>= 2); ignored with explicit rounds
+  bool contiguous = true;            ///< distance doubling (true) or halving
+  std::vector<int> divisions;        ///< the grid; empty: one dimension of every entry
+  std::vector<comm::RoundK> rounds;  ///< explicit (dimension, group size) rounds; empty: factor k
 };
 
 /// The Shell of one Simulation (Simulation::shell(); only the driver's issues commands).
@@ -266,6 +278,18 @@ class Shell {
   /// Runs, now, every reduction connected to reduce field `field` of `requester` (as if it had
   /// sent in process), and calls its digest.
   void reduceNow(ObjId requester, std::string_view field);
+
+  // ---- block rounds over the entries of an element (shell/blocks.hpp) ----
+
+  /// Runs the rounds of spec's pattern over the entries of a distributed data element (gid =
+  /// data index), calling its block field `field` (ClassBuilder::blocks) on every entry active in
+  /// each round, on every node. Its grid is spec.divisions (default: one dimension of every entry).
+  void blockReduce(ObjId element, std::string_view field, const BlockSpec& spec = {});
+  void blockReduce(std::string_view path, std::string_view field, const BlockSpec& spec = {});
+  /// DIY's all_to_all over the entries: `field` runs once sending (round 0, every gid in its
+  /// out-link) and once receiving (round 1, every gid in its in-link), k-ary rounds between.
+  void allToAll(ObjId element, std::string_view field, int k = 2);
+  void allToAll(std::string_view path, std::string_view field, int k = 2);
 
   // ---- nodes ----
 

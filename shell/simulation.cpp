@@ -13,6 +13,7 @@ NodeLayout layout_of(const comm::Comm& c) {
 Simulation::Simulation(comm::Comm comm)
     : ReduceContext(layout_of(comm)), clock_(*this), shell_(*this) {
   if (comm.valid()) attach(comm);
+  if (!blockRounds_) blockRounds_ = std::make_unique<comm::BlockRounds>(comm::Comm());
   // /clock exists as soon as the simulation does, made at the same point on every node.
   make_clock_element(*this);
 }
@@ -23,6 +24,7 @@ void Simulation::attach(const comm::Comm& comm) {
   shell_.setComm(comm.dup());
   post().setComm(comm.dup());
   reduces().setComm(comm.dup());
+  blockRounds_ = std::make_unique<comm::BlockRounds>(comm);
   clock_.commsChanged();
 }
 
@@ -39,6 +41,7 @@ void Simulation::detach() {
   shell_.setComm({});
   post().setComm({});
   reduces().setComm({});
+  blockRounds_ = std::make_unique<comm::BlockRounds>(comm::Comm());
   clock_.commsChanged();
 }
 

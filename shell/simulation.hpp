@@ -10,6 +10,9 @@
 ///   antler::Simulation a, b;            // two one-node simulations in one process
 ///   a.shell().create("IntFire", "/n", 10);
 ///   b.shell().create("IntFire", "/n", 20);   // the same path, another simulation
+#include <memory>
+
+#include "core/comm/block_rounds.hpp"
 #include "core/comm/comm.hpp"
 #include "reduce/context.hpp"
 #include "shell/clock.hpp"
@@ -28,6 +31,9 @@ class Simulation final : public ReduceContext {
   Shell& shell() { return shell_; }
   Clock& clock() { return clock_; }
   const Clock& clock() const { return clock_; }
+  /// The block rounds of this simulation's nodes (shell/blocks.hpp runs them over Elements): its
+  /// own duplicate of the simulation's communicator.
+  comm::BlockRounds& blockRounds() { return *blockRounds_; }
   /// Leaves the communicator: this process runs the simulation alone from now on (the Runtime,
   /// once it released its workers). A model spread over several nodes is dropped (its other
   /// parts left with the other nodes); a one-node model stays.
@@ -39,6 +45,7 @@ class Simulation final : public ReduceContext {
   void attach(const comm::Comm& comm);
   Clock clock_;
   Shell shell_;
+  std::unique_ptr<comm::BlockRounds> blockRounds_;
 };
 
 /// The Simulation e belongs to.

@@ -112,11 +112,10 @@ struct BlockRun {
   const char* what;
   unsigned threads;
   BlockRounds::Counts& counts;
-  int me = comm.rank(), P = comm.size();
+  int me = comm.valid() ? comm.rank() : 0, P = comm.valid() ? comm.size() : 1;
   bool failed = false, own = false;
   ErrorKind kind = ErrorKind::value;
   std::string text;
-  std::exception_ptr thrown;
 
   using RoundFn = std::function<void(int round, Slot&)>;
   using LinksFn =
@@ -164,7 +163,6 @@ struct BlockRun {
     for (std::size_t i = 0; i < errs.size(); ++i)
       if (errs[i]) {  // the lowest gid's, whatever the threads
         failed = own = true;
-        thrown = errs[i];
         std::string why = "an exception";
         try {
           std::rethrow_exception(errs[i]);
@@ -308,14 +306,15 @@ struct BlockRun {
       cur = std::move(next);  // the slots stay where they are: their links' spans hold
     }
     const int code = own ? P - me : 0;  // the lowest rank whose own callback threw
-    const int worst = allreduce(comm, code, ops::max{});
+    const int worst = P > 1 ? allreduce(comm, code, ops::max{}) : code;
     if (!worst) return;
     const int root = P - worst;
     std::string t = text;
     auto k = static_cast<std::uint8_t>(kind);
-    broadcast(comm, t, root);
-    broadcast(comm, k, root);
-    if (me == root && thrown) std::rethrow_exception(thrown);
+    if (P > 1) {
+      broadcast(comm, t, root);
+      broadcast(comm, k, root);
+    }
     throw_error(static_cast<ErrorKind>(k), t);
   }
 };
@@ -377,15 +376,19 @@ void ReduceProxy::typeMismatch(int from, std::size_t bytes, const char* type) co
 
 // ---- BlockRounds ----
 
-BlockRounds::BlockRounds(const Comm& c) : comm_(c.dup()) {}
+BlockRounds::BlockRounds(const Comm& c) : comm_(c.valid() ? c.dup() : Comm()) {}
+
+int BlockRounds::ranks() const {
+  return comm_.valid() ? comm_.size() : 1;
+}
 BlockRounds::~BlockRounds() = default;
 
 namespace {
-void check_owners(const Comm& c, const BlockOwners& o, int nblocks, const char* what) {
-  if (o.ranks() != c.size())
+void check_owners(int P, const BlockOwners& o, int nblocks, const char* what) {
+  if (o.ranks() != P)
     throw ValueError(std::string(what) + ": the owners place blocks on " +
                      std::to_string(o.ranks()) + " ranks, the communicator has " +
-                     std::to_string(c.size()));
+                     std::to_string(P));
   if (nblocks >= 0 && o.nblocks() != nblocks)
     throw ValueError(std::string(what) + ": the partners' grid has " + std::to_string(nblocks) +
                      " blocks, the owners " + std::to_string(o.nblocks()));
@@ -397,7 +400,7 @@ unsigned at_least_one(unsigned t) {
 
 void BlockRounds::reduce(const BlockOwners& owners, const Partners& partners, const BlockFn& fn,
                          unsigned threads) {
-  check_owners(comm_, owners, partners.nblocks(), "BlockRounds::reduce");
+  check_owners(ranks(), owners, partners.nblocks(), "BlockRounds::reduce");
   if (!fn) throw ValueError("BlockRounds::reduce: an empty callback");
   const std::string what = std::string("block rounds (") + pattern_name(partners.pattern()) + ")";
   detail::BlockRun run(comm_, owners, what.c_str(), at_least_one(threads), counts_);
@@ -415,7 +418,7 @@ void BlockRounds::reduce(const BlockOwners& owners, const Partners& partners, co
 
 void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k,
                              unsigned threads) {
-  check_owners(comm_, owners, -1, "BlockRounds::all_to_all");
+  check_owners(ranks(), owners, -1, "BlockRounds::all_to_all");
   if (!fn) throw ValueError("BlockRounds::all_to_all: an empty callback");
   const int n = owners.nblocks();
   if (n == 0) {

@@ -30,9 +30,11 @@
 /// Threads. A rank's active blocks in a round are split over `threads` OpenMP threads; a callback
 /// may touch its own block and its proxy, nothing shared without its own synchronisation.
 ///
-/// Failure. An exception in a callback, on any rank, becomes the same exception (its Error kind
-/// and text, naming the block, the round and the rank) on every rank once the rounds end; the
-/// rounds still run to the end, without callbacks, so no rank waits on one that stopped.
+/// Failure. An exception in a callback, on any rank, becomes the same antler error on every rank
+/// once the rounds end: the Error kind it had (ValueError for any other exception) and a text
+/// naming the block, the round and the rank, then the exception's own. The rounds still run to
+/// the end, without callbacks, so no rank waits on one that stopped; what callbacks did to their
+/// blocks before the failure stays done.
 ///
 /// all_to_all(owners, fn, k): written as one round (fn runs at round 0 with every gid as its
 /// out-link, then at round 1 with every gid as its in-link), run as the k-ary swap rounds of DIY
@@ -185,12 +187,14 @@ using BlockFn = std::function<void(int gid, ReduceProxy&)>;
 /// Runs block rounds over the ranks of a communicator (its own duplicate).
 class BlockRounds {
  public:
-  /// Collective over c: duplicates it.
+  /// Collective over c: duplicates it (an invalid Comm: one rank, no messages).
   explicit BlockRounds(const Comm& c);
   ~BlockRounds();
   BlockRounds(const BlockRounds&) = delete;
   BlockRounds& operator=(const BlockRounds&) = delete;
   Comm& comm() { return comm_; }
+  /// The communicator's ranks (1 without one).
+  int ranks() const;
 
   /// Runs the rounds 0..partners.lastRound() of the pattern: fn for each of this rank's blocks
   /// active in each round. Collective (every rank, the same owners and partners).

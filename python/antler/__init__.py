@@ -40,6 +40,7 @@ __all__ = [
     "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
     "loadLibrary", "currentTime", "Msg", "init", "finalize", "doc", "showfield", "showmsg",
     "getFieldDict", "ce", "pwd", "copy", "move", "rand", "version", "version_info",
+    "blockReduce", "allToAll",
 ]  # and every class (added as they are made)
 
 # ---------------------------------------------------------------------------------------------
@@ -683,7 +684,8 @@ _CLASSES = {}
 _KIND_TITLES = (("value", "Value fields"), ("readonly value", "Read-only value fields"),
                 ("lookup value", "Lookup fields"), ("field element", "Field elements"),
                 ("src", "Source fields (messages out)"), ("dest", "Destination fields (functions)"),
-                ("shared", "Shared fields"), ("reduce", "Reduce fields"))
+                ("shared", "Shared fields"), ("reduce", "Reduce fields"),
+                ("blocks", "Block fields (blockReduce, allToAll)"))
 
 
 def _class_doc(cls):
@@ -774,12 +776,13 @@ def wildcardFind(pattern):
 
 _FINFO_TYPES = {"valueFinfo": ("value", "readonly value"), "destFinfo": ("dest",), "srcFinfo": ("src",),
                 "lookupFinfo": ("lookup value",), "sharedFinfo": ("shared",),
-                "fieldElementFinfo": ("field element",), "reduceFinfo": ("reduce",)}
+                "fieldElementFinfo": ("field element",), "reduceFinfo": ("reduce",),
+                "blockFinfo": ("blocks",)}
 
 
 def getFieldNames(className, finfoType=None):
     """Field names of a class; finfoType filters by kind ('valueFinfo', 'destFinfo', 'srcFinfo',
-    'lookupFinfo', 'sharedFinfo', 'fieldElementFinfo', 'reduceFinfo')."""
+    'lookupFinfo', 'sharedFinfo', 'fieldElementFinfo', 'reduceFinfo', 'blockFinfo')."""
     return _field_names(className, finfoType, "getFieldNames")
 
 
@@ -1027,6 +1030,23 @@ def loadLibrary(path):
     added = _a.load_library(path)
     _make_classes()
     return added
+
+
+def blockReduce(element, field, pattern="merge", k=2, contiguous=True, divisions=None,
+                rounds=None):
+    """Runs block rounds over the entries of a data element (DIY's patterns: 'merge', 'swap',
+    'broadcast', 'allReduce'), calling the class's C++ block field `field` on each entry in each
+    round it takes part in, on every node. Entries are the blocks (gid = index); divisions puts
+    them on a grid (default: one dimension); k is the radix; contiguous=False halves distances
+    instead of doubling them; rounds gives explicit (dimension, group size) rounds."""
+    _a.block_reduce(_triple(element, "blockReduce"), field, pattern, k, contiguous, divisions,
+                    rounds)
+
+
+def allToAll(element, field, k=2):
+    """DIY's all_to_all over the entries of a data element: the block field `field` runs once
+    sending to any entries and once receiving from all of them; k-ary rounds in between."""
+    _a.all_to_all(_triple(element, "allToAll"), field, k)
 
 
 def reduceNow(requester, field="reduce"):

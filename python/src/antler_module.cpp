@@ -737,6 +737,52 @@ void def_run(py::module_& m) {
         [](H t) { return shell().doSyncDataHandler(obj(t, "syncDataHandler").id); });
   m.def("reduce_now",
         [](H t, H f) { shell().reduceNow(obj(t, "reduceNow"), str(f, "reduceNow: field")); });
+  m.def("block_reduce", [](H t, H f, H pattern, H k, H contiguous, H divisions, H rounds) {
+    const char* op = "blockReduce";
+    BlockSpec spec;
+    const std::string p = cv::to_str(pattern, {"blockReduce: pattern"}, false);
+    const char* const names[] = {"merge", "swap", "broadcast", "allReduce"};
+    bool known = false;
+    for (int i = 0; i < 4; ++i)
+      if (p == names[i]) {
+        spec.pattern = static_cast<comm::Pattern>(i);
+        known = true;
+      }
+    if (!known)
+      throw ValueError("blockReduce: pattern '" + p + "' (merge, swap, broadcast, allReduce)");
+    spec.k = static_cast<int>(cv::to_int(k, {"blockReduce: k"}, -(1LL << 31), (1LL << 31) - 1));
+    spec.contiguous = cv::to_bool(contiguous, {"blockReduce: contiguous"});
+    auto ints = [&](H seq, const char* what, std::vector<int>& out) {
+      if (seq.is_none()) return;
+      if (!py::isinstance<py::sequence>(seq) || py::isinstance<py::str>(seq))
+        throw TypeError(std::string("blockReduce: ") + what + " must be a sequence of ints, not " +
+                            std::string(py::str(seq.get_type().attr("__name__"))),
+                        "sequence of int", std::string(py::str(seq.get_type().attr("__name__"))));
+      for (H x : py::reinterpret_borrow<py::sequence>(seq))
+        out.push_back(static_cast<int>(
+            cv::to_int(x, {std::string("blockReduce: ") + what}, -(1LL << 31), (1LL << 31) - 1)));
+    };
+    ints(divisions, "divisions", spec.divisions);
+    if (!rounds.is_none()) {
+      if (!py::isinstance<py::sequence>(rounds) || py::isinstance<py::str>(rounds))
+        throw TypeError("blockReduce: rounds must be a sequence of (dimension, group size) pairs",
+                        "sequence of pairs",
+                        std::string(py::str(rounds.get_type().attr("__name__"))));
+      for (H r : py::reinterpret_borrow<py::sequence>(rounds)) {
+        std::vector<int> pair;
+        ints(r, "rounds", pair);
+        if (pair.size() != 2)
+          throw ValueError("blockReduce: each round is a (dimension, group size) pair");
+        spec.rounds.push_back({pair[0], pair[1]});
+      }
+    }
+    shell().blockReduce(obj(t, op), str(f, "blockReduce: field"), spec);
+  });
+  m.def("all_to_all", [](H t, H f, H k) {
+    shell().allToAll(
+        obj(t, "allToAll"), str(f, "allToAll: field"),
+        static_cast<int>(cv::to_int(k, {"allToAll: k"}, -(1LL << 31), (1LL << 31) - 1)));
+  });
   m.def("load_library", [](H p) {
     const std::string path = str(p, "loadLibrary: path");
     if (path.empty())

@@ -81,5 +81,12 @@ using SyncDataHandler = Command<Op::syncDataHandler, Index(Id)>;
 using ReduceNow = Command<Op::reduceNow, void(ObjId, std::string)>;
 using Seed = Command<Op::seed, void(std::uint64_t)>;
 using LoadLibrary = Command<Op::loadLibrary, std::vector<std::string>(std::string)>;
+// shell/blocks.cpp: explicit rounds travel as (dimension, group size) pairs, flattened.
+using BlockReduce =
+    Command<Op::blockReduce, void(Id, std::string, std::uint8_t, std::int32_t, bool,
+                                  std::vector<std::int32_t>, std::vector<std::int32_t>)>;
+using AllToAll = Command<Op::allToAll, void(Id, std::string, std::int32_t)>;
+void block_reduce_handler(Simulation&, Reader&, Writer&);
+void all_to_all_handler(Simulation&, Reader&, Writer&);
 
 }  // namespace antler::shell_detail

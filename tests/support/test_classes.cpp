@@ -139,11 +139,26 @@ const Cinfo* Order::initCinfo() {
   return c;
 }
 
+const Cinfo* Block::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<Block>("TestBlocks", "a block of block rounds (shell/blocks.hpp)")
+          .value("value", &Block::value_, "the block's own number")
+          .readOnly("result", &Block::result_, "what the last rounds left")
+          .value("fail", &Block::fail_, "sum throws in this round (-1: never)")
+          .readOnly("calls", &Block::calls_, "sum calls so far")
+          .readOnly("received", &Block::received_, "items the last spread received")
+          .readOnly("checksum", &Block::checksum_, "sum of from * 1000 + item received")
+          .blocks("sum", &Block::sum, "sums value over the blocks (or spreads gid 0's)")
+          .blocks("spread", &Block::spread, "all_to_all: items to the block they name")
+          .build();
+  return c;
+}
+
 namespace {
 [[maybe_unused]] const Cinfo* reg[] = {
     Adder::initCinfo(),    Syn::initCinfo(),     Receiver::initCinfo(), Relax::initCinfo(),
     Faulty::initCinfo(),   Stopper::initCinfo(), Tap::initCinfo(),      Gate::initCinfo(),
-    Extremes::initCinfo(), Order::initCinfo()};
+    Extremes::initCinfo(), Order::initCinfo(),   Block::initCinfo()};
 }
 
 }  // namespace antler::test

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/class_builder.hpp"
+#include "core/comm/block_rounds.hpp"
 #include "msg/src_finfo.hpp"
 #include "reduce/reduce_extremes.hpp"
 #include "reduce/reduce_finfo.hpp"
@@ -217,6 +218,58 @@ class Order {
   static const Cinfo* initCinfo();
   std::string trace_;
   double sum_ = 0;
+};
+
+/// A block of block rounds (shell/blocks.hpp): a value folded by every pattern, items
+/// redistributed by all_to_all, and a block that throws where told to.
+class Block {
+ public:
+  /// Every pattern: round 0 starts from `value`; the gathering rounds (merge, swap, all-reduce up
+  /// to its middle) sum what came in along the in-link, in link order; the spreading rounds
+  /// (broadcast, all-reduce after its middle) take what came. Sends `result` to the out-link.
+  void sum(comm::ReduceProxy& rp, const comm::Partners& p) {
+    if (fail_ == static_cast<int>(rp.round())) throw std::runtime_error("TestBlock told to fail");
+    if (rp.round() == 0) result_ = value_;
+    const int R = static_cast<int>(p.factored().size());
+    const bool spreading = p.pattern() == comm::Pattern::broadcast ||
+                           (p.pattern() == comm::Pattern::allReduce && rp.round() > R);
+    if (!rp.in_link().empty()) {
+      if (spreading) {
+        result_ = rp.dequeue<double>(rp.in_link().front());
+      } else {
+        double s = 0;
+        for (int from : rp.in_link()) s += rp.dequeue<double>(from);
+        result_ = s;
+      }
+    }
+    for (int to : rp.out_link()) rp.enqueue(to, result_);
+    ++calls_;
+  }
+  /// all_to_all: block g sends items (g * 7 + 13 i) % n for i < g % 5 + 1, each to the block whose
+  /// gid is the item; a block keeps how many it received and the sum of from * 1000 + item.
+  void spread(comm::ReduceProxy& rp) {
+    const int n = rp.nblocks(), g = rp.gid();
+    if (rp.round() == 0) {
+      for (int i = 0; i < g % 5 + 1; ++i) {
+        const int item = (g * 7 + 13 * i) % n;
+        rp.enqueue(item, item);
+      }
+      return;
+    }
+    received_ = 0;
+    checksum_ = 0;
+    for (int from : rp.in_link())
+      while (rp.incoming(from)) {
+        const int item = rp.dequeue<int>(from);
+        ++received_;
+        checksum_ += from * 1000.0 + item;
+      }
+  }
+  static const Cinfo* initCinfo();
+
+  double value_ = 0, result_ = 0, checksum_ = 0;
+  int fail_ = -1;
+  unsigned calls_ = 0, received_ = 0;
 };
 
 }  // namespace antler::test
