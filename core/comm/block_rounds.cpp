@@ -86,14 +86,23 @@ std::string link_text(std::span<const int> l) {
 
 enum : std::uint8_t { kOk = 0, kFailed = 1 };
 constexpr int kTag = 11;
+/// Chunks up to this size travel inside the round's message to their rank; larger ones follow it
+/// as their own messages, from and into their buffers.
+constexpr std::size_t kInlineChunk = 8192;
 
-struct LinkHeader {
-  std::int32_t from, to;
+/// One chunk in a round's message: the link it goes along (boxFrom -> boxTo), the link it was
+/// enqueued on (from -> to), and its size; inline chunks' bytes follow their header.
+struct ChunkHeader {
+  std::int32_t boxFrom, boxTo, from, to;
   std::uint32_t messages;
-  std::uint32_t pad = 0;
+  std::uint32_t isInline;
   std::uint64_t bytes;
 };
-static_assert(sizeof(LinkHeader) == 24);
+static_assert(sizeof(ChunkHeader) == 32);
+
+std::size_t padded(std::size_t n) {
+  return (n + 7) & ~std::size_t{7};
+}
 
 }  // namespace
 
@@ -180,28 +189,18 @@ struct BlockRun {
       }
   }
 
-  /// Moves what cur's blocks sent into next's in-boxes: local links as buffers, the others in
-  /// one message per rank pair.
+  /// Moves what cur's blocks sent into next's in-boxes: chunks between blocks of this rank as
+  /// buffers, to other ranks in one message per rank (large chunks in messages of their own).
   void exchange(std::vector<Slot>& cur, std::vector<Slot>& next) {
-    auto nextSlot = [&](int gid) -> Slot* {
-      auto it = std::lower_bound(next.begin(), next.end(), gid,
+    auto inbox = [&](int from, int to, const char* src) -> LinkBox& {
+      auto it = std::lower_bound(next.begin(), next.end(), to,
                                  [](const Slot& s, int g) { return s.gid < g; });
-      return it != next.end() && it->gid == gid ? &*it : nullptr;
-    };
-    auto deliver = [&](int from, int to, std::uint32_t messages, ByteBuffer&& bytes,
-                       const char* src) {
-      Slot* t = nextSlot(to);
-      LinkBox* box = t ? t->inbox.find(from) : nullptr;
+      LinkBox* box = it != next.end() && it->gid == to ? it->inbox.find(from) : nullptr;
       if (!box)
         throw CommError(std::string(what) + ": a message from block " + std::to_string(from) +
                         " to block " + std::to_string(to) + " (" + src +
                         ") that no in-link of the next round expects");
-      if (box->bytes.empty()) {
-        box->bytes = std::move(bytes);
-      } else {
-        box->bytes.append(bytes.data(), bytes.size());
-      }
-      box->messages += messages;
+      return *box;
     };
     // Each rank that holds an out-link target gets one message (empty links included), so that
     // a receiver knows whom to expect from its in-links alone.
@@ -216,8 +215,9 @@ struct BlockRun {
       std::sort(v->begin(), v->end());
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
-    std::vector<ByteBuffer> out(dests.size());
-    for (ByteBuffer& b : out) {
+    std::vector<ByteBuffer> head(dests.size());
+    std::vector<std::vector<const ByteBuffer*>> large(dests.size());
+    for (ByteBuffer& b : head) {
       const std::uint8_t st = failed ? kFailed : kOk;
       b.append(&st, 1);
       if (failed) {
@@ -235,24 +235,40 @@ struct BlockRun {
     if (!failed)
       for (Slot& s : cur)
         s.outbox.forEach([&](int to, LinkBox& box) {
-          if (box.messages == 0) return;
           const int r = owners.rank(to);
-          if (r == me) {
-            ++counts.localLinks;
-            deliver(s.gid, to, box.messages, std::move(box.bytes), "on this rank");
-            return;
+          for (Chunk& c : box.chunks) {
+            if (c.messages == 0) continue;
+            if (r == me) {
+              ++counts.localLinks;
+              inbox(s.gid, to, "on this rank").add(std::move(c));
+              continue;
+            }
+            ++counts.remoteLinks;
+            const std::size_t d = destIndex(r);
+            const bool in = c.bytes.size() <= kInlineChunk;
+            const ChunkHeader h{s.gid, to, c.from, c.to, c.messages, in ? 1u : 0u, c.bytes.size()};
+            head[d].append(&h, sizeof h);
+            if (in)
+              head[d].append(c.bytes.data(), c.bytes.size());
+            else
+              large[d].push_back(&c.bytes);  // cur outlives the sends
           }
-          ++counts.remoteLinks;
-          ByteBuffer& b = out[destIndex(r)];
-          const LinkHeader h{s.gid, to, box.messages, 0, box.bytes.size()};
-          b.append(&h, sizeof h);
-          b.append(box.bytes.data(), box.bytes.size());
         });
     std::vector<Request> reqs;
-    reqs.reserve(dests.size());
-    for (std::size_t i = 0; i < dests.size(); ++i)
-      reqs.push_back(comm.isend(dests[i], kTag, {out[i].data(), out[i].size()}));
-    counts.rankMessages += dests.size();
+    for (std::size_t i = 0; i < dests.size(); ++i) {
+      reqs.push_back(comm.isend(dests[i], kTag, {head[i].data(), head[i].size()}));
+      for (const ByteBuffer* b : large[i])
+        reqs.push_back(comm.isend(dests[i], kTag, {b->data(), b->size()}));
+      counts.rankMessages += 1 + large[i].size();
+    }
+    // Receive every source's message, post the receives of its large chunks straight into their
+    // buffers, then deliver in source order (each box hears from one block, so the order of its
+    // chunks is its sender's).
+    struct Arrived {
+      ChunkHeader h;
+      Chunk c;
+    };
+    std::vector<Arrived> arrived;
     std::exception_ptr bad;  // a corrupted message: finish the round's traffic first
     for (int r : sources) {
       ByteBuffer m = comm.recv(r, kTag);
@@ -273,16 +289,22 @@ struct BlockRun {
         if (st != kOk)
           throw CommError(std::string(what) + ": corrupted message from rank " + std::to_string(r));
         while (rd.left()) {
-          LinkHeader h;
-          std::memcpy(&h, rd.take(sizeof h), sizeof h);
-          if (h.from < 0 || h.from >= owners.nblocks() || owners.rank(h.from) != r)
+          Arrived a;
+          std::memcpy(&a.h, rd.take(sizeof a.h), sizeof a.h);
+          if (a.h.boxFrom < 0 || a.h.boxFrom >= owners.nblocks() || owners.rank(a.h.boxFrom) != r)
             throw CommError(std::string(what) + ": corrupted message from rank " +
-                            std::to_string(r) + " (block " + std::to_string(h.from) +
+                            std::to_string(r) + " (block " + std::to_string(a.h.boxFrom) +
                             " is not one of its blocks)");
-          const char* p = rd.take(h.bytes);
-          ByteBuffer b;
-          b.append(p, h.bytes);
-          if (!failed) deliver(h.from, h.to, h.messages, std::move(b), "from another rank");
+          a.c.from = a.h.from;
+          a.c.to = a.h.to;
+          a.c.messages = a.h.messages;
+          if (a.h.isInline) {
+            a.c.bytes.append(rd.take(a.h.bytes), a.h.bytes);
+          } else {
+            a.c.bytes.resize(a.h.bytes);
+            reqs.push_back(comm.irecv(r, kTag, a.c.bytes.data(), a.c.bytes.size()));
+          }
+          arrived.push_back(std::move(a));  // a ByteBuffer's storage does not move with it
         }
       } catch (...) {
         if (!bad) bad = std::current_exception();
@@ -290,6 +312,9 @@ struct BlockRun {
     }
     for (Request& q : reqs) comm.wait(q);
     if (bad) std::rethrow_exception(bad);
+    if (!failed)
+      for (Arrived& a : arrived)
+        inbox(a.h.boxFrom, a.h.boxTo, "from another rank").add(std::move(a.c));
   }
 
   /// Rounds 0..last; every rank agrees at the end whether one failed.
@@ -323,22 +348,32 @@ struct BlockRun {
 
 // ---- ReduceProxy ----
 
-detail::LinkBox& ReduceProxy::outBox(int to) {
+detail::Chunk& ReduceProxy::outChunk(int to) {
   detail::LinkBox* b = out_->find(to);
   if (!b)
     throw IndexError("ReduceProxy::enqueue: block " + std::to_string(gid_) + " in round " +
                          std::to_string(round_) + " sends to gid " + std::to_string(to) +
                          ", which is not in its out-link " + detail::link_text(out_->link()),
                      static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
-  return *b;
+  if (b->chunks.empty()) b->chunks.push_back({gid_, to, 0, {}});
+  return b->chunks.back();
+}
+
+void ReduceProxy::endMessage(int to, detail::Chunk& c, std::size_t at) {
+  const std::uint64_t n = c.bytes.size() - at - sizeof n;
+  std::memcpy(c.bytes.data() + at, &n, sizeof n);
+  const std::size_t pad = detail::padded(c.bytes.size()) - c.bytes.size();
+  if (pad) std::memset(c.bytes.grow(pad), 0, pad);
+  ++c.messages;
+  ++out_->find(to)->messages;
 }
 
 void ReduceProxy::enqueueBytes(int to, Bytes bytes) {
-  detail::LinkBox& b = outBox(to);
-  const auto n = static_cast<std::uint32_t>(bytes.size());
-  b.bytes.append(&n, sizeof n);
-  b.bytes.append(bytes.data(), bytes.size());
-  ++b.messages;
+  detail::Chunk& c = outChunk(to);
+  const std::size_t at = c.bytes.size();
+  c.bytes.grow(sizeof(std::uint64_t));
+  c.bytes.append(bytes.data(), bytes.size());
+  endMessage(to, c, at);
 }
 
 Bytes ReduceProxy::take(int from) {
@@ -353,10 +388,18 @@ Bytes ReduceProxy::take(int from) {
                      std::to_string(round_) + " reads message " + std::to_string(b->taken + 1) +
                      " from block " + std::to_string(from) + ", which sent " +
                      std::to_string(b->messages));
-  Reader r(b->bytes.data() + b->read, b->bytes.size() - b->read);
-  const auto n = r.get<std::uint32_t>();
+  while (b->chunk < b->chunks.size() && b->read >= b->chunks[b->chunk].bytes.size()) {
+    ++b->chunk;
+    b->read = 0;
+  }
+  if (b->chunk == b->chunks.size())
+    throw CommError("ReduceProxy::dequeue: the messages from block " + std::to_string(from) +
+                    " end early (corrupted)");
+  const detail::Chunk& c = b->chunks[b->chunk];
+  Reader r(c.bytes.data() + b->read, c.bytes.size() - b->read);
+  const auto n = r.get<std::uint64_t>();
   const char* p = r.take(n);
-  b->read += sizeof n + n;
+  b->read += sizeof n + detail::padded(n);
   ++b->taken;
   return {p, n};
 }
@@ -432,43 +475,25 @@ void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k
   detail::LinkBoxes none;
   none.reset({});
 
-  // A parcel: one (from, to) link of the user's round, [LinkHeader][bytes], forwarded whole.
-  auto route = [&](int round, detail::Slot& s, int from, int to, std::uint32_t messages,
-                   Bytes bytes) {
-    // The member of this round's group whose range holds `to`: its coordinate agrees with
-    // to's in this round's digit (distance halving: step = what is left to split).
+  // A chunk of the user's round (its messages from one block to another) goes to the member of
+  // this round's group whose range holds its destination: the member whose coordinate has the
+  // destination's digit in this round (distance halving: step = what is left to split). Chunks
+  // move whole, never opened or copied on the way.
+  auto route = [&](int round, detail::Slot& s, detail::Chunk&& c) {
     const auto& kv = swap.factored()[static_cast<std::size_t>(round)];
-    const int j = to / swap.step(round) % kv.size;
-    const int target = s.out[static_cast<std::size_t>(j)];
-    detail::LinkBox* box = s.outbox.find(target);
-    const detail::LinkHeader h{from, to, messages, 0, bytes.size()};
-    box->bytes.append(&h, sizeof h);
-    box->bytes.append(bytes.data(), bytes.size());
-    box->messages = 1;
+    const int j = c.to / swap.step(round) % kv.size;
+    s.outbox.find(s.out[static_cast<std::size_t>(j)])->add(std::move(c));
   };
-  // Every parcel that reached s this round, to f(from, to, messages, bytes).
-  auto parcels = [&](detail::Slot& s, const auto& f) {
-    for (int from : s.in) {
-      detail::LinkBox* box = s.inbox.find(from);
-      Reader rd(box->bytes.data(), box->bytes.size());
-      while (rd.left()) {
-        detail::LinkHeader h;
-        std::memcpy(&h, rd.take(sizeof h), sizeof h);
-        f(h.from, h.to, h.messages, Bytes(rd.take(h.bytes), h.bytes));
-      }
-    }
+  auto arrived = [](detail::Slot& s, const auto& f) {
+    for (int from : s.in)
+      for (detail::Chunk& c : s.inbox.find(from)->chunks) f(std::move(c));
   };
-  // The user's last call: every gid in the in-link, the parcels' messages in their boxes.
+  // The user's last call: every gid in the in-link, each chunk in the box of its sender.
   auto deliverAll = [&](int gid, detail::LinkBoxes& inbox) {
     detail::LinkBoxes out;
     out.reset({});
     ReduceProxy p = detail::BlockRun::proxy(gid, 1, n, inbox, out);
     fn(gid, p);
-  };
-  auto addParcel = [](detail::LinkBoxes& inbox, int from, std::uint32_t messages, Bytes bytes) {
-    detail::LinkBox* box = inbox.find(from);
-    box->bytes.append(bytes.data(), bytes.size());
-    box->messages += messages;
   };
 
   detail::BlockRun run(comm_, owners, "block rounds (all_to_all)", at_least_one(threads), counts_);
@@ -487,32 +512,31 @@ void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k
           if (R == 0) {  // one block: its messages to itself are its last call's in-link
             detail::LinkBoxes inbox;
             inbox.reset(all);
-            userOut.forEach([&](int to, detail::LinkBox& b) {
-              if (b.messages) addParcel(inbox, s.gid, b.messages, {b.bytes.data(), b.bytes.size()});
-              (void)to;
+            userOut.forEach([&](int, detail::LinkBox& b) {
+              for (detail::Chunk& c : b.chunks)
+                if (c.messages) inbox.find(c.from)->add(std::move(c));
             });
             deliverAll(s.gid, inbox);
             return;
           }
           for (int to : s.out) s.outbox.find(to);  // every member gets a (maybe empty) box
-          userOut.forEach([&](int to, detail::LinkBox& b) {
-            if (b.messages) route(0, s, s.gid, to, b.messages, {b.bytes.data(), b.bytes.size()});
+          userOut.forEach([&](int, detail::LinkBox& b) {
+            for (detail::Chunk& c : b.chunks)
+              if (c.messages) route(0, s, std::move(c));
           });
           return;
         }
         if (round < R) {
-          parcels(s, [&](int from, int to, std::uint32_t m, Bytes b) {
-            route(round, s, from, to, m, b);
-          });
+          arrived(s, [&](detail::Chunk&& c) { route(round, s, std::move(c)); });
           return;
         }
         detail::LinkBoxes inbox;
         inbox.reset(all);
-        parcels(s, [&](int from, int to, std::uint32_t m, Bytes b) {
-          if (to != s.gid)
-            throw InternalError("all_to_all: a parcel for block " + std::to_string(to) +
+        arrived(s, [&](detail::Chunk&& c) {
+          if (c.to != s.gid)
+            throw InternalError("all_to_all: a chunk for block " + std::to_string(c.to) +
                                 " reached block " + std::to_string(s.gid));
-          addParcel(inbox, from, m, b);
+          inbox.find(c.from)->add(std::move(c));
         });
         deliverAll(s.gid, inbox);
       });

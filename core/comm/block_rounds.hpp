@@ -17,13 +17,16 @@
 /// takes them in the order sent (several per link). `to` must be in this round's out-link and
 /// `from` in this round's in-link. Values travel through Codec (memcpy for trivially copyable
 /// types, Boost.Serialization otherwise); each message keeps its length, so a dequeue of another
-/// type, or of more messages than were sent, is an error naming both blocks. Messages a block
-/// does not dequeue in its round are dropped, as in DIY.
+/// type, or of more messages than were sent, is an error naming both blocks. dequeueView reads a
+/// vector of plain values where it arrived, without a copy. Messages a block does not dequeue in
+/// its round are dropped, as in DIY.
 ///
-/// Where the bytes go. Between two blocks of one rank a message moves as a buffer, never through
-/// the Comm. Between ranks, each round sends one message from each rank to each rank that holds
-/// one of its blocks' out-link targets (all links to that rank packed together; a rank expects
-/// exactly the ranks its in-links name, so nothing is negotiated). Nothing depends on the order
+/// Where the bytes go. Between two blocks of one rank a link's messages move as a buffer, never
+/// through the Comm. Between ranks, each round sends one message from each rank to each rank that
+/// holds one of its blocks' out-link targets (every link to that rank described in it, small ones
+/// carried in it; a link of more than 8 KiB follows as its own message, sent from and received
+/// into the link's buffer without a copy). A rank expects exactly the ranks its in-links name, so
+/// nothing is negotiated. Nothing depends on the order
 /// in which messages arrive or threads finish: a round's result is the same for any split of
 /// the blocks over ranks and threads.
 ///
@@ -47,6 +50,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
 #include <vector>
@@ -80,11 +84,26 @@ class BlockOwners {
 
 namespace detail {
 
-/// One link's messages: [u32 length][bytes] each, read front to back.
-struct LinkBox {
+/// Whole messages, each [u64 length][payload][zeros to a multiple of 8 bytes] (so a payload
+/// starts 8-byte aligned), enqueued by block `from` for block `to`. A chunk travels whole: moved
+/// between blocks of one rank, sent as it is between ranks (all_to_all forwards chunks through
+/// other blocks without opening them).
+struct Chunk {
+  int from = 0, to = 0;
+  std::uint32_t messages = 0;
   ByteBuffer bytes;
-  std::size_t read = 0;
+};
+
+/// One link's messages: its chunks, read front to back.
+struct LinkBox {
+  std::vector<Chunk> chunks;
+  std::size_t chunk = 0, read = 0;  // where the next dequeue reads
   std::uint32_t messages = 0, taken = 0;
+  /// Appends a whole chunk.
+  void add(Chunk&& c) {
+    messages += c.messages;
+    chunks.push_back(std::move(c));
+  }
 };
 
 /// The boxes of one block's in- or out-link, one per gid of the link, made on first use.
@@ -136,14 +155,24 @@ class ReduceProxy {
   /// Sends v to block `to` (in the out-link), received there next round.
   template <class T>
   void enqueue(int to, const T& v) {
-    detail::LinkBox& b = outBox(to);
-    const std::size_t at = b.bytes.size();
-    b.bytes.grow(sizeof(std::uint32_t));
-    Writer w(b.bytes);
+    detail::Chunk& c = outChunk(to);
+    const std::size_t at = c.bytes.size();
+    c.bytes.grow(sizeof(std::uint64_t));
+    Writer w(c.bytes);
     Codec<T>::write(w, v);
-    const auto n = static_cast<std::uint32_t>(b.bytes.size() - at - sizeof(std::uint32_t));
-    std::memcpy(b.bytes.data() + at, &n, sizeof n);
-    ++b.messages;
+    endMessage(to, c, at);
+  }
+  /// Sends n values of a trivially copyable E (read back as a std::vector<E> or a view).
+  template <class E>
+  void enqueue(int to, std::span<const E> v) {
+    static_assert(std::is_trivially_copyable_v<E>);
+    detail::Chunk& c = outChunk(to);
+    const std::size_t at = c.bytes.size();
+    const std::uint64_t n = v.size();
+    c.bytes.append(&n, sizeof n);  // the length, written at the end
+    c.bytes.append(&n, sizeof n);
+    c.bytes.append(v.data(), v.size_bytes());
+    endMessage(to, c, at);
   }
   /// Takes the next message from block `from` (in the in-link) into v.
   template <class T>
@@ -163,6 +192,19 @@ class ReduceProxy {
     dequeue(from, v);
     return v;
   }
+  /// Takes the next message from `from`, a std::vector<E> or span of E sent, as a view of its
+  /// values where they arrived (no copy; valid until the round ends).
+  template <class E>
+  std::span<const E> dequeueView(int from) {
+    static_assert(std::is_trivially_copyable_v<E> && alignof(E) <= 8);
+    const Bytes m = take(from);
+    std::uint64_t n = 0;
+    if (m.size() >= sizeof n) std::memcpy(&n, m.data(), sizeof n);
+    if (m.size() < sizeof n || (m.size() - sizeof n) / sizeof(E) != n ||
+        (m.size() - sizeof n) % sizeof(E))
+      typeMismatch(from, m.size(), typeid(std::vector<E>).name());
+    return {reinterpret_cast<const E*>(m.data() + sizeof n), static_cast<std::size_t>(n)};
+  }
   /// Messages from `from` not dequeued yet (0 for a gid outside the in-link).
   std::size_t incoming(int from) const;
   /// Raw bytes: one message.
@@ -172,7 +214,8 @@ class ReduceProxy {
 
  private:
   friend struct detail::BlockRun;
-  detail::LinkBox& outBox(int to);
+  detail::Chunk& outChunk(int to);
+  void endMessage(int to, detail::Chunk& c, std::size_t at);
   Bytes take(int from);
   [[noreturn]] void typeMismatch(int from, std::size_t bytes, const char* type) const;
 
