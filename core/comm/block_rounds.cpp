@@ -1,6 +1,7 @@
 #include "core/comm/block_rounds.hpp"
 
 #include <exception>
+#include <mutex>
 #include <numeric>
 
 #include "core/comm/collectives.hpp"
@@ -84,6 +85,10 @@ std::string link_text(std::span<const int> l) {
   return s + "]";
 }
 
+std::size_t padded(std::size_t n) {
+  return (n + 7) & ~std::size_t{7};
+}
+
 enum : std::uint8_t { kOk = 0, kFailed = 1 };
 constexpr int kTag = 11;
 /// Chunks up to this size travel inside the round's message to their rank; larger ones follow it
@@ -95,16 +100,74 @@ constexpr std::size_t kInlineChunk = 8192;
 struct ChunkHeader {
   std::int32_t boxFrom, boxTo, from, to;
   std::uint32_t messages;
-  std::uint32_t isInline;
-  std::uint64_t bytes;
+  std::uint32_t how;  // kInline, kOwn (its bytes follow) or kLent (its values follow, unframed)
+  std::uint64_t bytes, count;
 };
-static_assert(sizeof(ChunkHeader) == 32);
+static_assert(sizeof(ChunkHeader) == 40);
+enum : std::uint32_t { kOwn = 0, kInline = 1, kLent = 2 };
 
-std::size_t padded(std::size_t n) {
-  return (n + 7) & ~std::size_t{7};
+/// A lent chunk as an owned one: its one message framed as enqueue frames a vector.
+ByteBuffer frame_lent(const Chunk& c, ByteBuffer b) {
+  const std::uint64_t len = sizeof(std::uint64_t) + c.lentBytes;
+  b.clear();
+  b.append(&len, sizeof len);
+  b.append(&c.count, sizeof c.count);
+  b.append(c.lent, c.lentBytes);
+  const std::size_t pad = padded(b.size()) - b.size();
+  if (pad) std::memset(b.grow(pad), 0, pad);
+  return b;
 }
 
 }  // namespace
+
+/// Buffers of finished rounds, handed out again: a link's buffer of a MiB would otherwise cost
+/// fresh pages, each a fault the kernel zeroes, every round. Shared by the callbacks' threads.
+struct BufferPool {
+  static constexpr std::size_t kMaxBytes = std::size_t{256} << 20, kMaxCount = 64,
+                               kMinCapacity = 4096;
+  std::mutex m;
+  std::vector<ByteBuffer> free;
+  std::size_t bytes = 0;
+
+  /// An empty buffer that holds `hint` bytes: the smallest such one kept, else a new one whose
+  /// capacity is rounded up (to 64 KiB steps), so that the next round's messages of about the
+  /// same size find it again.
+  ByteBuffer take(std::size_t hint) {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      std::size_t best = free.size();
+      for (std::size_t i = 0; i < free.size(); ++i) {
+        const std::size_t c = free[i].capacity();
+        if (c >= hint && (best == free.size() || c < free[best].capacity())) best = i;
+      }
+      if (best < free.size()) {
+        ByteBuffer b = std::move(free[best]);
+        free[best] = std::move(free.back());
+        free.pop_back();
+        bytes -= b.capacity();
+        b.clear();
+        return b;
+      }
+    }
+    ByteBuffer b;
+    constexpr std::size_t step = std::size_t{64} << 10;
+    if (hint > kMinCapacity) b.reserve((hint + step - 1) / step * step);
+    return b;
+  }
+  void give(ByteBuffer&& b) {
+    if (b.capacity() < kMinCapacity) return;
+    std::lock_guard<std::mutex> lock(m);
+    if (free.size() == kMaxCount || bytes + b.capacity() > kMaxBytes) return;  // let it go
+    bytes += b.capacity();
+    free.push_back(std::move(b));
+  }
+  /// Takes back every buffer of a round's boxes.
+  void give(LinkBoxes& boxes) {
+    boxes.forEach([&](int, LinkBox& box) {
+      for (Chunk& c : box.chunks) give(std::move(c.bytes));
+    });
+  }
+};
 
 /// A block active in a round: its links and their boxes.
 struct Slot {
@@ -114,13 +177,15 @@ struct Slot {
 };
 
 struct BlockRun {
-  BlockRun(Comm& c, const BlockOwners& o, const char* w, unsigned t, BlockRounds::Counts& k)
-      : comm(c), owners(o), what(w), threads(t), counts(k) {}
+  BlockRun(Comm& c, const BlockOwners& o, const char* w, unsigned t, BlockRounds::Counts& k,
+           BufferPool& p)
+      : comm(c), owners(o), what(w), threads(t), counts(k), pool(p) {}
   Comm& comm;
   const BlockOwners& owners;
   const char* what;
   unsigned threads;
   BlockRounds::Counts& counts;
+  BufferPool& pool;
   int me = comm.valid() ? comm.rank() : 0, P = comm.valid() ? comm.size() : 1;
   bool failed = false, own = false;
   ErrorKind kind = ErrorKind::value;
@@ -130,8 +195,9 @@ struct BlockRun {
   using LinksFn =
       std::function<void(int round, int gid, std::vector<int>& in, std::vector<int>& out)>;
 
-  static ReduceProxy proxy(int gid, int round, int nblocks, LinkBoxes& in, LinkBoxes& out) {
+  ReduceProxy proxy(int gid, int round, int nblocks, LinkBoxes& in, LinkBoxes& out) {
     ReduceProxy p;
+    p.pool_ = &pool;
     p.gid_ = gid;
     p.round_ = round;
     p.nblocks_ = nblocks;
@@ -216,7 +282,7 @@ struct BlockRun {
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
     std::vector<ByteBuffer> head(dests.size());
-    std::vector<std::vector<const ByteBuffer*>> large(dests.size());
+    std::vector<std::vector<Bytes>> large(dests.size());
     for (ByteBuffer& b : head) {
       const std::uint8_t st = failed ? kFailed : kOk;
       b.append(&st, 1);
@@ -245,20 +311,31 @@ struct BlockRun {
             }
             ++counts.remoteLinks;
             const std::size_t d = destIndex(r);
-            const bool in = c.bytes.size() <= kInlineChunk;
-            const ChunkHeader h{s.gid, to, c.from, c.to, c.messages, in ? 1u : 0u, c.bytes.size()};
-            head[d].append(&h, sizeof h);
-            if (in)
-              head[d].append(c.bytes.data(), c.bytes.size());
-            else
-              large[d].push_back(&c.bytes);  // cur outlives the sends
+            if (c.lent && c.lentBytes + 16 <= kInlineChunk) {  // small: framed, in the message
+              const ByteBuffer framed = frame_lent(c, {});
+              const ChunkHeader h{s.gid, to, c.from, c.to, 1, kInline, framed.size(), 0};
+              head[d].append(&h, sizeof h);
+              head[d].append(framed.data(), framed.size());
+            } else if (c.lent) {  // sent from where the sender keeps it
+              const ChunkHeader h{s.gid, to, c.from, c.to, 1, kLent, c.lentBytes, c.count};
+              head[d].append(&h, sizeof h);
+              large[d].push_back({c.lent, c.lentBytes});
+            } else {
+              const bool in = c.bytes.size() <= kInlineChunk;
+              const ChunkHeader h{s.gid,          to, c.from, c.to, c.messages, in ? kInline : kOwn,
+                                  c.bytes.size(), 0};
+              head[d].append(&h, sizeof h);
+              if (in)
+                head[d].append(c.bytes.data(), c.bytes.size());
+              else
+                large[d].push_back({c.bytes.data(), c.bytes.size()});  // cur outlives the sends
+            }
           }
         });
     std::vector<Request> reqs;
     for (std::size_t i = 0; i < dests.size(); ++i) {
       reqs.push_back(comm.isend(dests[i], kTag, {head[i].data(), head[i].size()}));
-      for (const ByteBuffer* b : large[i])
-        reqs.push_back(comm.isend(dests[i], kTag, {b->data(), b->size()}));
+      for (Bytes b : large[i]) reqs.push_back(comm.isend(dests[i], kTag, b));
       counts.rankMessages += 1 + large[i].size();
     }
     // Receive every source's message, post the receives of its large chunks straight into their
@@ -298,11 +375,25 @@ struct BlockRun {
           a.c.from = a.h.from;
           a.c.to = a.h.to;
           a.c.messages = a.h.messages;
-          if (a.h.isInline) {
+          if (a.h.how == kInline) {
             a.c.bytes.append(rd.take(a.h.bytes), a.h.bytes);
-          } else {
+          } else if (a.h.how == kOwn) {
+            a.c.bytes = pool.take(a.h.bytes);
             a.c.bytes.resize(a.h.bytes);
             reqs.push_back(comm.irecv(r, kTag, a.c.bytes.data(), a.c.bytes.size()));
+          } else if (a.h.how == kLent) {  // frame it here: [length][count][values][padding]
+            const std::uint64_t len = sizeof(std::uint64_t) + a.h.bytes;
+            a.c.bytes = pool.take(padded(2 * sizeof len + a.h.bytes));
+            a.c.bytes.resize(padded(2 * sizeof len + a.h.bytes));
+            char* p = a.c.bytes.data();
+            std::memcpy(p, &len, sizeof len);
+            std::memcpy(p + sizeof len, &a.h.count, sizeof a.h.count);
+            std::memset(p + 2 * sizeof len + a.h.bytes, 0,
+                        a.c.bytes.size() - 2 * sizeof len - a.h.bytes);
+            reqs.push_back(comm.irecv(r, kTag, p + 2 * sizeof len, a.h.bytes));
+          } else {
+            throw CommError(std::string(what) + ": corrupted message from rank " +
+                            std::to_string(r));
           }
           arrived.push_back(std::move(a));  // a ByteBuffer's storage does not move with it
         }
@@ -328,6 +419,10 @@ struct BlockRun {
       if (round == last) break;
       std::vector<Slot> next = slots(round + 1, last, active, links);
       exchange(cur, next);
+      for (Slot& s : cur) {
+        pool.give(s.inbox);
+        pool.give(s.outbox);
+      }
       cur = std::move(next);  // the slots stay where they are: their links' spans hold
     }
     const int code = own ? P - me : 0;  // the lowest rank whose own callback threw
@@ -348,15 +443,27 @@ struct BlockRun {
 
 // ---- ReduceProxy ----
 
-detail::Chunk& ReduceProxy::outChunk(int to) {
+detail::Chunk& ReduceProxy::outChunk(int to, std::size_t hint) {
   detail::LinkBox* b = out_->find(to);
   if (!b)
     throw IndexError("ReduceProxy::enqueue: block " + std::to_string(gid_) + " in round " +
                          std::to_string(round_) + " sends to gid " + std::to_string(to) +
                          ", which is not in its out-link " + detail::link_text(out_->link()),
                      static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
-  if (b->chunks.empty()) b->chunks.push_back({gid_, to, 0, {}});
+  if (b->chunks.empty() || b->chunks.back().lent)
+    b->chunks.push_back({gid_, to, 0, pool_ ? pool_->take(hint) : ByteBuffer(), nullptr, 0, 0});
   return b->chunks.back();
+}
+
+void ReduceProxy::lend(int to, const char* data, std::size_t bytes, std::uint64_t count) {
+  detail::LinkBox* b = out_->find(to);
+  if (!b)
+    throw IndexError("ReduceProxy::enqueueView: block " + std::to_string(gid_) + " in round " +
+                         std::to_string(round_) + " sends to gid " + std::to_string(to) +
+                         ", which is not in its out-link " + detail::link_text(out_->link()),
+                     static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
+  b->chunks.push_back({gid_, to, 1, {}, data, bytes, count});
+  ++b->messages;
 }
 
 void ReduceProxy::endMessage(int to, detail::Chunk& c, std::size_t at) {
@@ -369,14 +476,14 @@ void ReduceProxy::endMessage(int to, detail::Chunk& c, std::size_t at) {
 }
 
 void ReduceProxy::enqueueBytes(int to, Bytes bytes) {
-  detail::Chunk& c = outChunk(to);
+  detail::Chunk& c = outChunk(to, bytes.size() + 16);
   const std::size_t at = c.bytes.size();
   c.bytes.grow(sizeof(std::uint64_t));
   c.bytes.append(bytes.data(), bytes.size());
   endMessage(to, c, at);
 }
 
-Bytes ReduceProxy::take(int from) {
+detail::Message ReduceProxy::take(int from) {
   detail::LinkBox* b = in_->find(from);
   if (!b)
     throw IndexError("ReduceProxy::dequeue: block " + std::to_string(gid_) + " in round " +
@@ -388,7 +495,11 @@ Bytes ReduceProxy::take(int from) {
                      std::to_string(round_) + " reads message " + std::to_string(b->taken + 1) +
                      " from block " + std::to_string(from) + ", which sent " +
                      std::to_string(b->messages));
-  while (b->chunk < b->chunks.size() && b->read >= b->chunks[b->chunk].bytes.size()) {
+  // Past the chunks read to their end (a lent chunk's one message counts as its whole size).
+  auto done = [&](const detail::Chunk& c) {
+    return c.lent ? b->read > 0 : b->read >= c.bytes.size();
+  };
+  while (b->chunk < b->chunks.size() && done(b->chunks[b->chunk])) {
     ++b->chunk;
     b->read = 0;
   }
@@ -396,12 +507,16 @@ Bytes ReduceProxy::take(int from) {
     throw CommError("ReduceProxy::dequeue: the messages from block " + std::to_string(from) +
                     " end early (corrupted)");
   const detail::Chunk& c = b->chunks[b->chunk];
+  ++b->taken;
+  if (c.lent) {
+    b->read = 1;
+    return {{c.lent, c.lentBytes}, c.lent, c.count};
+  }
   Reader r(c.bytes.data() + b->read, c.bytes.size() - b->read);
   const auto n = r.get<std::uint64_t>();
   const char* p = r.take(n);
   b->read += sizeof n + detail::padded(n);
-  ++b->taken;
-  return {p, n};
+  return {{p, n}, nullptr, 0};
 }
 
 std::size_t ReduceProxy::incoming(int from) const {
@@ -419,7 +534,8 @@ void ReduceProxy::typeMismatch(int from, std::size_t bytes, const char* type) co
 
 // ---- BlockRounds ----
 
-BlockRounds::BlockRounds(const Comm& c) : comm_(c.valid() ? c.dup() : Comm()) {}
+BlockRounds::BlockRounds(const Comm& c)
+    : comm_(c.valid() ? c.dup() : Comm()), pool_(std::make_unique<detail::BufferPool>()) {}
 
 int BlockRounds::ranks() const {
   return comm_.valid() ? comm_.size() : 1;
@@ -446,7 +562,7 @@ void BlockRounds::reduce(const BlockOwners& owners, const Partners& partners, co
   check_owners(ranks(), owners, partners.nblocks(), "BlockRounds::reduce");
   if (!fn) throw ValueError("BlockRounds::reduce: an empty callback");
   const std::string what = std::string("block rounds (") + pattern_name(partners.pattern()) + ")";
-  detail::BlockRun run(comm_, owners, what.c_str(), at_least_one(threads), counts_);
+  detail::BlockRun run(comm_, owners, what.c_str(), at_least_one(threads), counts_, *pool_);
   run.run(
       partners.lastRound(), [&](int r, int g) { return partners.active(r, g); },
       [&](int r, int g, std::vector<int>& in, std::vector<int>& out) {
@@ -454,7 +570,7 @@ void BlockRounds::reduce(const BlockOwners& owners, const Partners& partners, co
         out = partners.out_link(r, g);
       },
       [&](int round, detail::Slot& s) {
-        ReduceProxy p = detail::BlockRun::proxy(s.gid, round, owners.nblocks(), s.inbox, s.outbox);
+        ReduceProxy p = run.proxy(s.gid, round, owners.nblocks(), s.inbox, s.outbox);
         fn(s.gid, p);
       });
 }
@@ -475,6 +591,8 @@ void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k
   detail::LinkBoxes none;
   none.reset({});
 
+  detail::BlockRun run(comm_, owners, "block rounds (all_to_all)", at_least_one(threads), counts_,
+                       *pool_);
   // A chunk of the user's round (its messages from one block to another) goes to the member of
   // this round's group whose range holds its destination: the member whose coordinate has the
   // destination's digit in this round (distance halving: step = what is left to split). Chunks
@@ -492,11 +610,11 @@ void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k
   auto deliverAll = [&](int gid, detail::LinkBoxes& inbox) {
     detail::LinkBoxes out;
     out.reset({});
-    ReduceProxy p = detail::BlockRun::proxy(gid, 1, n, inbox, out);
+    ReduceProxy p = run.proxy(gid, 1, n, inbox, out);
     fn(gid, p);
+    run.pool.give(inbox);
   };
 
-  detail::BlockRun run(comm_, owners, "block rounds (all_to_all)", at_least_one(threads), counts_);
   run.run(
       R, [](int, int) { return true; },
       [&](int r, int g, std::vector<int>& in, std::vector<int>& out) {
@@ -507,7 +625,7 @@ void BlockRounds::all_to_all(const BlockOwners& owners, const BlockFn& fn, int k
         if (round == 0) {
           detail::LinkBoxes userOut;
           userOut.reset(all);
-          ReduceProxy p = detail::BlockRun::proxy(s.gid, 0, n, none, userOut);
+          ReduceProxy p = run.proxy(s.gid, 0, n, none, userOut);
           fn(s.gid, p);
           if (R == 0) {  // one block: its messages to itself are its last call's in-link
             detail::LinkBoxes inbox;

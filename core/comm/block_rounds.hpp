@@ -92,6 +92,16 @@ struct Chunk {
   int from = 0, to = 0;
   std::uint32_t messages = 0;
   ByteBuffer bytes;
+  // Or one message of `count` plain values lent by the sender (enqueueView), not copied.
+  const char* lent = nullptr;
+  std::uint64_t lentBytes = 0, count = 0;
+};
+
+/// One message as dequeue finds it: Codec bytes, or values lent by the sender.
+struct Message {
+  Bytes bytes;
+  const char* lent = nullptr;
+  std::uint64_t count = 0;
 };
 
 /// One link's messages: its chunks, read front to back.
@@ -136,6 +146,20 @@ class LinkBoxes {
 };
 
 struct BlockRun;
+struct BufferPool;
+
+/// A guess at the bytes a value will take (exact for vectors of plain values), so that a link's
+/// first message finds a buffer big enough.
+template <class T>
+std::size_t size_hint(const T& v) {
+  if constexpr (std::is_trivially_copyable_v<T>)
+    return sizeof(T) + 16;
+  else if constexpr (antler::detail::is_vector<T>::value &&
+                     std::is_trivially_copyable_v<typename T::value_type>)
+    return v.size() * sizeof(typename T::value_type) + 24;
+  else
+    return 64;
+}
 
 }  // namespace detail
 
@@ -155,7 +179,7 @@ class ReduceProxy {
   /// Sends v to block `to` (in the out-link), received there next round.
   template <class T>
   void enqueue(int to, const T& v) {
-    detail::Chunk& c = outChunk(to);
+    detail::Chunk& c = outChunk(to, detail::size_hint(v));
     const std::size_t at = c.bytes.size();
     c.bytes.grow(sizeof(std::uint64_t));
     Writer w(c.bytes);
@@ -166,7 +190,7 @@ class ReduceProxy {
   template <class E>
   void enqueue(int to, std::span<const E> v) {
     static_assert(std::is_trivially_copyable_v<E>);
-    detail::Chunk& c = outChunk(to);
+    detail::Chunk& c = outChunk(to, v.size_bytes() + 24);
     const std::size_t at = c.bytes.size();
     const std::uint64_t n = v.size();
     c.bytes.append(&n, sizeof n);  // the length, written at the end
@@ -174,10 +198,33 @@ class ReduceProxy {
     c.bytes.append(v.data(), v.size_bytes());
     endMessage(to, c, at);
   }
+  /// Sends v's values without copying them: they must stay alive and unchanged until the next
+  /// round has ended (all_to_all: until it returns). Between blocks of one rank the receiver
+  /// reads them where they are; to another rank they are sent from where they are. Read back as
+  /// a std::vector<E> or with dequeueView.
+  template <class E>
+  void enqueueView(int to, std::span<const E> v) {
+    static_assert(std::is_trivially_copyable_v<E>);
+    lend(to, reinterpret_cast<const char*>(v.data()), v.size_bytes(), v.size());
+  }
   /// Takes the next message from block `from` (in the in-link) into v.
   template <class T>
   void dequeue(int from, T& v) {
-    const Bytes m = take(from);
+    const detail::Message t = take(from);
+    if (t.lent) {
+      if constexpr (antler::detail::is_vector<T>::value) {
+        using E = typename T::value_type;
+        if constexpr (std::is_trivially_copyable_v<E>) {
+          if (t.bytes.size() == t.count * sizeof(E)) {
+            v.resize(t.count);
+            if (t.count) std::memcpy(static_cast<void*>(v.data()), t.lent, t.bytes.size());
+            return;
+          }
+        }
+      }
+      typeMismatch(from, t.bytes.size(), typeid(T).name());
+    }
+    const Bytes m = t.bytes;
     Reader r(m.data(), m.size());
     try {
       v = Codec<T>::read(r);
@@ -197,7 +244,13 @@ class ReduceProxy {
   template <class E>
   std::span<const E> dequeueView(int from) {
     static_assert(std::is_trivially_copyable_v<E> && alignof(E) <= 8);
-    const Bytes m = take(from);
+    const detail::Message t = take(from);
+    if (t.lent) {
+      if (t.bytes.size() != t.count * sizeof(E))
+        typeMismatch(from, t.bytes.size(), typeid(std::vector<E>).name());
+      return {reinterpret_cast<const E*>(t.lent), static_cast<std::size_t>(t.count)};
+    }
+    const Bytes m = t.bytes;
     std::uint64_t n = 0;
     if (m.size() >= sizeof n) std::memcpy(&n, m.data(), sizeof n);
     if (m.size() < sizeof n || (m.size() - sizeof n) / sizeof(E) != n ||
@@ -209,19 +262,21 @@ class ReduceProxy {
   std::size_t incoming(int from) const;
   /// Raw bytes: one message.
   void enqueueBytes(int to, Bytes bytes);
-  /// Raw bytes: the next message's (valid until the round ends).
-  Bytes dequeueBytes(int from) { return take(from); }
+  /// Raw bytes: the next message's (valid until the round ends; a lent message's: its values).
+  Bytes dequeueBytes(int from) { return take(from).bytes; }
 
  private:
   friend struct detail::BlockRun;
-  detail::Chunk& outChunk(int to);
+  detail::Chunk& outChunk(int to, std::size_t hint);
   void endMessage(int to, detail::Chunk& c, std::size_t at);
-  Bytes take(int from);
+  detail::Message take(int from);
+  void lend(int to, const char* data, std::size_t bytes, std::uint64_t count);
   [[noreturn]] void typeMismatch(int from, std::size_t bytes, const char* type) const;
 
   int gid_ = 0, round_ = 0, nblocks_ = 0;
   detail::LinkBoxes* in_ = nullptr;
   detail::LinkBoxes* out_ = nullptr;
+  detail::BufferPool* pool_ = nullptr;
 };
 
 /// One block's callback: the block's gid and its proxy for this round.
@@ -257,6 +312,7 @@ class BlockRounds {
  private:
   Comm comm_;
   Counts counts_;
+  std::unique_ptr<detail::BufferPool> pool_;  // buffers of finished rounds, for the next ones
 };
 
 }  // namespace antler::comm

@@ -402,7 +402,7 @@ namespace {
 /// An all-reduce of 3000 doubles per block (24 KB: links of their own messages between ranks),
 /// summed through views, with a small message after each vector on the same link; then an
 /// all_to_all of 16 KB messages. Returns the number of wrong values.
-std::size_t large_messages(Comm& c, int n, int k, unsigned threads) {
+std::size_t large_messages(Comm& c, int n, int k, unsigned threads, bool lend) {
   BlockRounds br(c);
   const BlockOwners owners = BlockOwners::blocked(n, c.size());
   const int first = owners.first(c.rank()), count = owners.end(c.rank()) - first;
@@ -470,14 +470,19 @@ std::size_t large_messages(Comm& c, int n, int k, unsigned threads) {
 }
 }  // namespace
 
-TEST_CASE("BlockRounds: large messages travel in their own messages; views read them in place") {
+TEST_CASE(
+    "BlockRounds: large and lent messages travel in their own messages; views read them in place") {
   Comm w = Comm::world();
-  for (unsigned threads : {1u, 2u})
-    for (int n : {w.size(), 3 * w.size() + 1})
-      for (int k : {2, 4})
-        CHECK_MESSAGE(large_messages(w, n, k, threads) == 0, n << " blocks, k " << k);
+  for (bool lend : {false, true})
+    for (unsigned threads : {1u, 2u})
+      for (int n : {w.size(), 3 * w.size() + 1})
+        for (int k : {2, 4})
+          CHECK_MESSAGE(large_messages(w, n, k, threads, lend) == 0,
+                        n << " blocks, k " << k << (lend ? ", lent" : ""));
   std::vector<std::size_t> bad(5);
-  run_local(
-      5, [&](Comm& c) { bad[static_cast<std::size_t>(c.rank())] = large_messages(c, 11, 2, 1); });
+  run_local(5, [&](Comm& c) {
+    bad[static_cast<std::size_t>(c.rank())] =
+        large_messages(c, 11, 2, 1, false) + large_messages(c, 11, 3, 1, true);
+  });
   CHECK(std::accumulate(bad.begin(), bad.end(), std::size_t{0}) == 0);
 }
