@@ -24,6 +24,7 @@
 #include "reduce/reduce_extremes.hpp"  // ReduceSum, ReduceMin, ReduceMax
 #include "reduce/reduce_finfo.hpp"     // ReduceFinfo: reduce fields and their digests
 #include "reduce/reduce_stats.hpp"     // ReduceStats
+#include "shell/blocks.hpp"            // blocks::reduce / all_to_all over an Element's entries
 #include "shell/field.hpp"             // Field<T>::get/set/getVec/setVec
 #include "shell/runtime.hpp"           // Runtime: MPI and the driver/worker split
 #include "shell/shell.hpp"             // Shell: create, connect, setClock, useClock, reinit, start

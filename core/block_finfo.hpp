@@ -45,15 +45,20 @@ class BlockFinfoT final : public BlockFinfoBase {
  public:
   BlockFinfoT(std::string name, std::string doc, Fn fn)
       : BlockFinfoBase(std::move(name), std::move(doc)), fn_(fn) {}
+  std::string type() const override {
+    return kWithPartners ? "(ReduceProxy&, const Partners&)" : "(ReduceProxy&)";
+  }
   void call(char* object, comm::ReduceProxy& rp, const comm::Partners& p) const override {
     T& o = *reinterpret_cast<T*>(object);
-    if constexpr (std::is_invocable_v<Fn, T&, comm::ReduceProxy&, const comm::Partners&>)
+    if constexpr (kWithPartners)
       std::invoke(fn_, o, rp, p);
     else
       std::invoke(fn_, o, rp);
   }
 
  private:
+  static constexpr bool kWithPartners =
+      std::is_invocable_v<Fn, T&, comm::ReduceProxy&, const comm::Partners&>;
   Fn fn_;
 };
 

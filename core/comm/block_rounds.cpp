@@ -443,25 +443,26 @@ struct BlockRun {
 
 // ---- ReduceProxy ----
 
-detail::Chunk& ReduceProxy::outChunk(int to, std::size_t hint) {
+detail::LinkBox& ReduceProxy::outBox(int to, const char* op) {
   detail::LinkBox* b = out_->find(to);
   if (!b)
-    throw IndexError("ReduceProxy::enqueue: block " + std::to_string(gid_) + " in round " +
-                         std::to_string(round_) + " sends to gid " + std::to_string(to) +
-                         ", which is not in its out-link " + detail::link_text(out_->link()),
+    throw IndexError(std::string("ReduceProxy::") + op + ": block " + std::to_string(gid_) +
+                         " in round " + std::to_string(round_) + " sends to gid " +
+                         std::to_string(to) + ", which is not in its out-link " +
+                         detail::link_text(out_->link()),
                      static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
+  return *b;
+}
+
+detail::Chunk& ReduceProxy::outChunk(int to, std::size_t hint) {
+  detail::LinkBox* b = &outBox(to, "enqueue");
   if (b->chunks.empty() || b->chunks.back().lent)
     b->chunks.push_back({gid_, to, 0, pool_ ? pool_->take(hint) : ByteBuffer(), nullptr, 0, 0});
   return b->chunks.back();
 }
 
 void ReduceProxy::lend(int to, const char* data, std::size_t bytes, std::uint64_t count) {
-  detail::LinkBox* b = out_->find(to);
-  if (!b)
-    throw IndexError("ReduceProxy::enqueueView: block " + std::to_string(gid_) + " in round " +
-                         std::to_string(round_) + " sends to gid " + std::to_string(to) +
-                         ", which is not in its out-link " + detail::link_text(out_->link()),
-                     static_cast<std::uint64_t>(to), static_cast<std::uint64_t>(nblocks_));
+  detail::LinkBox* b = &outBox(to, "enqueueView");
   b->chunks.push_back({gid_, to, 1, {}, data, bytes, count});
   ++b->messages;
 }

@@ -267,6 +267,7 @@ class ReduceProxy {
 
  private:
   friend struct detail::BlockRun;
+  detail::LinkBox& outBox(int to, const char* op);
   detail::Chunk& outChunk(int to, std::size_t hint);
   void endMessage(int to, detail::Chunk& c, std::size_t at);
   detail::Message take(int from);
