@@ -90,15 +90,14 @@ struct alignas(64) Partial {
   R r;
 };
 
-/// The serialized size bound of R: sizeof(R) for a trivially copyable R (copied with memcpy),
-/// else R::kSerializedSizeBound if R declares it, else 0 (unknown: the node stage assumes the
-/// worst).
+/// The serialized size bound of R: R::kSerializedSizeBound if R declares it, else sizeof(R) for a
+/// trivially copyable R (copied with memcpy), else 0 (unknown: the node stage assumes the worst).
 template <class R>
 constexpr std::size_t serialized_size_bound() {
-  if constexpr (std::is_trivially_copyable_v<R>)
-    return sizeof(R);
-  else if constexpr (requires { std::size_t{R::kSerializedSizeBound}; })
+  if constexpr (requires { std::size_t{R::kSerializedSizeBound}; })
     return R::kSerializedSizeBound;
+  else if constexpr (std::is_trivially_copyable_v<R>)
+    return sizeof(R);
   else
     return 0;
 }

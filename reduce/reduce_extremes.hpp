@@ -8,6 +8,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "reduce/exact_sum.hpp"
+
 namespace antler {
 
 /// Largest value (and whether there was any).
@@ -64,39 +66,73 @@ class ReduceMin {
   bool any_ = false;
 };
 
-/// Sum of the values (and their count). A block of floating-point values is summed with four
-/// accumulators in a fixed pattern (not one dependent chain), then added: the same bits for the
-/// same split, and equal to a serial sum up to reassociation, as every reduction across splits.
+/// Sum of the values (and their count). Floating-point values are summed exactly (ExactSum,
+/// reduce/exact_sum.hpp) and rounded once when read: the same bits on any split, the correctly
+/// rounded sum for doubles (a float sum is that double sum rounded to float). Integers add as
+/// integers.
 template <class F>
 class ReduceSum {
  public:
+  static constexpr bool kExact = std::is_floating_point_v<F>;
+  static constexpr std::size_t kSerializedSizeBound =
+      8 + (kExact ? ExactSum::kSerializedSizeBound : sizeof(F));
+
   void primaryReduce(const F& v) {
-    v_ += v;
+    if constexpr (kExact)
+      exact_.add(static_cast<double>(v));
+    else
+      v_ += v;
     ++n_;
   }
   void primaryReduceBlock(const F* v, std::size_t n) requires std::is_floating_point_v<F> {
-    F s[4] = {0, 0, 0, 0};
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-      for (int k = 0; k < 4; ++k) s[k] += v[i + k];
-    for (; i < n; ++i) s[0] += v[i];
-    v_ += (s[0] + s[1]) + (s[2] + s[3]);
+    if constexpr (std::is_same_v<F, double>) {
+      exact_.add(v, n);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) exact_.add(static_cast<double>(v[i]));
+    }
     n_ += n;
   }
   void secondaryReduce(const ReduceSum& o) {
-    v_ += o.v_;
+    if constexpr (kExact)
+      exact_.merge(o.exact_);
+    else
+      v_ += o.v_;
     n_ += o.n_;
   }
   void tertiaryReduce(const ReduceSum& o) { secondaryReduce(o); }
-  F value() const { return v_; }
+  F value() const {
+    if constexpr (kExact)
+      return static_cast<F>(exact_.value());
+    else
+      return v_;
+  }
   unsigned long long count() const { return n_; }
+
+  /// The compact wire form (Codec).
+  void write(Writer& w) const {
+    w.put<std::uint64_t>(n_);
+    if constexpr (kExact)
+      exact_.write(w);
+    else
+      w.put<F>(v_);
+  }
+  static ReduceSum read(Reader& r) {
+    ReduceSum s;
+    s.n_ = r.get<std::uint64_t>();
+    if constexpr (kExact)
+      s.exact_ = ExactSum::read(r);
+    else
+      s.v_ = r.get<F>();
+    return s;
+  }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar& v_& n_;
+    ar& v_& exact_& n_;
   }
 
  private:
-  F v_{};
+  F v_{};           // integers
+  ExactSum exact_;  // floating point
   unsigned long long n_ = 0;
 };
 

@@ -1,83 +1,86 @@
 #pragma once
 #pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
-/// ReduceStats: count, sum, mean, population sdev, min and max of a double field.
+/// ReduceStats: count, sum, mean, population sdev, min and max of a double field, the same bits
+/// on any split of the values over threads and nodes.
 ///
-/// Threads and nodes merge with the parallel Welford/Chan update (mean and M2, the sum of squared
-/// deviations), never with sum and sum of squares, so the variance keeps its precision when the
-/// mean is large. Inside a thread, values are folded in blocks: two passes over a block held in
-/// cache (block mean, then squared deviations), then a Chan merge into the running partial.
+/// The sum and the sum of squares are exact (ExactSum, reduce/exact_sum.hpp: a superaccumulator;
+/// each square enters as the exact 106-bit product of the significand with itself, so it too is
+/// exact unless it leaves the accumulator's range), and merge exactly; nothing is rounded until a
+/// result is read. So the results do not depend on how the values were split or in which order
+/// partials met:
+///   sum    the exact sum, correctly rounded (what Python's math.fsum gives);
+///   mean   that sum divided by the count, rounded (math.fsum(x) / n);
+///   sdev   sqrt(M2 / n), M2 = sum(x^2) - 2 m sum(x) + n m^2 with m the mean above, formed in an
+///          ExactSum from the exact sums (sum(x) and m^2 taken to ~106 bits) and rounded once: M2
+///          carries a relative error of about 2^-100 of the terms (their truncation), then one
+///          rounding each for the division and the square root; a negative M2 (impossible in
+///          exact arithmetic) reads as 0.
 ///
 /// Special values: a NaN anywhere makes sum, mean and sdev NaN; min and max skip NaNs (they are
 /// the extremes of the other values, or NaN if every value is NaN). An infinity makes sum and mean
-/// that infinity (NaN with both signs) and sdev NaN; min and max report it. With no values at all,
-/// count is 0, sum 0, and mean, sdev, min and max are NaN.
+/// that infinity (NaN with both signs) and sdev NaN, as does a value whose square leaves the
+/// accumulator's range (|x| >= 2^519, about 1.7e156); squares below 2^-1074 (|x| < ~2^-537) lose
+/// what lies below it; min and max report infinities. With no values at all, count is 0, sum 0, and
+/// mean, sdev, min and max are NaN.
 #include <algorithm>
 #include <boost/serialization/access.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "core/buffer.hpp"
+#include "reduce/exact_sum.hpp"
+
 namespace antler {
 
 class ReduceStats {
  public:
+  /// Bytes a partial takes on the wire at most (the node stage chooses by it): the count, min and
+  /// max, and the two sums' digits in use.
+  static constexpr std::size_t kSerializedSizeBound = 24 + 2 * ExactSum::kSerializedSizeBound;
+
   /// Folds one value.
   void primaryReduce(double v) { primaryReduceBlock(&v, 1); }
   /// Folds n values.
   void primaryReduceBlock(const double* v, std::size_t n) {
-    if (n == 0) return;
-    // Pass 1: sum, min, max with four accumulators (a fixed order: results are reproducible).
-    double s[4] = {0, 0, 0, 0};
-    double mn = min_, mx = max_;
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-      for (int k = 0; k < 4; ++k) {
-        s[k] += v[i + k];
-        mn = v[i + k] < mn ? v[i + k] : mn;
-        mx = v[i + k] > mx ? v[i + k] : mx;
-      }
-    }
-    for (; i < n; ++i) {
-      s[0] += v[i];
-      mn = v[i] < mn ? v[i] : mn;
-      mx = v[i] > mx ? v[i] : mx;
-    }
-    const double sum = (s[0] + s[1]) + (s[2] + s[3]);
-    const double mean = sum / static_cast<double>(n);
-    // Pass 2: squared deviations from the block mean.
-    double q[4] = {0, 0, 0, 0};
-    i = 0;
-    for (; i + 4 <= n; i += 4)
-      for (int k = 0; k < 4; ++k) {
-        const double d = v[i + k] - mean;
-        q[k] += d * d;
-      }
-    for (; i < n; ++i) {
-      const double d = v[i] - mean;
-      q[0] += d * d;
-    }
-    merge(n, sum, mean, (q[0] + q[1]) + (q[2] + q[3]), mn, mx);
+    sum_.addWithSquares(v, n, sq_, min_, max_);
+    count_ += n;
   }
-  /// Folds another thread's partial (Chan et al.'s parallel update).
+  /// Folds another thread's partial (exactly).
   void secondaryReduce(const ReduceStats& o) {
-    merge(o.count_, o.sum_, o.mean_, o.m2_, o.min_, o.max_);
+    count_ += o.count_;
+    sum_.merge(o.sum_);
+    sq_.merge(o.sq_);
+    min_ = o.min_ < min_ ? o.min_ : min_;
+    max_ = o.max_ > max_ ? o.max_ : max_;
   }
-  /// Folds another node's partial (same update).
+  /// Folds another node's partial (the same).
   void tertiaryReduce(const ReduceStats& o) { secondaryReduce(o); }
 
   /// Number of values.
   std::uint64_t count() const { return count_; }
-  double sum() const { return sum_; }
-  /// Mean (NaN if count is 0).
-  double mean() const { return count_ ? mean_ : std::numeric_limits<double>::quiet_NaN(); }
-  /// Population standard deviation, sqrt(M2 / count) (NaN if count is 0).
-  double sdev() const {
-    return count_ ? std::sqrt(m2_ / static_cast<double>(count_))
-                  : std::numeric_limits<double>::quiet_NaN();
+  /// The sum, correctly rounded.
+  double sum() const { return sum_.value(); }
+  /// sum() / count() (NaN if count is 0).
+  double mean() const {
+    return count_ ? sum() / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN();
   }
-  /// Population variance (NaN if count is 0).
+  /// Population standard deviation, sqrt(M2 / count) (NaN if count is 0).
+  double sdev() const { return std::sqrt(variance()); }
+  /// Population variance, M2 / count (NaN if count is 0; see the top of the file).
   double variance() const {
-    return count_ ? m2_ / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN();
+    if (!count_ || !sum_.isFinite() || !sq_.isFinite())
+      return std::numeric_limits<double>::quiet_NaN();
+    const double n = static_cast<double>(count_), m = mean();
+    ExactSum m2 = sq_;  // sum(x^2) - 2 m sum(x) + n m^2, each product exact
+    m2.addProduct(-2 * m, sum_.value());
+    m2.addProduct(-2 * m, sum_.rest());
+    ExactSum mm;  // m^2, exact, times n: n m^2 = sum of n x (the pieces of m^2)
+    mm.addProduct(m, m);
+    m2.addProduct(n, mm.value());
+    m2.addProduct(n, mm.rest());
+    const double v = m2.value();
+    return v > 0 ? v / n : 0.0;
   }
   double min() const {
     return count_ && min_ <= max_ ? min_ : std::numeric_limits<double>::quiet_NaN();
@@ -86,36 +89,29 @@ class ReduceStats {
     return count_ && min_ <= max_ ? max_ : std::numeric_limits<double>::quiet_NaN();
   }
 
+  /// The compact wire form (Codec): count, min, max, then the two sums' digits in use.
+  void write(Writer& w) const {
+    w.put<std::uint64_t>(count_).put<double>(min_).put<double>(max_);
+    sum_.write(w);
+    sq_.write(w);
+  }
+  static ReduceStats read(Reader& r) {
+    ReduceStats s;
+    s.count_ = r.get<std::uint64_t>();
+    s.min_ = r.get<double>();
+    s.max_ = r.get<double>();
+    s.sum_ = ExactSum::read(r);
+    s.sq_ = ExactSum::read(r);
+    return s;
+  }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
-    ar& count_& sum_& mean_& m2_& min_& max_;
+    ar& count_& min_& max_& sum_& sq_;
   }
 
  private:
-  void merge(std::uint64_t nb, double sumb, double meanb, double m2b, double minb, double maxb) {
-    if (nb == 0) return;
-    min_ = minb < min_ ? minb : min_;
-    max_ = maxb > max_ ? maxb : max_;
-    sum_ += sumb;
-    if (count_ == 0) {
-      count_ = nb;
-      mean_ = meanb;
-      m2_ = m2b;
-      return;
-    }
-    const double na = static_cast<double>(count_), nbd = static_cast<double>(nb), n = na + nbd;
-    const double delta = meanb - mean_;
-    if (std::isfinite(mean_) && std::isfinite(meanb)) {
-      mean_ += delta * (nbd / n);
-    } else {
-      mean_ = sum_ / n;  // an infinity: the mean is the sum's infinity (NaN with both signs)
-    }
-    m2_ += m2b + delta * delta * (na * nbd / n);
-    count_ += nb;
-  }
-
   std::uint64_t count_ = 0;
-  double sum_ = 0, mean_ = 0, m2_ = 0;
+  ExactSum sum_, sq_;
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = -std::numeric_limits<double>::infinity();
 };

@@ -173,19 +173,28 @@ TEST_CASE("ReduceFieldDimension is the maximum count") {
   CHECK(ReduceFieldDimension().maxIndex() == 0);
 }
 
-TEST_CASE("ReduceSum's block fold: four accumulators in a fixed pattern, then added") {
-  const std::vector<double> v = population(1003);
-  ReduceSum<double> r;
-  r.primaryReduce(0.125);
-  r.primaryReduceBlock(v.data(), v.size());
-  // The same pattern written out: entry i goes to accumulator i % 4 (the last 1003 % 4 to 0).
-  double s[4] = {0, 0, 0, 0};
-  const std::size_t whole = v.size() / 4 * 4;
-  for (std::size_t i = 0; i < whole; ++i) s[i % 4] += v[i];
-  for (std::size_t i = whole; i < v.size(); ++i) s[0] += v[i];
-  CHECK(r.value() == 0.125 + ((s[0] + s[1]) + (s[2] + s[3])));
-  CHECK(r.count() == v.size() + 1);
-  long double serial = 0.125;
-  for (double x : v) serial += x;
-  CHECK(close(r.value(), static_cast<double>(serial)));
+TEST_CASE("ReduceSum's sum is exact: the same bits however the values are cut and merged") {
+  // Values whose exact sum is known: multiples of 2^-20 below 2^20 (their sum fits in 53 bits),
+  // plus a huge value and its negation that any rounding fold would lose the small ones to.
+  std::vector<double> v;
+  long long units = 0;  // the exact sum in units of 2^-20
+  for (int i = 0; i < 1003; ++i) {
+    const long long u = (i * 7919LL) % 1000003 - 500000;
+    v.push_back(std::ldexp(static_cast<double>(u), -20));
+    units += u;
+  }
+  v.insert(v.begin() + 500, 1e300);
+  v.push_back(-1e300);
+  const double exact = std::ldexp(static_cast<double>(units), -20);
+  ReduceSum<double> whole;
+  whole.primaryReduceBlock(v.data(), v.size());
+  CHECK(whole.value() == exact);
+  CHECK(whole.count() == v.size());
+  for (std::size_t cut : {std::size_t{1}, std::size_t{333}, v.size() - 1}) {
+    ReduceSum<double> a, b;
+    a.primaryReduceBlock(v.data(), cut);
+    for (std::size_t i = cut; i < v.size(); ++i) b.primaryReduce(v[i]);
+    b.tertiaryReduce(a);  // merged the other way round
+    CHECK(b.value() == exact);
+  }
 }
