@@ -39,12 +39,40 @@
 
 namespace antler {
 
+namespace detail {
+// The fast path's kernels with AVX2 (reduce/exact_sum.cpp), used where the CPU has it; the scalar
+// loops in ExactSum give the same bits (both are exact). ANTLER_EXACT_SCALAR=1 forces the scalar
+// loops; set_exact_vector_path switches for a test.
+bool exact_vector_path();
+void set_exact_vector_path(bool on);
+void exact_scan_avx2(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
+                     double& lo, double& hi, bool minmax);
+void exact_chunk_avx2(const double* v, std::size_t m, std::uint64_t emin, bool squares,
+                      std::int64_t& sum, unsigned __int128& sq);
+}  // namespace detail
+
 class ExactSum {
  public:
   static constexpr int kDigits = 67;
   /// Bytes its Boost serialization takes at most (binary archive): the flags, the range of digits
   /// in use, and those digits.
   static constexpr std::size_t kSerializedSizeBound = 3 + 8 * kDigits;
+
+  ExactSum() {}  // no digits in use: nothing to initialise
+  /// Copies take the digits in use only.
+  ExactSum(const ExactSum& o) { *this = o; }
+  ExactSum& operator=(const ExactSum& o) {
+    if (this == &o) return *this;
+    lo_ = o.lo_;
+    hi_ = o.hi_;
+    for (unsigned k = lo_; k <= hi_ && k < kDigits; ++k) d_[k] = o.d_[k];
+    untilCarry_ = o.untilCarry_;
+    nan_ = o.nan_;
+    posInf_ = o.posInf_;
+    negInf_ = o.negInf_;
+    zeros_ = o.zeros_;
+    return *this;
+  }
 
   /// Adds one value (exactly).
   void add(double x) {
@@ -69,6 +97,8 @@ class ExactSum {
     const auto neg = -static_cast<std::int64_t>(bits >> 63);  // 0 or -1: a branch-free negation
     lo = (lo ^ neg) - neg;
     hi = (hi ^ neg) - neg;
+    if (i < lo_ || i + 1 > hi_) [[unlikely]]
+      touch(i, i + 1);
     d_[i] += lo;
     d_[i + 1] += hi;
     if (--untilCarry_ == 0) [[unlikely]]
@@ -120,9 +150,11 @@ class ExactSum {
   /// Adds another accumulator's sum (exactly).
   void merge(const ExactSum& o) {
     carry();
-    ExactSum b = o;
-    b.carry();
-    for (int k = 0; k < kDigits; ++k) d_[k] += b.d_[k];
+    o.carry();
+    if (o.lo_ <= o.hi_) {
+      touch(o.lo_, o.hi_);
+      for (unsigned k = o.lo_; k <= o.hi_; ++k) d_[k] += o.d_[k];
+    }
     carry();
     nan_ |= o.nan_;
     posInf_ |= o.posInf_;
@@ -151,11 +183,15 @@ class ExactSum {
 
   /// The compact form (Codec uses it): flags, the range of digits in use, those digits.
   void write(Writer& w) const {
-    ExactSum c = *this;
-    c.carry();
-    std::uint8_t lo = 0, hi = kDigits;
-    while (hi > 0 && c.d_[hi - 1] == 0) --hi;
-    while (lo < hi && c.d_[lo] == 0) ++lo;
+    carry();
+    const ExactSum& c = *this;
+    std::uint8_t lo = 0, hi = 0;  // the digits to send: [lo, hi)
+    if (lo_ <= hi_) {
+      lo = static_cast<std::uint8_t>(lo_);
+      hi = static_cast<std::uint8_t>(hi_ + 1);
+      while (hi > lo && c.d_[hi - 1u] == 0) --hi;
+      while (lo < hi && c.d_[lo] == 0) ++lo;
+    }
     w.put<std::uint8_t>(flags()).put<std::uint8_t>(lo).put<std::uint8_t>(hi);
     w.buffer().append(c.d_.data() + lo, sizeof(std::int64_t) * (hi - lo));
   }
@@ -167,6 +203,10 @@ class ExactSum {
                       std::to_string(hi) + ") of " + std::to_string(kDigits));
     std::memcpy(s.d_.data() + lo, r.take(sizeof(std::int64_t) * (hi - lo)),
                 sizeof(std::int64_t) * (hi - lo));
+    if (lo < hi) {
+      s.lo_ = lo;
+      s.hi_ = hi - 1u;
+    }
     s.setFlags(f);
     return s;
   }
@@ -201,17 +241,22 @@ class ExactSum {
   void addBlock(const double* x, std::size_t n, ExactSum* squares, double* mn, double* mx) {
     constexpr std::size_t kChunk = 32;
     double lo = Squares ? *mn : 0, hi = Squares ? *mx : 0;
+    const bool vec = detail::exact_vector_path();
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
       const double* v = x + at;
       std::uint64_t emin = 0x7FF, emax = 0;
-      for (std::size_t k = 0; k < m; ++k) {
-        const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
-        emin = e < emin ? e : emin;
-        emax = e > emax ? e : emax;
-        if constexpr (Squares) {
-          lo = v[k] < lo ? v[k] : lo;
-          hi = v[k] > hi ? v[k] : hi;
+      if (vec) {
+        detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
+      } else {
+        for (std::size_t k = 0; k < m; ++k) {
+          const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
+          emin = e < emin ? e : emin;
+          emax = e > emax ? e : emax;
+          if constexpr (Squares) {
+            lo = v[k] < lo ? v[k] : lo;
+            hi = v[k] > hi ? v[k] : hi;
+          }
         }
       }
       // Normal values within 6 binades (and, with squares, squares that stay normal and finite).
@@ -226,7 +271,8 @@ class ExactSum {
       }
       std::int64_t sum = 0;  // |sum| < 32 x 2^58
       unsigned __int128 sq = 0;
-      for (std::size_t k = 0; k < m; ++k) {
+      if (vec) detail::exact_chunk_avx2(v, m, emin, Squares, sum, sq);
+      for (std::size_t k = 0; !vec && k < m; ++k) {
         const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
         const auto e = (b >> 52) & 0x7FF;
         const auto ix = static_cast<std::int64_t>(
@@ -262,6 +308,7 @@ class ExactSum {
                                     static_cast<std::uint64_t>(low >> 64) & 0xFFFFFFFFu,
                                     static_cast<std::uint64_t>(low >> 96) & 0xFFFFFFFFu,
                                     s ? static_cast<std::uint64_t>(v >> (128 - s)) : 0};
+    touch(static_cast<unsigned>(i), static_cast<unsigned>(i + 4 < kDigits ? i + 4 : kDigits - 1));
     for (int k = 0; k < 5 && i + k < kDigits; ++k) {
       const auto d = static_cast<std::int64_t>(piece[k]);
       d_[static_cast<std::size_t>(i + k)] += neg ? -d : d;
@@ -289,72 +336,128 @@ class ExactSum {
     }
   }
   /// Normalises: every digit but the top one into [0, 2^32), carrying into the next.
-  void carry() {
-    for (int k = 0; k + 1 < kDigits; ++k) {
-      const std::int64_t c = d_[k] >> 32;  // floor
+  /// Normalises the digits in use [lo_, hi_]: each but the highest in use into [0, 2^32),
+  /// carrying upward (the highest in use holds the sign).
+  void carry() const {
+    untilCarry_ = kCarryEvery;
+    if (lo_ > hi_) return;
+    for (unsigned k = lo_; k < kDigits - 1; ++k) {
+      const std::int64_t c = d_[k] >> 32;          // floor
+      if (k >= hi_ && (c == 0 || c == -1)) break;  // the highest digit in use, in range
+      if (k + 1 > hi_) {
+        d_[k + 1] = 0;
+        hi_ = k + 1;
+      }
       d_[k] -= c * (std::int64_t{1} << 32);
       d_[k + 1] += c;
     }
-    untilCarry_ = kCarryEvery;
+    while (lo_ < hi_ && d_[lo_] == 0) ++lo_;
   }
-  bool anyAbove(int k) const {
-    for (int j = k; j < kDigits; ++j)
-      if (d_[j]) return true;
-    return false;
+  /// Brings digits [first, last] into use (new ones zero). Digits outside the range in use hold
+  /// nothing: they are never read, and copies take only the range.
+  void touch(unsigned first, unsigned last) const {
+    if (lo_ > hi_) {
+      for (unsigned k = first; k <= last; ++k) d_[k] = 0;
+      lo_ = first;
+      hi_ = last;
+      return;
+    }
+    for (; lo_ > first;) d_[--lo_] = 0;
+    for (; hi_ < last;) d_[++hi_] = 0;
   }
   /// The finite sum rounded to a double.
   double round() const;
 
-  std::array<std::int64_t, kDigits> d_{};
-  int untilCarry_ = kCarryEvery;
+  // Normalising (carry) does not change the value, so const members may do it: mutable.
+  mutable std::array<std::int64_t, kDigits> d_;  // only [lo_, hi_] holds anything
+  mutable unsigned lo_ = kDigits, hi_ = 0;       // the digits in use (lo_ > hi_: none)
+  mutable int untilCarry_ = kCarryEvery;
   bool nan_ = false, posInf_ = false, negInf_ = false;
   std::uint8_t zeros_ = 0;  // 0: nothing added; 1: only -0.0s among the zeros; 2: anything else
 };
 
 inline double ExactSum::round() const {
-  ExactSum c = *this;
-  c.carry();
-  // The sign: the top digit's (every lower digit is in [0, 2^32)). Work on the magnitude.
-  const bool neg = c.d_[kDigits - 1] < 0;
+  carry();
+  // A copy of the digits in use only (a negative sum is negated in it).
+  struct Digits {
+    std::array<std::int64_t, kDigits> d_;
+    unsigned lo_, hi_;
+    void carry() {
+      unsigned k = lo_;
+      for (; k < kDigits - 1 && (k < hi_ || ((d_[k] >> 32) != 0 && (d_[k] >> 32) != -1)); ++k) {
+        const std::int64_t cy = d_[k] >> 32;
+        d_[k] -= cy * (std::int64_t{1} << 32);
+        d_[k + 1] += cy;
+      }
+      hi_ = k;
+    }
+  } c;
+  c.lo_ = lo_;
+  c.hi_ = hi_;
+  for (unsigned k = lo_; k <= hi_ && k < kDigits; ++k) c.d_[k] = d_[k];
+  if (lo_ <= hi_ && hi_ + 1 < kDigits) c.d_[hi_ + 1] = 0;  // room for a carry out of the top
+  int top = static_cast<int>(c.hi_);
+  while (top >= static_cast<int>(c.lo_) && top >= 0 && c.d_[static_cast<std::size_t>(top)] == 0)
+    --top;
+  if (c.lo_ > c.hi_ || top < static_cast<int>(c.lo_))
+    return zeros_ == 1 ? -0.0 : 0.0;  // an exact zero: +0 unless only -0.0s
+  // The sign is the highest digit's (every lower one is in [0, 2^32)). Work on the magnitude.
+  const bool neg = c.d_[static_cast<std::size_t>(top)] < 0;
   if (neg) {
-    for (auto& x : c.d_) x = -x;
+    for (unsigned k = c.lo_; k <= c.hi_; ++k) c.d_[k] = -c.d_[k];
     c.carry();
+    top = static_cast<int>(c.hi_);
+    while (top > static_cast<int>(c.lo_) && c.d_[static_cast<std::size_t>(top)] == 0) --top;
   }
-  int top = kDigits - 1;
-  while (top >= 0 && c.d_[top] == 0) --top;
-  if (top < 0) return zeros_ == 1 ? -0.0 : 0.0;  // an exact zero: +0 unless only -0.0s
-  // Digits now in [0, 2^32) (the top one may hold more only far beyond the double range).
-  auto bit = [&](std::int64_t pos) -> std::uint64_t {  // bit `pos` of the magnitude
-    if (pos < 0) return 0;
-    const auto k = static_cast<std::size_t>(pos >> 5);
-    return k < static_cast<std::size_t>(kDigits)
-               ? (static_cast<std::uint64_t>(c.d_[k]) >> (pos & 31)) & 1
+  const auto D = [&](int k) -> std::uint64_t {  // digit k (0 outside those in use)
+    return k >= static_cast<int>(c.lo_) && k <= static_cast<int>(c.hi_)
+               ? static_cast<std::uint64_t>(c.d_[static_cast<std::size_t>(k)])
                : 0;
   };
-  const std::int64_t length =
-      32 * static_cast<std::int64_t>(top) + std::bit_width(static_cast<std::uint64_t>(c.d_[top]));
+  if (D(top) >> 32)
+    return neg ? -std::numeric_limits<double>::infinity()  // far out of range
+               : std::numeric_limits<double>::infinity();
+  const std::int64_t length = 32 * static_cast<std::int64_t>(top) + std::bit_width(D(top));
   // The value is magnitude x 2^-1074, its leading bit worth 2^(length - 1 - 1074).
   const std::int64_t lead = length - 1 - 1074;
   if (lead >= 1024)
     return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-  // Keep 53 bits (normal) or every bit down to 2^-1074 (subnormal).
-  const std::int64_t keep = lead >= -1022 ? 53 : length;
-  const std::int64_t low = length - keep;  // the lowest kept bit's position
-  std::uint64_t K = 0;
-  for (std::int64_t b = length - 1; b >= low; --b) K = K << 1 | bit(b);
-  const std::uint64_t roundBit = bit(low - 1);
-  bool sticky = false;
-  if (low - 1 > 0) {
-    const std::int64_t below = low - 1;  // bits [0, below) decide stickiness
-    const auto full = static_cast<int>(below >> 5);
-    for (int k = 0; k < full && !sticky; ++k) sticky = c.d_[k] != 0;
-    const int part = static_cast<int>(below & 31);
-    if (!sticky && part)
-      sticky = (static_cast<std::uint64_t>(c.d_[full]) & ((std::uint64_t{1} << part) - 1)) != 0;
+  // Keep 53 bits (normal) or every bit down to 2^-1074 (subnormal); drop the rest.
+  const std::int64_t keep = lead >= -1022 ? 53 : length, drop = length - keep;
+  // W: the magnitude's bits [base, 32 (top + 1)), from digits top .. top - 3.
+  const unsigned __int128 W = (static_cast<unsigned __int128>(D(top)) << 96) |
+                              (static_cast<unsigned __int128>(D(top - 1)) << 64) |
+                              (static_cast<unsigned __int128>(D(top - 2)) << 32) | D(top - 3);
+  const std::int64_t base = 32 * (static_cast<std::int64_t>(top) - 3);
+  bool sticky = false;  // any bit set below the round bit
+  for (int k = static_cast<int>(c.lo_); k < top - 3 && !sticky; ++k) sticky = D(k) != 0;
+  std::uint64_t K;
+  std::uint64_t roundBit = 0;
+  const std::int64_t shift = drop - base;  // W's bits below the kept ones (> 0 whenever any drop)
+  if (shift > 0) {
+    K = static_cast<std::uint64_t>(W >> shift);
+    roundBit = static_cast<std::uint64_t>(W >> (shift - 1)) & 1;
+    if (shift > 1)
+      sticky = sticky || (W & ((static_cast<unsigned __int128>(1) << (shift - 1)) - 1)) != 0;
+  } else {
+    K = static_cast<std::uint64_t>(W << -shift);  // nothing dropped (a short subnormal sum)
   }
   if (roundBit && (sticky || (K & 1))) ++K;
-  double r = std::ldexp(static_cast<double>(K), static_cast<int>(low - 1074));
-  return neg ? -r : r;
+  // The double's bits: K x 2^(drop - 1074). A subnormal (nothing dropped) is K itself (2^52 there
+  // is the smallest normal's bits); a normal K in [2^52, 2^53] sets the exponent.
+  std::uint64_t bits = K;
+  if (drop > 0) {
+    std::int64_t biased = drop - 1074 + 52 + 1023;
+    if (K >> 53) {  // rounding carried into a new binade
+      K >>= 1;
+      ++biased;
+    }
+    if (biased >= 2047)
+      return neg ? -std::numeric_limits<double>::infinity()
+                 : std::numeric_limits<double>::infinity();
+    bits = static_cast<std::uint64_t>(biased) << 52 | (K & ((std::uint64_t{1} << 52) - 1));
+  }
+  return std::bit_cast<double>(bits | (neg ? std::uint64_t{1} << 63 : 0));
 }
 
 }  // namespace antler

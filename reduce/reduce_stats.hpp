@@ -45,9 +45,11 @@ class ReduceStats {
   void primaryReduceBlock(const double* v, std::size_t n) {
     sum_.addWithSquares(v, n, sq_, min_, max_);
     count_ += n;
+    cached_ = false;
   }
   /// Folds another thread's partial (exactly).
   void secondaryReduce(const ReduceStats& o) {
+    cached_ = false;
     count_ += o.count_;
     sum_.merge(o.sum_);
     sq_.merge(o.sq_);
@@ -60,28 +62,13 @@ class ReduceStats {
   /// Number of values.
   std::uint64_t count() const { return count_; }
   /// The sum, correctly rounded.
-  double sum() const { return sum_.value(); }
+  double sum() const { return moments().sum; }
   /// sum() / count() (NaN if count is 0).
-  double mean() const {
-    return count_ ? sum() / static_cast<double>(count_) : std::numeric_limits<double>::quiet_NaN();
-  }
+  double mean() const { return moments().mean; }
   /// Population standard deviation, sqrt(M2 / count) (NaN if count is 0).
-  double sdev() const { return std::sqrt(variance()); }
+  double sdev() const { return std::sqrt(moments().variance); }
   /// Population variance, M2 / count (NaN if count is 0; see the top of the file).
-  double variance() const {
-    if (!count_ || !sum_.isFinite() || !sq_.isFinite())
-      return std::numeric_limits<double>::quiet_NaN();
-    const double n = static_cast<double>(count_), m = mean();
-    ExactSum m2 = sq_;  // sum(x^2) - 2 m sum(x) + n m^2, each product exact
-    m2.addProduct(-2 * m, sum_.value());
-    m2.addProduct(-2 * m, sum_.rest());
-    ExactSum mm;  // m^2, exact, times n: n m^2 = sum of n x (the pieces of m^2)
-    mm.addProduct(m, m);
-    m2.addProduct(n, mm.value());
-    m2.addProduct(n, mm.rest());
-    const double v = m2.value();
-    return v > 0 ? v / n : 0.0;
-  }
+  double variance() const { return moments().variance; }
   double min() const {
     return count_ && min_ <= max_ ? min_ : std::numeric_limits<double>::quiet_NaN();
   }
@@ -96,7 +83,7 @@ class ReduceStats {
     sq_.write(w);
   }
   static ReduceStats read(Reader& r) {
-    ReduceStats s;
+    ReduceStats s;  // (not cached: a new object)
     s.count_ = r.get<std::uint64_t>();
     s.min_ = r.get<double>();
     s.max_ = r.get<double>();
@@ -107,11 +94,39 @@ class ReduceStats {
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
     ar& count_& min_& max_& sum_& sq_;
+    cached_ = false;
   }
 
  private:
+  struct Moments {
+    double sum, mean, variance;
+  };
+  /// The results, rounded once from the exact sums on first use (a digest reads several).
+  const Moments& moments() const {
+    if (cached_) return cache_;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double s = sum_.value(), n = static_cast<double>(count_);
+    cache_ = {s, count_ ? s / n : nan, nan};
+    if (count_ && sum_.isFinite() && sq_.isFinite()) {
+      const double m = cache_.mean;
+      ExactSum m2 = sq_;  // sum(x^2) - 2 m sum(x) + n m^2, each product exact
+      m2.addProduct(-2 * m, s);
+      m2.addProduct(-2 * m, sum_.rest());
+      ExactSum mm;  // m^2 exactly, then n times its two leading parts
+      mm.addProduct(m, m);
+      m2.addProduct(n, mm.value());
+      m2.addProduct(n, mm.rest());
+      const double v = m2.value();
+      cache_.variance = v > 0 ? v / n : 0.0;
+    }
+    cached_ = true;
+    return cache_;
+  }
+
   std::uint64_t count_ = 0;
   ExactSum sum_, sq_;
+  mutable Moments cache_{};
+  mutable bool cached_ = false;
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = -std::numeric_limits<double>::infinity();
 };
