@@ -20,8 +20,8 @@
 /// Reuse in a reduce class of your own: hold an ExactSum, add() in primaryReduce, merge() in
 /// secondaryReduce and tertiaryReduce, and let it travel with the class: write(w) and read(r)
 /// in the class's own write/read (the compact form: only the digits in use, at most
-/// kSerializedSizeBound bytes), or `ar & sum` in a Boost serialize (see
-/// examples/population_stats.cpp).
+/// kSerializedSizeBound bytes), or `ar & sum` in a Boost serialize. ReduceSum and ReduceStats
+/// (reduce/reduce_extremes.hpp, reduce/reduce_stats.hpp) are two such classes.
 #include <algorithm>
 #include <array>
 #include <bit>
