@@ -17,6 +17,9 @@
 /// of one sign make it that infinity; a finite sum beyond the largest double rounds to an
 /// infinity. An empty sum is +0; a sum of -0.0s only is -0.0.
 ///
+/// Reading normalises the digits in place (the value does not change), so even const calls write:
+/// one ExactSum is read by one thread at a time, as a reduce class's partials are.
+///
 /// Reuse in a reduce class of your own: hold an ExactSum, add() in primaryReduce, merge() in
 /// secondaryReduce and tertiaryReduce, and let it travel with the class: write(w) and read(r)
 /// in the class's own write/read (the compact form: only the digits in use, at most
