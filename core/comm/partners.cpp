@@ -218,24 +218,23 @@ bool Partners::mergeActive(int r, int gid) const {
   return true;
 }
 
+int Partners::outRound(int round) const {
+  const int R = static_cast<int>(kvs_.size());
+  if (pattern_ == Pattern::broadcast) return R - round - 1;
+  if (pattern_ == Pattern::allReduce && round >= R) return 2 * R - round - 1;
+  return round;
+}
+
 int Partners::size(int round) const {
   check(round, 0, "size");
-  const int R = static_cast<int>(kvs_.size());
   if (round == lastRound()) return 0;
-  int r = round;  // the factored round the out-links come from
-  if (pattern_ == Pattern::broadcast) r = R - round - 1;
-  if (pattern_ == Pattern::allReduce && round >= R) r = 2 * R - round - 1;
-  return kvs_[static_cast<std::size_t>(r)].size;
+  return kvs_[static_cast<std::size_t>(outRound(round))].size;
 }
 
 int Partners::dim(int round) const {
   check(round, 0, "dim");
-  const int R = static_cast<int>(kvs_.size());
   if (round == lastRound()) return -1;
-  int r = round;
-  if (pattern_ == Pattern::broadcast) r = R - round - 1;
-  if (pattern_ == Pattern::allReduce && round >= R) r = 2 * R - round - 1;
-  return kvs_[static_cast<std::size_t>(r)].dim;
+  return kvs_[static_cast<std::size_t>(outRound(round))].dim;
 }
 
 bool Partners::active(int round, int gid) const {

@@ -135,6 +135,7 @@ class Partners {
  private:
   void check(int round, int gid, const char* what) const;
   int mergeRound(int round) const;  // broadcast and allReduce: the merge round a round mirrors
+  int outRound(int round) const;    // the factored round a round's out-links come from
   bool mergeActive(int r, int gid) const;
 
   Pattern pattern_;
