@@ -93,9 +93,8 @@ class Reader {
   explicit Reader(const ByteBuffer& b) : Reader(b.data(), b.size()) {}
   /// Takes n raw bytes.
   const char* take(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - p_) < n)
-      throw CommError("corrupted buffer: wanted " + std::to_string(n) + " bytes, " +
-                      std::to_string(end_ - p_) + " left");
+    if (static_cast<std::size_t>(end_ - p_) < n) [[unlikely]]
+      short_of(n);
     const char* q = p_;
     p_ += n;
     return q;
@@ -106,6 +105,12 @@ class Reader {
   T get();
 
  private:
+  // Out of line, so that take() stays small enough to inline into every read.
+  [[noreturn, gnu::noinline, gnu::cold]] void short_of(std::size_t n) const {
+    throw CommError("corrupted buffer: wanted " + std::to_string(n) + " bytes, " +
+                    std::to_string(end_ - p_) + " left");
+  }
+
   const char* p_;
   const char* end_;
 };
@@ -230,6 +235,16 @@ struct Codec<std::vector<std::string>> {
     return v;
   }
 };
+
+/// Reads a T into v: in place (keeping v's storage) where T has `void readFrom(Reader&)`, else
+/// v = r.get<T>().
+template <class T>
+void read_into(Reader& r, T& v) {
+  if constexpr (requires { v.readFrom(r); })
+    v.readFrom(r);
+  else
+    v = r.get<T>();
+}
 
 template <class T>
 T Reader::get() {

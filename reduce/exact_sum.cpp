@@ -122,3 +122,112 @@ __attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size
 }
 
 }  // namespace antler::detail
+
+namespace antler {
+
+namespace {
+
+constexpr std::uint64_t kBase = std::uint64_t{1} << 32;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A nonnegative integer M = sum of g(k) 2^(32 k) over k in [j, t], in units of 2^-1074: g(j) and
+// g(t) nonzero, every digit in [0, 2^32) but g(t), which may be larger (then M is past any double).
+// Rounds M to a double (to nearest, ties to even) and says where it cut, for the rest.
+struct Cut {
+  std::uint64_t bits;  // the double's bits (no sign)
+  std::int64_t drop;   // bits of M below the kept ones (0: M is exact in the double)
+  bool up;             // rounded up (the rest M - rounded is negative)
+  bool inf;            // past the largest double
+};
+
+template <class G>
+Cut round_digits(const G& g, int j, int t) {
+  const auto D = [&](int k) -> std::uint64_t { return k >= j ? g(k) : 0; };  // k <= t always
+  if (D(t) >> 32) return {0, 0, false, true};
+  const std::int64_t length = 32 * static_cast<std::int64_t>(t) + std::bit_width(D(t));
+  const std::int64_t lead = length - 1 - 1074;  // the leading bit is worth 2^lead
+  if (lead >= 1024) return {0, 0, false, true};
+  // Keep 53 bits (normal) or every bit down to 2^-1074 (subnormal); drop the rest.
+  const std::int64_t keep = lead >= -1022 ? 53 : length, drop = length - keep;
+  // W: M's bits [32 (t - 3), 32 (t + 1)); any digit below those is nonzero exactly when j < t - 3.
+  const unsigned __int128 W = (static_cast<unsigned __int128>(D(t)) << 96) |
+                              (static_cast<unsigned __int128>(D(t - 1)) << 64) |
+                              (static_cast<unsigned __int128>(D(t - 2)) << 32) | D(t - 3);
+  const std::int64_t shift = drop - 32 * (static_cast<std::int64_t>(t) - 3);  // in (0, 76)
+  std::uint64_t K = static_cast<std::uint64_t>(W >> shift);
+  const bool roundBit = (W >> (shift - 1)) & 1;
+  const bool sticky =
+      j < t - 3 || (shift > 1 && (W & ((static_cast<unsigned __int128>(1) << (shift - 1)) - 1)));
+  const bool up = roundBit && (sticky || (K & 1));
+  K += up;
+  if (drop == 0)
+    return {K, 0, false, false};  // a subnormal: K is its bits (2^52: the smallest normal)
+  std::int64_t biased = drop - 1074 + 52 + 1023;
+  if (K >> 53) {  // rounding carried into a new binade
+    K >>= 1;
+    ++biased;
+  }
+  if (biased >= 2047) return {0, 0, false, true};
+  return {static_cast<std::uint64_t>(biased) << 52 | (K & ((std::uint64_t{1} << 52) - 1)), drop, up,
+          false};
+}
+
+double with_sign(std::uint64_t bits, bool neg) {
+  return std::bit_cast<double>(bits | (neg ? std::uint64_t{1} << 63 : 0));
+}
+
+}  // namespace
+
+void ExactSum::split(double& hi, double& lo, bool withRest) const {
+  lo = 0;
+  carry();  // digits [lo_, hi_): each in [0, 2^32) but the highest, which holds the sign
+  int t = static_cast<int>(hi_);
+  while (lo_ <= hi_ && t >= static_cast<int>(lo_) && d_[static_cast<std::size_t>(t)] == 0) --t;
+  if (lo_ > hi_ || t < static_cast<int>(lo_)) {
+    hi = zeros_ == 1 ? -0.0 : 0.0;  // an exact zero: +0 unless only -0.0s
+    return;
+  }
+  const int j = static_cast<int>(lo_);  // the lowest nonzero digit (carry() skips zeros)
+  const bool neg = d_[static_cast<std::size_t>(t)] < 0;
+  // The magnitude's digits, read in place: a negative sum's are its two's complement in base
+  // 2^32 (B - d at the lowest nonzero digit, B - 1 - d above it, -d - 1 at the top).
+  const auto mag = [&](int k) -> std::uint64_t {
+    const std::int64_t d = d_[static_cast<std::size_t>(k)];
+    if (!neg) return static_cast<std::uint64_t>(d);
+    if (k == t) return static_cast<std::uint64_t>(-d - (j < t ? 1 : 0));
+    return k == j ? kBase - static_cast<std::uint64_t>(d)
+                  : kBase - 1 - static_cast<std::uint64_t>(d);
+  };
+  int top = t;
+  while (top > j && mag(top) == 0) --top;
+  const Cut c = round_digits(mag, j, top);
+  if (c.inf) {
+    hi = neg ? -kInf : kInf;
+    return;
+  }
+  hi = with_sign(c.bits, neg);
+  if (!withRest || c.drop == 0) return;
+  // The rest: L = M mod 2^drop, the bits cut off; M - rounded is L, or -(2^drop - L) if rounded up.
+  const int q = static_cast<int>(c.drop >> 5), r = static_cast<int>(c.drop & 31);
+  const auto L = [&](int k) -> std::uint64_t {
+    return k < q ? mag(k) : k == q ? mag(k) & ((std::uint64_t{1} << r) - 1) : 0;
+  };
+  int lt = std::min(q, top);
+  while (lt >= j && L(lt) == 0) --lt;
+  if (lt < j) return;  // nothing cut off (then it did not round up)
+  if (!c.up) {
+    lo = with_sign(round_digits(L, j, lt).bits, neg);
+    return;
+  }
+  // C = 2^drop - L (0 < C <= 2^(drop - 1)): the complement of L's digits below q, and at q
+  // 2^r less L's digit there less the borrow from below.
+  const auto C = [&](int k) -> std::uint64_t {
+    if (k == q) return (std::uint64_t{1} << r) - (j < q ? 1 : 0) - L(q);
+    return k == j ? kBase - L(k) : kBase - 1 - L(k);
+  };
+  int ct = q;
+  while (ct > j && C(ct) == 0) --ct;
+  lo = with_sign(round_digits(C, j, ct).bits, !neg);
+}
+
+}  // namespace antler

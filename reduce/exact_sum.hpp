@@ -77,6 +77,15 @@ class ExactSum {
     return *this;
   }
 
+  /// Back to the empty sum.
+  void clear() {
+    lo_ = kDigits;
+    hi_ = 0;
+    untilCarry_ = kCarryEvery;
+    nan_ = posInf_ = negInf_ = false;
+    zeros_ = 0;
+  }
+
   /// Adds one value (exactly).
   void add(double x) {
     const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
@@ -152,13 +161,21 @@ class ExactSum {
   }
   /// Adds another accumulator's sum (exactly).
   void merge(const ExactSum& o) {
-    carry();
-    o.carry();
+    // A digit grows by less than 2^52 an add and holds at most 2^32 after a carry, so two sums
+    // whose adds since their carries total under kCarryEvery add digit by digit as they are;
+    // otherwise both are normalised first.
+    const int used = (kCarryEvery - untilCarry_) + (kCarryEvery - o.untilCarry_) + 1;
+    if (used < kCarryEvery) {
+      untilCarry_ = kCarryEvery - used;
+    } else {
+      carry();
+      o.carry();
+      untilCarry_ = kCarryEvery - 1;
+    }
     if (o.lo_ <= o.hi_) {
       touch(o.lo_, o.hi_);
       for (unsigned k = o.lo_; k <= o.hi_; ++k) d_[k] += o.d_[k];
     }
-    carry();
     nan_ |= o.nan_;
     posInf_ |= o.posInf_;
     negInf_ |= o.negInf_;
@@ -170,17 +187,28 @@ class ExactSum {
     if (nan_ || (posInf_ && negInf_)) return std::numeric_limits<double>::quiet_NaN();
     if (posInf_) return std::numeric_limits<double>::infinity();
     if (negInf_) return -std::numeric_limits<double>::infinity();
-    return round();
+    double hi, lo;
+    split(hi, lo, false);
+    return hi;
   }
   /// The sum minus value(), correctly rounded: value() + rest() holds about 106 bits of it (for
-  /// a digest that needs more than one double's worth of the exact sum).
+  /// a digest that needs more than one double's worth of the exact sum). 0 for a sum that is not
+  /// finite.
   double rest() const {
     if (nan_ || posInf_ || negInf_) return 0;
-    ExactSum r = *this;
-    const double v = r.value();
-    if (!std::isfinite(v)) return 0;
-    r.add(-v);
-    return r.round();
+    double hi, lo;
+    split(hi, lo, true);
+    return lo;
+  }
+  /// value() and rest() at once (one pass over the digits): hi the sum correctly rounded, lo the
+  /// rest (sum - hi) correctly rounded.
+  void split(double& hi, double& lo) const {
+    if (nan_ || posInf_ || negInf_) {
+      hi = value();
+      lo = 0;
+      return;
+    }
+    split(hi, lo, true);
   }
   bool isFinite() const { return !(nan_ || posInf_ || negInf_); }
 
@@ -200,18 +228,37 @@ class ExactSum {
   }
   static ExactSum read(Reader& r) {
     ExactSum s;
-    const auto f = r.get<std::uint8_t>(), lo = r.get<std::uint8_t>(), hi = r.get<std::uint8_t>();
-    if (lo > hi || hi > kDigits || (f >> 5))
-      throw CommError("corrupted buffer: an ExactSum with digits [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + ") of " + std::to_string(kDigits));
-    std::memcpy(s.d_.data() + lo, r.take(sizeof(std::int64_t) * (hi - lo)),
-                sizeof(std::int64_t) * (hi - lo));
-    if (lo < hi) {
-      s.lo_ = lo;
-      s.hi_ = hi - 1u;
-    }
-    s.setFlags(f);
+    s.readFrom(r);
     return s;
+  }
+  /// Replaces this sum with one in the compact form. The digits must be normalised, as write()
+  /// leaves them; anything else is a corrupted buffer (CommError), and this sum is left as it was.
+  void readFrom(Reader& r) {
+    const auto* h = reinterpret_cast<const unsigned char*>(r.take(3));
+    const unsigned f = h[0], lo = h[1], hi = h[2];
+    if (lo > hi || hi > kDigits || (f >> 5) || ((f >> 3) & 3) == 3)
+      throw CommError("corrupted buffer: an ExactSum with digits [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + ") of " + std::to_string(kDigits) + ", flags " +
+                      std::to_string(f));
+    const char* p = r.take(sizeof(std::int64_t) * (hi - lo));
+    std::int64_t in[kDigits];
+    std::memcpy(in, p, sizeof(std::int64_t) * (hi - lo));
+    // Every digit but the highest in [0, 2^32); the highest in [-2^32, 2^32), or within 2^62
+    // for the last digit, which never carries.
+    std::uint64_t wild = 0;
+    for (unsigned k = 0; k + 1 < hi - lo; ++k) wild |= static_cast<std::uint64_t>(in[k]) >> 32;
+    if (lo < hi) {
+      const std::int64_t top = in[hi - lo - 1], most = std::int64_t{1} << (hi == kDigits ? 62 : 32);
+      wild |= top < -most || top >= most;
+    }
+    if (wild)
+      throw CommError("corrupted buffer: an ExactSum whose digits [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + ") are not normalised");
+    std::memcpy(d_.data() + lo, in, sizeof(std::int64_t) * (hi - lo));
+    lo_ = lo < hi ? lo : kDigits;
+    hi_ = lo < hi ? hi - 1u : 0;
+    untilCarry_ = kCarryEvery - 1;
+    setFlags(static_cast<std::uint8_t>(f));
   }
 
   template <class Ar>
@@ -248,8 +295,9 @@ class ExactSum {
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
       const double* v = x + at;
+      const bool wide = vec && m >= 8;  // a short chunk costs less in scalar loops
       std::uint64_t emin = 0x7FF, emax = 0;
-      if (vec) {
+      if (wide) {
         detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
       } else {
         for (std::size_t k = 0; k < m; ++k) {
@@ -274,8 +322,8 @@ class ExactSum {
       }
       std::int64_t sum = 0;  // |sum| < 32 x 2^58
       unsigned __int128 sq = 0;
-      if (vec) detail::exact_chunk_avx2(v, m, emin, Squares, sum, sq);
-      for (std::size_t k = 0; !vec && k < m; ++k) {
+      if (wide) detail::exact_chunk_avx2(v, m, emin, Squares, sum, sq);
+      for (std::size_t k = 0; !wide && k < m; ++k) {
         const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
         const auto e = (b >> 52) & 0x7FF;
         const auto ix = static_cast<std::int64_t>(
@@ -311,8 +359,13 @@ class ExactSum {
                                     static_cast<std::uint64_t>(low >> 64) & 0xFFFFFFFFu,
                                     static_cast<std::uint64_t>(low >> 96) & 0xFFFFFFFFu,
                                     s ? static_cast<std::uint64_t>(v >> (128 - s)) : 0};
-    touch(static_cast<unsigned>(i), static_cast<unsigned>(i + 4 < kDigits ? i + 4 : kDigits - 1));
-    for (int k = 0; k < 5 && i + k < kDigits; ++k) {
+    // Only the digits the pieces reach: v << s has bit_width(v) + s bits.
+    const int width = (v >> 64 ? 128 - std::countl_zero(static_cast<std::uint64_t>(v >> 64))
+                               : 64 - std::countl_zero(static_cast<std::uint64_t>(v))) +
+                      s;
+    const int last = std::min(i + (width - 1) / 32, kDigits - 1);
+    touch(static_cast<unsigned>(i), static_cast<unsigned>(last));
+    for (int k = 0; k <= last - i; ++k) {
       const auto d = static_cast<std::int64_t>(piece[k]);
       d_[static_cast<std::size_t>(i + k)] += neg ? -d : d;
     }
@@ -368,8 +421,9 @@ class ExactSum {
     for (; lo_ > first;) d_[--lo_] = 0;
     for (; hi_ < last;) d_[++hi_] = 0;
   }
-  /// The finite sum rounded to a double.
-  double round() const;
+  /// The finite sum rounded into hi (and, with withRest, sum - hi rounded into lo; else lo = 0):
+  /// reads the digits where they are (reduce/exact_sum.cpp).
+  void split(double& hi, double& lo, bool withRest) const;
 
   // Normalising (carry) does not change the value, so const members may do it: mutable.
   mutable std::array<std::int64_t, kDigits> d_;  // only [lo_, hi_] holds anything
@@ -378,90 +432,6 @@ class ExactSum {
   bool nan_ = false, posInf_ = false, negInf_ = false;
   std::uint8_t zeros_ = 0;  // 0: nothing added; 1: only -0.0s among the zeros; 2: anything else
 };
-
-inline double ExactSum::round() const {
-  carry();
-  // A copy of the digits in use only (a negative sum is negated in it).
-  struct Digits {
-    std::array<std::int64_t, kDigits> d_;
-    unsigned lo_, hi_;
-    void carry() {
-      unsigned k = lo_;
-      for (; k < kDigits - 1 && (k < hi_ || ((d_[k] >> 32) != 0 && (d_[k] >> 32) != -1)); ++k) {
-        const std::int64_t cy = d_[k] >> 32;
-        d_[k] -= cy * (std::int64_t{1} << 32);
-        d_[k + 1] += cy;
-      }
-      hi_ = k;
-    }
-  } c;
-  c.lo_ = lo_;
-  c.hi_ = hi_;
-  for (unsigned k = lo_; k <= hi_ && k < kDigits; ++k) c.d_[k] = d_[k];
-  if (lo_ <= hi_ && hi_ + 1 < kDigits) c.d_[hi_ + 1] = 0;  // room for a carry out of the top
-  int top = static_cast<int>(c.hi_);
-  while (top >= static_cast<int>(c.lo_) && top >= 0 && c.d_[static_cast<std::size_t>(top)] == 0)
-    --top;
-  if (c.lo_ > c.hi_ || top < static_cast<int>(c.lo_))
-    return zeros_ == 1 ? -0.0 : 0.0;  // an exact zero: +0 unless only -0.0s
-  // The sign is the highest digit's (every lower one is in [0, 2^32)). Work on the magnitude.
-  const bool neg = c.d_[static_cast<std::size_t>(top)] < 0;
-  if (neg) {
-    for (unsigned k = c.lo_; k <= c.hi_; ++k) c.d_[k] = -c.d_[k];
-    c.carry();
-    top = static_cast<int>(c.hi_);
-    while (top > static_cast<int>(c.lo_) && c.d_[static_cast<std::size_t>(top)] == 0) --top;
-  }
-  const auto D = [&](int k) -> std::uint64_t {  // digit k (0 outside those in use)
-    return k >= static_cast<int>(c.lo_) && k <= static_cast<int>(c.hi_)
-               ? static_cast<std::uint64_t>(c.d_[static_cast<std::size_t>(k)])
-               : 0;
-  };
-  if (D(top) >> 32)
-    return neg ? -std::numeric_limits<double>::infinity()  // far out of range
-               : std::numeric_limits<double>::infinity();
-  const std::int64_t length = 32 * static_cast<std::int64_t>(top) + std::bit_width(D(top));
-  // The value is magnitude x 2^-1074, its leading bit worth 2^(length - 1 - 1074).
-  const std::int64_t lead = length - 1 - 1074;
-  if (lead >= 1024)
-    return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-  // Keep 53 bits (normal) or every bit down to 2^-1074 (subnormal); drop the rest.
-  const std::int64_t keep = lead >= -1022 ? 53 : length, drop = length - keep;
-  // W: the magnitude's bits [base, 32 (top + 1)), from digits top .. top - 3.
-  const unsigned __int128 W = (static_cast<unsigned __int128>(D(top)) << 96) |
-                              (static_cast<unsigned __int128>(D(top - 1)) << 64) |
-                              (static_cast<unsigned __int128>(D(top - 2)) << 32) | D(top - 3);
-  const std::int64_t base = 32 * (static_cast<std::int64_t>(top) - 3);
-  bool sticky = false;  // any bit set below the round bit
-  for (int k = static_cast<int>(c.lo_); k < top - 3 && !sticky; ++k) sticky = D(k) != 0;
-  std::uint64_t K;
-  std::uint64_t roundBit = 0;
-  const std::int64_t shift = drop - base;  // W's bits below the kept ones (> 0 whenever any drop)
-  if (shift > 0) {
-    K = static_cast<std::uint64_t>(W >> shift);
-    roundBit = static_cast<std::uint64_t>(W >> (shift - 1)) & 1;
-    if (shift > 1)
-      sticky = sticky || (W & ((static_cast<unsigned __int128>(1) << (shift - 1)) - 1)) != 0;
-  } else {
-    K = static_cast<std::uint64_t>(W << -shift);  // nothing dropped (a short subnormal sum)
-  }
-  if (roundBit && (sticky || (K & 1))) ++K;
-  // The double's bits: K x 2^(drop - 1074). A subnormal (nothing dropped) is K itself (2^52 there
-  // is the smallest normal's bits); a normal K in [2^52, 2^53] sets the exponent.
-  std::uint64_t bits = K;
-  if (drop > 0) {
-    std::int64_t biased = drop - 1074 + 52 + 1023;
-    if (K >> 53) {  // rounding carried into a new binade
-      K >>= 1;
-      ++biased;
-    }
-    if (biased >= 2047)
-      return neg ? -std::numeric_limits<double>::infinity()
-                 : std::numeric_limits<double>::infinity();
-    bits = static_cast<std::uint64_t>(biased) << 52 | (K & ((std::uint64_t{1} << 52) - 1));
-  }
-  return std::bit_cast<double>(bits | (neg ? std::uint64_t{1} << 63 : 0));
-}
 
 }  // namespace antler
 #pragma GCC visibility pop

@@ -102,13 +102,13 @@ constexpr std::size_t serialized_size_bound() {
     return 0;
 }
 
-/// Folds parts[0..P) in the canonical order (the binomial tree over node order, lower nodes on
-/// the left: fold[a, a + 2m) = fold[a, a + m) . fold[a + m, a + 2m)); the result is parts[0].
-template <class R>
-void fold_canonical(std::vector<R>& parts) {
-  const std::size_t P = parts.size();
+/// Folds P parts, part(0) .. part(P - 1), in the canonical order (the binomial tree over node
+/// order, lower nodes on the left: fold[a, a + 2m) = fold[a, a + m) . fold[a + m, a + 2m)); the
+/// result is part(0).
+template <class Part>
+void fold_canonical(std::size_t P, Part&& part) {
   for (std::size_t m = 1; m < P; m *= 2)
-    for (std::size_t a = 0; a + m < P; a += 2 * m) parts[a].tertiaryReduce(parts[a + m]);
+    for (std::size_t a = 0; a + m < P; a += 2 * m) part(a).tertiaryReduce(part(a + m));
 }
 
 /// The folds, serialization and result of a reduction with reduce class R; a job adds its
@@ -127,11 +127,17 @@ class TypedReduceJob : public ReduceBase {
   void save(Writer& w) const override { w.put<R>(partials_[0].r); }
   std::size_t sizeBound() const override { return serialized_size_bound<R>(); }
   void tertiary(std::vector<Reader>& nodes) override {
+    if (nodes.empty()) {
+      result_ = R{};
+      return;
+    }
+    // Node 0's partial is read into the result and the others into scratch (in place where R
+    // reads itself so), then folded with the result as part 0.
     std::vector<R>& parts = scratch_;
-    parts.clear();
-    for (Reader& r : nodes) parts.push_back(r.get<R>());
-    fold_canonical(parts);
-    result_ = parts.empty() ? R{} : parts[0];
+    if (parts.size() < nodes.size()) parts.resize(nodes.size());
+    read_into(nodes[0], result_);
+    for (std::size_t i = 1; i < nodes.size(); ++i) read_into(nodes[i], parts[i]);
+    fold_canonical(nodes.size(), [&](std::size_t i) -> R& { return i ? parts[i] : result_; });
   }
   void foldSerialized(ByteBuffer& acc, std::span<const char> other,
                       bool otherOnLeft) const override {

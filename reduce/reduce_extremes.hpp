@@ -77,6 +77,12 @@ class ReduceSum {
   static constexpr std::size_t kSerializedSizeBound =
       8 + (kExact ? ExactSum::kSerializedSizeBound : sizeof(F));
 
+  /// Back to no values.
+  void clear() {
+    v_ = F{};
+    exact_.clear();
+    n_ = 0;
+  }
   void primaryReduce(const F& v) {
     if constexpr (kExact)
       exact_.add(static_cast<double>(v));
@@ -120,7 +126,7 @@ class ReduceSum {
     ReduceSum s;
     s.n_ = r.get<std::uint64_t>();
     if constexpr (kExact)
-      s.exact_ = ExactSum::read(r);
+      s.exact_.readFrom(r);
     else
       s.v_ = r.get<F>();
     return s;

@@ -39,6 +39,15 @@ class ReduceStats {
   /// max, and the two sums' digits in use.
   static constexpr std::size_t kSerializedSizeBound = 24 + 2 * ExactSum::kSerializedSizeBound;
 
+  /// Back to no values (a step's partial is cleared, not rebuilt).
+  void clear() {
+    count_ = 0;
+    sum_.clear();
+    sq_.clear();
+    cached_ = false;
+    min_ = std::numeric_limits<double>::infinity();
+    max_ = -std::numeric_limits<double>::infinity();
+  }
   /// Folds one value.
   void primaryReduce(double v) { primaryReduceBlock(&v, 1); }
   /// Folds n values.
@@ -83,13 +92,19 @@ class ReduceStats {
     sq_.write(w);
   }
   static ReduceStats read(Reader& r) {
-    ReduceStats s;  // (not cached: a new object)
-    s.count_ = r.get<std::uint64_t>();
-    s.min_ = r.get<double>();
-    s.max_ = r.get<double>();
-    s.sum_ = ExactSum::read(r);
-    s.sq_ = ExactSum::read(r);
+    ReduceStats s;
+    s.readFrom(r);
     return s;
+  }
+  /// Reads the compact form in place (keeping the sums' storage). On a corrupted buffer it
+  /// throws CommError, with this object holding a valid partial (not necessarily the old one).
+  void readFrom(Reader& r) {
+    cached_ = false;
+    count_ = r.get<std::uint64_t>();
+    min_ = r.get<double>();
+    max_ = r.get<double>();
+    sum_.readFrom(r);
+    sq_.readFrom(r);
   }
   template <class Ar>
   void serialize(Ar& ar, unsigned) {
@@ -105,17 +120,26 @@ class ReduceStats {
   const Moments& moments() const {
     if (cached_) return cache_;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const double s = sum_.value(), n = static_cast<double>(count_);
+    double s, s2;  // the sum to ~106 bits: s + s2
+    sum_.split(s, s2);
+    const double n = static_cast<double>(count_);
     cache_ = {s, count_ ? s / n : nan, nan};
     if (count_ && sum_.isFinite() && sq_.isFinite()) {
       const double m = cache_.mean;
+      double mm, mm2;  // m^2 exactly: mm + mm2 (fma's low part where it cannot underflow)
+      if (const double a = std::fabs(m); a == 0 || (a > 0x1p-450 && a < 0x1p500)) {
+        mm = m * m;
+        mm2 = std::fma(m, m, -mm);
+      } else {
+        ExactSum p;
+        p.addProduct(m, m);
+        p.split(mm, mm2);
+      }
       ExactSum m2 = sq_;  // sum(x^2) - 2 m sum(x) + n m^2, each product exact
       m2.addProduct(-2 * m, s);
-      m2.addProduct(-2 * m, sum_.rest());
-      ExactSum mm;  // m^2 exactly, then n times its two leading parts
-      mm.addProduct(m, m);
-      m2.addProduct(n, mm.value());
-      m2.addProduct(n, mm.rest());
+      m2.addProduct(-2 * m, s2);
+      m2.addProduct(n, mm);
+      m2.addProduct(n, mm2);
       const double v = m2.value();
       cache_.variance = v > 0 ? v / n : 0.0;
     }

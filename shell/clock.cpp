@@ -285,6 +285,7 @@ class Clock::Run {
         if (const Element* e = c.sim_.elements().get(x.id))
           ticks_[k].push_back(
               {e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
+      if (!ticks_[k].empty()) inUse_[numInUse_++] = k;
     }
   }
 
@@ -363,8 +364,9 @@ class Clock::Run {
     for (std::uint64_t s = 0; s < nsteps_ && !done; ++s) {
       // MOOSE's time: the end of the stride, in base steps, times the base dt.
       const std::uint64_t endStep = step0_ + (s + 1) * stride_;
-      for (unsigned k = 0; k < kNumTicks && !done; ++k) {
-        if (ticks_[k].empty() || (!reinit_ && endStep % c_.steps_[k] != 0)) continue;
+      for (unsigned i = 0; i < numInUse_ && !done; ++i) {
+        const unsigned k = inUse_[i];
+        if (!reinit_ && endStep % c_.steps_[k] != 0) continue;
         done = !round(w, k, endStep);
       }
       if (w == 0 && !reinit_) {
@@ -518,6 +520,8 @@ class Clock::Run {
   const NodeLayout layout_;
   const bool multiNode_;
   Ticks ticks_;
+  std::array<unsigned, kNumTicks> inUse_{};  // the ticks with Elements, in tick order
+  unsigned numInUse_ = 0;
   std::array<double, kNumTicks> tickDt_{};
   std::vector<std::exception_ptr> errors_;
   std::atomic<std::uint32_t> nodeFlags_{0};

@@ -1095,12 +1095,9 @@ void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineByt
     overflow = overflow || n > inlineBytes;
   }
   out.resize(total);
-  std::vector<std::size_t> offset(P, 0);
-  for (std::size_t r = 1; r < P; ++r) offset[r] = offset[r - 1] + counts[r - 1];
-  for (std::size_t r = 0; r < P; ++r)
+  for (std::size_t r = 0, at = 0; r < P; at += counts[r++])
     if (counts[r])
-      std::memcpy(out.data() + offset[r], blocks.data() + r * block + 8,
-                  std::min(counts[r], inlineBytes));
+      std::memcpy(out.data() + at, blocks.data() + r * block + 8, std::min(counts[r], inlineBytes));
   if (!overflow) return;
   // Second collective: the bytes beyond each rank's inline block.
   const std::size_t extra = mine.size() > inlineBytes ? mine.size() - inlineBytes : 0;
@@ -1108,10 +1105,10 @@ void allgather_inline(Comm& c, std::span<const char> mine, std::size_t inlineByt
   ByteBuffer tail;
   c.backend().vendorAllgatherv({mine.data() + (extra ? inlineBytes : 0), extra}, tails, tail);
   std::size_t at = 0;
-  for (std::size_t r = 0; r < P; ++r) {
+  for (std::size_t r = 0, offset = 0; r < P; offset += counts[r++]) {
     const std::size_t want = counts[r] > inlineBytes ? counts[r] - inlineBytes : 0;
     if (tails[r] != want) throw CommError("allgather: a rank's overflow does not match its size");
-    if (want) std::memcpy(out.data() + offset[r] + inlineBytes, tail.data() + at, want);
+    if (want) std::memcpy(out.data() + offset + inlineBytes, tail.data() + at, want);
     at += want;
   }
 }

@@ -684,7 +684,10 @@ void StarForest::reducevBegin(const Payloads& leaf, Payloads& root) {
 
 void StarForest::reducevEnd(const Payloads& leaf, Payloads& root, const ByteMerge& merge) {
   auto p = end(Kind::reducev, "reducevEnd", &root, typeid(Payloads), typeid(void), 1);
-  std::vector<ByteBuffer> acc(static_cast<std::size_t>(nroots_));
+  // The roots' accumulators, kept between calls: a steady state allocates nothing.
+  std::vector<ByteBuffer>& acc = reducevAcc_;
+  acc.resize(static_cast<std::size_t>(nroots_));
+  for (ByteBuffer& a : acc) a.clear();
   if (root.size() == acc.size())
     for (std::size_t i = 0; i < acc.size(); ++i) acc[i].append(root[i].data(), root[i].size());
   const ByteBuffer& in = recvBuffer(*p);
@@ -701,9 +704,8 @@ void StarForest::reducevEnd(const Payloads& leaf, Payloads& root, const ByteMerg
     merge(acc[static_cast<std::size_t>(selfRoot_[k])],
           leaf[static_cast<std::size_t>(selfLeaf_[k])]);
   remote(lselfAt_, lroot_.size());
-  Payloads out;
-  for (auto& a : acc) out.push_back(std::span<const char>(a.data(), a.size()));
-  root = std::move(out);
+  root.clear();  // (keeps its storage)
+  for (const ByteBuffer& a : acc) root.push_back(std::span<const char>(a.data(), a.size()));
 }
 
 // ---- forests from forests ----

@@ -390,6 +390,7 @@ class StarForest {
   std::vector<std::unique_ptr<Pending>> pending_;
   std::vector<std::unique_ptr<Pending>> finished_;  // ended: their buffers serve the next ones
   std::unique_ptr<StarForest> multi_;
+  std::vector<ByteBuffer> reducevAcc_;  // reducevEnd's per-root accumulators, kept between calls
 };
 
 // ---- templates ----

@@ -136,6 +136,15 @@ TEST_CASE("ExactSum: the correctly rounded sum (math.fsum's), whole and split an
     for (double x : v) whole.add(x);
     REQUIRE_MESSAGE(same(whole.value(), want),
                     "set " << t << ": " << whole.value() << " vs " << want);
+    // rest(): the sum less value(), correctly rounded (fsum of the values and -value()).
+    std::vector<double> less = v;
+    less.push_back(-want);
+    const double rest = fsum(less);
+    REQUIRE_MESSAGE(same(whole.rest(), rest),
+                    "set " << t << ": rest " << whole.rest() << " vs " << rest);
+    double hi = 0, lo = 0;
+    whole.split(hi, lo);
+    REQUIRE((same(hi, want) && same(lo, rest)));
     for (int parts : {2, 3, 7, 64}) {
       const ExactSum s = split_sum<ExactSum>(v, parts, g, [](ExactSum& a, double x) { a.add(x); });
       REQUIRE(same(s.value(), want));
@@ -149,6 +158,33 @@ TEST_CASE("ExactSum: the correctly rounded sum (math.fsum's), whole and split an
   ExactSum m;
   for (double x : many) m.add(x);
   CHECK(m.value() == many[0]);
+}
+
+TEST_CASE("ExactSum: merges of sums with many adds since their last carry stay exact") {
+  // Merging adds digits as they are while the two sums' adds since their carries allow it, and
+  // normalises both first otherwise: sums of 1 to 1022 same-signed large adds, merged in chains.
+  std::mt19937_64 g(77);
+  for (int t = 0; t < 60; ++t) {
+    std::vector<double> all;
+    ExactSum acc;
+    for (int part = 0; part < 5; ++part) {
+      const int n = g() % 2 ? 1 + static_cast<int>(g() % 60) : 960 + static_cast<int>(g() % 63);
+      ExactSum s;
+      for (int i = 0; i < n; ++i) {
+        const double x = std::ldexp(1.0 + static_cast<double>(g() % 4096) / 4096,
+                                    900 + static_cast<int>(g() % 100));
+        s.add(x);
+        all.push_back(x);
+      }
+      acc.merge(s);
+      if (part % 2 == 0) continue;
+      // Keep the oracle's partial sums finite: cancel most of it with one exact value.
+      const double back = -acc.value();
+      acc.add(back);
+      all.push_back(back);
+    }
+    REQUIRE(same(acc.value(), fsum(all)));
+  }
 }
 
 TEST_CASE("ExactSum: overflow, infinities, NaN, zeros and ties as IEEE rounds them") {
@@ -183,6 +219,22 @@ TEST_CASE("ExactSum: overflow, infinities, NaN, zeros and ties as IEEE rounds th
   s.add(0x1p-80);
   CHECK(s.value() == 1.0);
   CHECK(s.rest() == 0x1p-80);
+  // The rest of a sum that rounded up is negative; of a negative sum, of the other sign.
+  auto rest = [](std::vector<double> v) {
+    ExactSum s;
+    for (double x : v) s.add(x);
+    return s.rest();
+  };
+  CHECK(rest({1.0, 0x1p-53, 0x1p-105}) == -0x1.ffffffffffffep-54);
+  CHECK(rest({-1.0, -0x1p-53, -0x1p-105}) == 0x1.ffffffffffffep-54);
+  CHECK(rest({-1.0, -0x1p-80}) == -0x1p-80);
+  CHECK(rest({1.0, 0x1p-1074}) == 0x1p-1074);  // a subnormal rest
+  CHECK(rest({0x1p-1000, 0x1p-1074}) == 0x1p-1074);
+  CHECK(rest({0x1p-1000, -0x1p-1074}) == -0x1p-1074);
+  CHECK(rest({0x1p-1060, 0x1p-1074}) == 0.0);  // subnormal: exact in value()
+  CHECK(rest({1.0, 0x1p-60, -1.0}) == 0.0);
+  CHECK(rest({0x1.fffffffffffffp+1023, 0x1p970}) == 0.0);  // value() overflows: no rest
+  CHECK(rest({}) == 0.0);
 }
 
 TEST_CASE("ExactSum: its compact form and its Boost form carry it whole; corrupted bytes fail") {
@@ -206,6 +258,26 @@ TEST_CASE("ExactSum: its compact form and its Boost form carry it whole; corrupt
   bad.data()[2] = 99;  // a digit range past the end
   Reader br(bad);
   CHECK_THROWS_AS(br.get<ExactSum>(), CommError);
+  // A digit that write() could not have sent (not normalised) is refused, and the sum it was
+  // to be read into keeps its value.
+  ByteBuffer wild = sb;
+  std::int64_t huge = std::int64_t{1} << 40;
+  std::memcpy(wild.data() + 3, &huge, 8);
+  ExactSum kept;
+  kept.add(7.0);
+  Reader wr(wild);
+  CHECK_THROWS_AS(kept.readFrom(wr), CommError);
+  CHECK(kept.value() == 7.0);
+  // A sum in the top digits, of either sign, travels whole.
+  for (double sign : {1.0, -1.0}) {
+    ExactSum top;
+    for (int i = 0; i < 3000; ++i) top.add(sign * 0x1.fffffffffffffp+1023);
+    for (int i = 0; i < 2999; ++i) top.add(-sign * 0x1.fffffffffffffp+1023);
+    ByteBuffer tb;
+    Writer(tb).put<ExactSum>(top);
+    Reader tr(tb);
+    CHECK(tr.get<ExactSum>().value() == sign * 0x1.fffffffffffffp+1023);
+  }
   // Boost (a user's reduce class that serializes an ExactSum member).
   std::ostringstream os(std::ios::binary);
   {
