@@ -1,6 +1,8 @@
-// Two element classes of a user's own, loaded into Python with antler.loadLibrary(path) and
-// scriptable there with no binding code: an Oscillator population, and a Spread object with a
-// reduce field of its own reduce class (the range max - min, with the count).
+// Element classes of a user's own, loaded into Python with antler.loadLibrary(path) and
+// scriptable there with no binding code: an Oscillator population; a Spread object with a reduce
+// field of its own reduce class (the range max - min, with the count); and a Power object whose
+// reduce class reuses antler's exact accumulator (ExactSum) for a root mean square that has the
+// same bits on any number of nodes and threads.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -82,6 +84,55 @@ class Spread {
   unsigned count_ = 0;
 };
 
-[[maybe_unused]] const Cinfo* registered[] = {Oscillator::initCinfo(), Spread::initCinfo()};
+/// A reduce class that reuses antler's exact accumulator (ExactSum, reduce/exact_sum.hpp): the
+/// sum of squares, each square added as its exact product, merged exactly between threads and
+/// nodes, and rounded once when read. So the result does not depend on how the population was
+/// split: the correctly rounded sum of the squares, on one core or on many nodes.
+struct SumOfSquares {
+  ExactSum squares;
+  unsigned long n = 0;
+  void primaryReduce(double v) {
+    squares.addProduct(v, v);
+    ++n;
+  }
+  void secondaryReduce(const SumOfSquares& o) {
+    squares.merge(o.squares);
+    n += o.n;
+  }
+  void tertiaryReduce(const SumOfSquares& o) { secondaryReduce(o); }
+  template <class Ar>
+  void serialize(Ar& ar, unsigned) {
+    ar& squares& n;  // ExactSum serializes itself (only the digits in use)
+  }
+};
+
+/// The root mean square of whatever field its reduce field is connected to.
+class Power {
+ public:
+  void digest(const Eref&, const SumOfSquares* r) {
+    sumSq_ = r->squares.value();
+    rms_ = r->n ? std::sqrt(sumSq_ / static_cast<double>(r->n)) : 0.0;
+  }
+  inline static ReduceFinfo<Power, double, SumOfSquares> reduce{"reduce", &Power::digest,
+                                                                "connect to a 'get' field"};
+  void process(const Eref& e, ProcPtr) { reduce.send(e); }
+  void reinit(const Eref& e, ProcPtr) { reduce.send(e); }
+  static const Cinfo* initCinfo() {
+    static const Cinfo* c =
+        ClassBuilder<Power>("Power", "root mean square of a field over a population")
+            .readOnly("rms", &Power::rms_, "sqrt(sumSq / count) of the last reduction")
+            .readOnly("sumSq", &Power::sumSq_, "sum of the squares, correctly rounded")
+            .reduce(Power::reduce)
+            .proc<&Power::process, &Power::reinit>()
+            .build();
+    return c;
+  }
+
+ private:
+  double rms_ = 0, sumSq_ = 0;
+};
+
+[[maybe_unused]] const Cinfo* registered[] = {Oscillator::initCinfo(), Spread::initCinfo(),
+                                              Power::initCinfo()};
 
 }  // namespace

@@ -28,10 +28,13 @@ def main():
     run([cmake, "--build", ubuild])
     lib = os.path.join(ubuild, "libmy_cells.so")
     script = os.path.join(src, "examples", "user_library", "use_my_cells.py")
+    rms = set()
     for n in (1, 2):
         out = run([mpiexec] + flags + ["-n", str(n), python, script, lib])
         print(out)
         assert "check: OK" in out and "nodes=%d" % n in out
+        rms.add(out.split("rms=")[1].split()[0])
+    assert len(rms) == 1, "the exact root mean square differs between 1 and 2 nodes: %s" % rms
     print("user library: OK")
 
 

@@ -5,54 +5,28 @@
 #include <doctest/doctest.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/comm/reductions.hpp"
 #include "reduce/exact_sum.hpp"
 #include "reduce/reduce_extremes.hpp"
 #include "reduce/reduce_stats.hpp"
 #include "shell/field.hpp"
+#include "shell/simulation.hpp"
+#include "tests/support/fsum.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;
+using antler::test::fsum;
 
 namespace {
-
-/// math.fsum (CPython's mathmodule.c) for finite inputs whose partial sums stay finite.
-double fsum(const std::vector<double>& xs) {
-  std::vector<double> p;
-  for (double x : xs) {
-    std::size_t i = 0;
-    for (double y : p) {
-      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-      const double hi = x + y, lo = y - (hi - x);
-      if (lo != 0.0) p[i++] = lo;
-      x = hi;
-    }
-    p.resize(i);
-    p.push_back(x);
-  }
-  double hi = 0, lo = 0;
-  std::size_t n = p.size();
-  if (n > 0) {
-    hi = p[--n];
-    while (n > 0) {
-      const double x = hi, y = p[--n];
-      hi = x + y;
-      lo = y - (hi - x);
-      if (lo != 0.0) break;
-    }
-    if (n > 0 && ((lo < 0.0 && p[n - 1] < 0.0) || (lo > 0.0 && p[n - 1] > 0.0))) {
-      const double y = lo * 2.0, x = hi + y;
-      if (y == x - hi) hi = x;
-    }
-  }
-  return hi;
-}
 
 bool same(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
@@ -422,4 +396,79 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
   }
   detail::set_exact_vector_path(had);
   CHECK(compared == 2000);
+}
+
+namespace {
+
+// Runs on every node (a Shell extension command: the node-level reductions are collective). Each
+// rank sums its block of a cancelling set; the merge adds the children's sums exactly. Replies
+// with this node's three results (the group's is NaN off the group).
+void exact_reductions_handler(Simulation& sim, Reader&, Writer& w) {
+  comm::Reductions red(sim.shell().comm());
+  const int P = red.size(), me = red.rank();
+  std::mt19937_64 g(404);  // the same sets on every rank
+  const std::vector<double> a = make_set(1, g), b = make_set(3, g);
+  auto block = [](const std::vector<double>& v, int part, int parts) {
+    ExactSum s;
+    const std::size_t n = v.size(),
+                      lo = n * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts),
+                      hi = n * static_cast<std::size_t>(part + 1) / static_cast<std::size_t>(parts);
+    for (std::size_t i = lo; i < hi; ++i) s.add(v[i]);
+    return s;
+  };
+  const comm::StructMerge<ExactSum> merge = [](ExactSum mine, std::vector<ExactSum>& kids) {
+    for (const ExactSum& k : kids) mine.merge(k);
+    return mine;
+  };
+  // Two reductions by id, started in opposite orders on odd and even ranks.
+  const comm::ReductionId ida = red.globalReductionId(), idb = red.globalReductionId();
+  auto start = [&](comm::ReductionId id, const std::vector<double>& v) {
+    return red.reduceStruct<ExactSum>(block(v, me, P), merge, {}, {.id = id, .toAll = true});
+  };
+  std::optional<comm::StructReduction<ExactSum>> ra, rb;
+  if (me % 2) {
+    rb = start(idb, b);
+    ra = start(ida, a);
+  } else {
+    ra = start(ida, a);
+    rb = start(idb, b);
+  }
+  ra->wait(std::chrono::seconds(60));
+  rb->wait(std::chrono::seconds(60));
+  // Over the even ranks only, each holding a block of `a` split among them.
+  std::vector<int> evens;
+  for (int r = 0; r < P; r += 2) evens.push_back(r);
+  const comm::Group group = red.establishGroup(evens);
+  double grouped = std::numeric_limits<double>::quiet_NaN();
+  if (me % 2 == 0) {
+    auto r = red.groupReduceStruct<ExactSum>(
+        group, block(a, me / 2, static_cast<int>(evens.size())), merge, {}, {.toAll = true});
+    r.wait(std::chrono::seconds(60));
+    grouped = r.value().value();
+  }
+  w.put<double>(ra->value().value()).put<double>(rb->value().value()).put<double>(grouped);
+}
+[[maybe_unused]] const bool reg_exact =
+    (Shell::registerCommand("test.exactReductions", &exact_reductions_handler), true);
+
+}  // namespace
+
+TEST_CASE("ExactSum partials through comm::Reductions: by id in any order and over a group") {
+  // The node-level reductions carry ExactSum like any struct: fsum's bits on every rank.
+  antler::test::Model m;
+  std::mt19937_64 g(404);
+  const std::vector<double> a = make_set(1, g), b = make_set(3, g);
+  const auto replies = m.s.dispatchExtension("test.exactReductions", ByteBuffer());
+  REQUIRE(replies.size() == static_cast<std::size_t>(m.s.numNodes()));
+  for (std::size_t r = 0; r < replies.size(); ++r) {
+    CAPTURE(r);
+    Reader rd(replies[r]);
+    CHECK(same(rd.get<double>(), fsum(a)));
+    CHECK(same(rd.get<double>(), fsum(b)));
+    const double grouped = rd.get<double>();
+    if (r % 2 == 0)
+      CHECK(same(grouped, fsum(a)));
+    else
+      CHECK(std::isnan(grouped));
+  }
 }

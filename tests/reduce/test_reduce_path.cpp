@@ -2,7 +2,10 @@
 // tertiary -> digest) at whatever node count ctest runs this at, for 1 and 2 threads.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <ios>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -15,6 +18,7 @@
 #include "reduce/reduce_queue.hpp"
 #include "shell/clock.hpp"
 #include "shell/simulation.hpp"
+#include "tests/support/fsum.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;
@@ -30,19 +34,24 @@ struct Expected {
   double mean, sdev, sum, min, max;
 };
 
+/// Stats' results computed independently: the sum correctly rounded (the fsum oracle) and the
+/// mean that sum over the count, which Stats must give bit for bit on any split; the sdev in long
+/// double about that mean (checked to 1e-12).
 Expected expected(const std::vector<double>& v) {
-  long double s = 0;
-  for (double x : v) s += x;
-  const long double m = s / v.size();
+  const double s = antler::test::fsum(v), m = s / static_cast<double>(v.size());
   long double q = 0;
-  for (double x : v) q += (x - m) * (x - m);
-  return {static_cast<double>(m), static_cast<double>(std::sqrt(q / v.size())),
-          static_cast<double>(s), *std::min_element(v.begin(), v.end()),
+  for (double x : v) q += (x - static_cast<long double>(m)) * (x - static_cast<long double>(m));
+  return {m, static_cast<double>(std::sqrt(q / v.size())), s, *std::min_element(v.begin(), v.end()),
           *std::max_element(v.begin(), v.end())};
 }
 
 void check_rel(double got, double want) {
   CHECK(std::abs(got - want) <= 1e-12 * std::abs(want));
+}
+/// The exact statistics: the same bits as the oracle.
+void check_exact(double got, double want) {
+  CHECK_MESSAGE(std::bit_cast<std::uint64_t>(got) == std::bit_cast<std::uint64_t>(want),
+                std::hexfloat << got << " vs " << want);
 }
 
 struct StatsValues {
@@ -120,9 +129,9 @@ TEST_CASE("Stats over 1000 objects equals the formula's statistics, bit-identica
     m.s.start(0.005);
     const StatsValues a = read_stats(m.s, stats);
     CHECK(a.num == n);
-    check_rel(a.mean, e.mean);
+    check_exact(a.mean, e.mean);
     check_rel(a.sdev, e.sdev);
-    check_rel(a.sum, e.sum);
+    check_exact(a.sum, e.sum);
     CHECK(a.min == e.min);
     CHECK(a.max == e.max);
     m.s.reinit();
@@ -146,14 +155,13 @@ TEST_CASE("Stats holds the statistics of the current step") {
   m.s.useClock(0, "/cells");
   m.s.setNumThreads(2);
   m.s.reinit();
-  CHECK(Field<double>::get(m.s, stats, "mean") ==
-        doctest::Approx(expected(v0).mean).epsilon(1e-12));
+  check_exact(Field<double>::get(m.s, stats, "mean"), expected(v0).mean);
   std::vector<double> v = v0;
   for (int step = 1; step <= 4; ++step) {
     m.s.start(1.0);
     for (Index i = 0; i < n; ++i) v[i] += 0.5 * (target[i] - v[i]);
     const Expected e = expected(v);
-    check_rel(Field<double>::get(m.s, stats, "mean"), e.mean);
+    check_exact(Field<double>::get(m.s, stats, "mean"), e.mean);
     check_rel(Field<double>::get(m.s, stats, "sdev"), e.sdev);
     CHECK(Field<double>::getVec(m.s, cells.id, "Vm") == v);
   }
@@ -182,8 +190,8 @@ TEST_CASE("two Stats reduce different fields of different elements in the same s
   m.s.useClock(0, "/a");
   m.s.reinit();
   m.s.start(2.0);
-  check_rel(Field<double>::get(m.s, s1, "mean"), expected(va).mean);
-  check_rel(Field<double>::get(m.s, s2, "mean"), expected(vb).mean);
+  check_exact(Field<double>::get(m.s, s1, "mean"), expected(va).mean);
+  check_exact(Field<double>::get(m.s, s2, "mean"), expected(vb).mean);
   check_rel(Field<double>::get(m.s, s2, "sdev"), expected(vb).sdev);
   CHECK(Field<unsigned>::get(m.s, s2, "num") == 77u);
   std::vector<double> lvd(lv.begin(), lv.end());
@@ -224,7 +232,7 @@ TEST_CASE("reductions over a field element and on demand from the Shell") {
   m.s.addMsg("Reduce", s, "reduce", syn, "getWeight");
   m.s.reduceNow(s, "reduce");  // no clock: the Shell asks for it
   CHECK(Field<unsigned>::get(m.s, s, "num") == all.size());
-  check_rel(Field<double>::get(m.s, s, "mean"), expected(all).mean);
+  check_exact(Field<double>::get(m.s, s, "mean"), expected(all).mean);
   CHECK(Field<double>::get(m.s, s, "max") == expected(all).max);
 }
 
@@ -245,7 +253,7 @@ TEST_CASE("reduceNow involves only the nodes that hold the targets or the reques
   m.s.reduceNow(s, "reduce");
   const auto after = node_counters(m.s);
   CHECK(Field<unsigned>::get(m.s, s, "num") == nt);
-  check_rel(Field<double>::get(m.s, s, "mean"), expected(x).mean);
+  check_exact(Field<double>::get(m.s, s, "mean"), expected(x).mean);
   CHECK(Field<double>::get(m.s, s, "min") == expected(x).min);
   CHECK(Field<double>::get(m.s, s, "max") == expected(x).max);
   REQUIRE(after.size() == static_cast<std::size_t>(P));
@@ -308,10 +316,10 @@ TEST_CASE("a clocked Stats over targets on some nodes reduces over those nodes o
     m.s.start(5.0);
     const auto after = node_counters(m.s);
     CHECK(Field<unsigned>::get(m.s, s, "num") == nt);
-    check_rel(Field<double>::get(m.s, s, "mean"), expected(x).mean);
+    check_exact(Field<double>::get(m.s, s, "mean"), expected(x).mean);
     CHECK(Field<double>::get(m.s, s, "max") == expected(x).max);
     CHECK(Field<unsigned>::get(m.s, all, "num") == 100u);
-    check_rel(Field<double>::get(m.s, all, "mean"), expected(y).mean);
+    check_exact(Field<double>::get(m.s, all, "mean"), expected(y).mean);
     const std::uint64_t steps = after[0].folds - before[0].folds;  // both Stats, every step
     CHECK(steps >= 10u);
     for (int r = 1; r < P; ++r) {
