@@ -33,11 +33,15 @@ __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_
           vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
   __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
   std::size_t k = 0;
+  const __m256i zero = _mm256_setzero_si256();
   for (; k + 4 <= m; k += 4) {
     const __m256d x = _mm256_loadu_pd(v + k);
-    const __m256i e = _mm256_and_si256(_mm256_srli_epi64(_mm256_castpd_si256(x), 52), expMask);
-    vmin = _mm256_min_epi32(vmin, e);  // the exponents fit the low 32 bits; the high ones are 0
-    vmax = _mm256_max_epi32(vmax, e);
+    const __m256i bits = _mm256_castpd_si256(x);
+    const __m256i e = _mm256_and_si256(_mm256_srli_epi64(bits, 52), expMask);
+    // A zero has no exponent to count: 0x7FF for the minimum (its 0 leaves the maximum alone).
+    const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(bits, 1), zero);
+    vmin = _mm256_min_epi32(vmin, _mm256_or_si256(e, _mm256_and_si256(isZero, expMask)));
+    vmax = _mm256_max_epi32(vmax, e);  // the exponents fit the low 32 bits; the high ones are 0
     if (minmax) {
       dlo = _mm256_min_pd(x, dlo);  // x < lo ? x : lo, a NaN x leaving lo (as the scalar loop)
       dhi = _mm256_max_pd(x, dhi);
@@ -57,32 +61,29 @@ __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_
       hi = d[j] > hi ? d[j] : hi;
     }
   }
-  for (; k < m; ++k) {
-    const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
-    emin = e < emin ? e : emin;
-    emax = e > emax ? e : emax;
-    if (minmax) {
-      lo = v[k] < lo ? v[k] : lo;
-      hi = v[k] > hi ? v[k] : hi;
-    }
-  }
+  if (k < m) exact_scan(v + k, m - k, emin, emax, lo, hi, minmax);
 }
 
 __attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size_t m,
-                                                      std::uint64_t emin, bool squares,
-                                                      std::int64_t& sumOut,
+                                                      std::uint64_t baseExp, std::uint64_t upperExp,
+                                                      bool squares, __int128& sumOut,
                                                       unsigned __int128& sqOut) {
   const __m256i mant = _mm256_set1_epi64x((1LL << 52) - 1),
                 implicit = _mm256_set1_epi64x(1LL << 52), expMask = _mm256_set1_epi64x(0x7FF),
-                base = _mm256_set1_epi64x(static_cast<long long>(emin)),
+                base = _mm256_set1_epi64x(static_cast<long long>(baseExp)),
+                upper = _mm256_set1_epi64x(static_cast<long long>(upperExp)),
                 low29 = _mm256_set1_epi64x((1LL << 29) - 1), zero = _mm256_setzero_si256();
   __m256i s = zero, aa = zero, ab = zero, bb = zero;
   std::size_t k = 0;
   for (; k + 4 <= m; k += 4) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + k));
     const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
-    const __m256i ix = _mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),
-                                         _mm256_sub_epi64(e, base));  // < 2^58
+    // Exponents below the band shift by a wrapped count (>= 64: AVX2 gives 0), so zeros add
+    // nothing too; those at or above `upper` (an earlier band's) are masked off.
+    const __m256i ix =
+        _mm256_and_si256(_mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),
+                                           _mm256_sub_epi64(e, base)),  // < 2^58
+                         _mm256_cmpgt_epi64(upper, e));
     const __m256i neg = _mm256_sub_epi64(zero, _mm256_srli_epi64(b, 63));
     s = _mm256_add_epi64(s, _mm256_sub_epi64(_mm256_xor_si256(ix, neg), neg));
     if (squares) {  // ix = a 2^29 + c, a and c < 2^29: ix^2 = a^2 2^58 + a c 2^30 + c^2
@@ -98,7 +99,7 @@ __attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size
   _mm256_store_si256(reinterpret_cast<__m256i*>(la), aa);
   _mm256_store_si256(reinterpret_cast<__m256i*>(lb), ab);
   _mm256_store_si256(reinterpret_cast<__m256i*>(lc), bb);
-  std::int64_t sum = 0;
+  __int128 sum = 0;  // (each lane: at most 32 values of < 2^58, within int64)
   unsigned __int128 sq = 0;
   for (int j = 0; j < 4; ++j) {
     sum += ls[j];
@@ -106,17 +107,7 @@ __attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size
       sq += (static_cast<unsigned __int128>(la[j]) << 58) +
             (static_cast<unsigned __int128>(lb[j]) << 30) + lc[j];
   }
-  for (; k < m; ++k) {
-    const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
-    const auto e = (b >> 52) & 0x7FF;
-    const auto ix = static_cast<std::int64_t>(
-        ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52)) << (e - emin));
-    const auto neg = -static_cast<std::int64_t>(b >> 63);
-    sum += (ix ^ neg) - neg;
-    if (squares)
-      sq += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
-            static_cast<std::uint64_t>(ix);
-  }
+  if (k < m) exact_chunk(v + k, m - k, baseExp, upperExp, squares, sum, sq);
   sumOut = sum;
   sqOut = sq;
 }

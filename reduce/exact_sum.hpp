@@ -48,10 +48,42 @@ namespace detail {
 // loops; set_exact_vector_path switches for a test.
 bool exact_vector_path();
 void set_exact_vector_path(bool on);
+// The chunk kernels of ExactSum's fast path, with AVX2 (reduce/exact_sum.cpp) and without (below):
+// exact_scan finds the exponent range of the nonzero values (and, with minmax, the extremes, NaNs
+// skipped); exact_chunk sums the values with exponents in [base, upper) as integers times
+// 2^(base - 1075), and their squares.
 void exact_scan_avx2(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
                      double& lo, double& hi, bool minmax);
-void exact_chunk_avx2(const double* v, std::size_t m, std::uint64_t emin, bool squares,
-                      std::int64_t& sum, unsigned __int128& sq);
+void exact_chunk_avx2(const double* v, std::size_t m, std::uint64_t base, std::uint64_t upper,
+                      bool squares, __int128& sum, unsigned __int128& sq);
+inline void exact_scan(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
+                       double& lo, double& hi, bool minmax) {
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]), e = (b >> 52) & 0x7FF;
+    if (b << 1) {  // (a zero has no exponent to count)
+      emin = e < emin ? e : emin;
+      emax = e > emax ? e : emax;
+    }
+    if (minmax) {
+      lo = v[k] < lo ? v[k] : lo;
+      hi = v[k] > hi ? v[k] : hi;
+    }
+  }
+}
+inline void exact_chunk(const double* v, std::size_t m, std::uint64_t base, std::uint64_t upper,
+                        bool squares, __int128& sum, unsigned __int128& sq) {
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]), e = (b >> 52) & 0x7FF;
+    if (e < base || e >= upper) continue;  // (zeros too: base >= 1)
+    const auto ix = static_cast<std::int64_t>(
+        ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52)) << (e - base));
+    const auto neg = -static_cast<std::int64_t>(b >> 63);
+    sum += (ix ^ neg) - neg;
+    if (squares)
+      sq += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
+            static_cast<std::uint64_t>(ix);
+  }
+}
 }  // namespace detail
 
 class ExactSum {
@@ -281,67 +313,65 @@ class ExactSum {
  private:
   static constexpr int kCarryEvery = 1023;  // adds of < 2^53 each before a digit could overflow
 
-  /// The fast path: a chunk of up to 32 normal values whose exponents lie within 5 of each other
-  /// is exactly a sum of 58-bit integers times one power of two (and their squares, 116-bit
-  /// integers times its square): summed in 64- and 128-bit integers, then added to the digits
-  /// once. Other chunks (zeros, subnormals, infinities, NaNs, wide ranges, squares that leave the
-  /// double range) take the value-by-value path. Both are exact, so they agree to the bit. With
-  /// Squares, mn and mx take the chunk's extremes too (NaNs skipped).
+  /// The fast path, a chunk of up to 128 values at a time. Zeros add nothing (only their signs
+  /// count). The nonzero values are taken in bands of 6 binades from the top: the values of one
+  /// band are exactly 58-bit integers times one power of two (their squares 116-bit integers times
+  /// its square), summed in 64- and 128-bit integers and added to the digits once per band. A
+  /// chunk with subnormals, infinities or NaNs, a range of more than 48 binades, or squares that
+  /// would leave the double range takes the value-by-value path. Both are exact, so they agree to
+  /// the bit. With Squares, mn and mx take the chunk's extremes too (NaNs skipped).
   template <bool Squares>
   void addBlock(const double* x, std::size_t n, ExactSum* squares, double* mn, double* mx) {
-    constexpr std::size_t kChunk = 32;
+    constexpr std::size_t kChunk = 128;  // a kernel lane sums at most 32 values of < 2^58
     double lo = Squares ? *mn : 0, hi = Squares ? *mx : 0;
     const bool vec = detail::exact_vector_path();
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
       const double* v = x + at;
-      const bool wide = vec && m >= 8;  // a short chunk costs less in scalar loops
-      std::uint64_t emin = 0x7FF, emax = 0;
-      if (wide) {
+      const bool wide = vec && m >= 8;       // a short chunk costs less in scalar loops
+      std::uint64_t emin = 0x7FF, emax = 0;  // over the nonzero values
+      if (wide)
         detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
-      } else {
-        for (std::size_t k = 0; k < m; ++k) {
-          const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
-          emin = e < emin ? e : emin;
-          emax = e > emax ? e : emax;
-          if constexpr (Squares) {
-            lo = v[k] < lo ? v[k] : lo;
-            hi = v[k] > hi ? v[k] : hi;
-          }
-        }
+      else
+        detail::exact_scan(v, m, emin, emax, lo, hi, Squares);
+      if (emin > emax) {  // zeros only: a sum of -0.0s only is -0.0
+        bool positive = false;
+        for (std::size_t k = 0; k < m; ++k) positive = positive || !std::signbit(v[k]);
+        zeros_ = std::max<std::uint8_t>(zeros_, positive ? 2 : 1);
+        if constexpr (Squares) squares->zeros_ = 2;
+        continue;
       }
-      // Normal values within 6 binades (and, with squares, squares that stay normal and finite).
-      const bool fast =
-          emin >= (Squares ? 538u : 1u) && emax <= (Squares ? 1534u : 2046u) && emax - emin <= 5;
-      if (!fast) {
+      if (emin < (Squares ? 538u : 1u) || emax > (Squares ? 1534u : 2046u) || emax - emin >= 48) {
         for (std::size_t k = 0; k < m; ++k) {
           add(v[k]);
           if constexpr (Squares) squares->addProduct(v[k], v[k]);
         }
         continue;
       }
-      std::int64_t sum = 0;  // |sum| < 32 x 2^58
-      unsigned __int128 sq = 0;
-      if (wide) detail::exact_chunk_avx2(v, m, emin, Squares, sum, sq);
-      for (std::size_t k = 0; !wide && k < m; ++k) {
-        const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
-        const auto e = (b >> 52) & 0x7FF;
-        const auto ix = static_cast<std::int64_t>(
-            ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52))
-            << (e - emin));  // < 2^58
-        const auto neg = -static_cast<std::int64_t>(b >> 63);
-        sum += (ix ^ neg) - neg;
-        if constexpr (Squares)
-          sq += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
-                static_cast<std::uint64_t>(ix);
-      }
-      // x = ix * 2^(emin - 1075): digit position emin - 1 (as in add()); x^2: 2 (emin - 1075)
-      // + 1074.
-      addWide(sum < 0, static_cast<unsigned __int128>(sum < 0 ? -static_cast<__int128>(sum) : sum),
-              static_cast<int>(emin) - 1);
-      if constexpr (Squares)
-        squares->addWide(false, sq, 2 * (static_cast<int>(emin) - 1075) + 1074);
       zeros_ = 2;
+      if constexpr (Squares) squares->zeros_ = 2;
+      for (std::uint64_t top = emax, upper = 0x800;;) {
+        const std::uint64_t base = top >= emin + 5 ? top - 5 : emin;  // the band [base, upper)
+        __int128 sum = 0;                                             // |sum| < 128 x 2^58
+        unsigned __int128 sq = 0;
+        if (wide)
+          detail::exact_chunk_avx2(v, m, base, upper, Squares, sum, sq);
+        else
+          detail::exact_chunk(v, m, base, upper, Squares, sum, sq);
+        // x = ix 2^(base - 1075): digit position base - 1 (as in add()); x^2: 2 (base - 1075) +
+        // 1074.
+        addWide(sum < 0, static_cast<unsigned __int128>(sum < 0 ? -sum : sum),
+                static_cast<int>(base) - 1);
+        if constexpr (Squares)
+          squares->addWide(false, sq, 2 * (static_cast<int>(base) - 1075) + 1074);
+        if (base == emin) break;
+        upper = base;  // the next band starts at the largest exponent below this one
+        top = emin;
+        for (std::size_t k = 0; k < m; ++k) {
+          const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
+          top = e < upper && e > top ? e : top;
+        }
+      }
     }
     if constexpr (Squares) {
       *mn = lo;

@@ -360,19 +360,25 @@ TEST_CASE("Stats over the issue's cancelling values: fsum's sum and mean on ever
 }
 
 TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") {
+  // Chunks of one band (up to 6 binades), of several (up to 48), wider ones (value by value),
+  // with zeros of both signs among them, chunks of zeros only, and NaNs; every length, so that
+  // the kernels' tails and the short chunks' scalar loops are covered.
   std::mt19937_64 g(99);
   const bool had = detail::exact_vector_path();
   int compared = 0;
   for (int t = 0; t < 2000; ++t) {
     const int n = 1 + static_cast<int>(g() % 300);
-    const int e0 = static_cast<int>(g() % 1200) - 600, span = 1 + static_cast<int>(g() % 9);
+    const int e0 = static_cast<int>(g() % 1200) - 600;
+    const int span = 1 + static_cast<int>(g() % (t % 3 == 0 ? 9 : 70));
+    const unsigned zeros = t % 10 == 0 ? 2 : t % 25 == 1 ? 1000 : 211;  // one in `zeros` (2: half)
     std::vector<double> v(static_cast<std::size_t>(n));
     for (double& x : v) {
       x = std::ldexp(static_cast<double>(g() >> 11), e0 + static_cast<int>(g() % span) - 53);
       if (g() % 2) x = -x;
-      if (g() % 211 == 0) x = 0;
-      if (g() % 997 == 0) x = std::nan("");
+      if (zeros == 1000 || g() % zeros == 0) x = g() % 3 ? 0.0 : -0.0;
+      if (t % 5 != 0 && g() % 997 == 0) x = std::nan("");
     }
+    if (t % 50 == 7) std::fill(v.begin(), v.end(), -0.0);  // a sum of -0.0s only is -0.0
     double r[2][6];
     for (int path = 0; path < 2; ++path) {
       detail::set_exact_vector_path(path == 1);
@@ -392,7 +398,37 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     for (int k = 0; k < 6; ++k) CHECK(same(r[0][k], r[1][k]));
     CHECK(same(r[0][0], one.value()));
     CHECK(same(r[0][2], oneSq.value()));
+    if (t % 5 == 0) {  // no NaN: fsum's bits, and the squares' too (x^2 = hi + lo by fma)
+      std::vector<double> squares;
+      for (double x : v) {
+        const double h = x * x;
+        squares.push_back(h);
+        squares.push_back(std::fma(x, x, -h));
+      }
+      CHECK(same(r[0][0], fsum(v)));
+      if (e0 > -400 && e0 + span < 400) CHECK(same(r[0][2], fsum(squares)));
+    }
+    if (t % 50 == 7) CHECK(std::signbit(r[0][0]));
     ++compared;
+  }
+  // The largest integers a band holds (58 bits), 127 of one sign with the band's smallest value
+  // in one chunk: each kernel lane's sum comes within 2^58 of int64's limit, and is still exact.
+  for (double sign : {1.0, -1.0}) {
+    std::vector<double> v(128, sign * 0x1.fffffffffffffp+5);
+    v[0] = sign * 1.0;
+    std::vector<double> squares;
+    for (double x : v) {
+      squares.push_back(x * x);
+      squares.push_back(std::fma(x, x, -(x * x)));
+    }
+    for (int path = 0; path < 2; ++path) {
+      detail::set_exact_vector_path(path == 1);
+      ExactSum s, q;
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+      s.addWithSquares(v.data(), v.size(), q, mn, mx);
+      CHECK(same(s.value(), fsum(v)));
+      CHECK(same(q.value(), fsum(squares)));
+    }
   }
   detail::set_exact_vector_path(had);
   CHECK(compared == 2000);
