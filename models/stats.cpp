@@ -6,12 +6,28 @@
 namespace antler {
 
 void Stats::digest(const Eref&, const ReduceStats* r) {
-  mean_ = r->mean();
-  sdev_ = r->sdev();
-  sum_ = r->sum();
-  min_ = r->min();
-  max_ = r->max();
-  num_ = static_cast<unsigned>(r->count());
+  // Keeps the exact partial; its moments are rounded when first read (ReduceStats caches them).
+  last_ = *r;
+  reduced_ = true;
+}
+
+double Stats::mean() const {
+  return reduced_ ? last_.mean() : mean_;
+}
+double Stats::sdev() const {
+  return reduced_ ? last_.sdev() : sdev_;
+}
+double Stats::sum() const {
+  return reduced_ ? last_.sum() : sum_;
+}
+double Stats::min() const {
+  return reduced_ ? last_.min() : min_;
+}
+double Stats::max() const {
+  return reduced_ ? last_.max() : max_;
+}
+unsigned Stats::num() const {
+  return reduced_ ? static_cast<unsigned>(last_.count()) : num_;
 }
 
 void Stats::gathered(const Eref&, const ReduceGather<double>* r) {
@@ -19,6 +35,7 @@ void Stats::gathered(const Eref&, const ReduceGather<double>* r) {
 }
 
 void Stats::input(double v) {
+  reduced_ = false;
   min_ = run_.num ? std::min(min_, v) : v;
   max_ = run_.num ? std::max(max_, v) : v;
   run_.input(v);
@@ -39,6 +56,7 @@ void Stats::reinit(const Eref& e, ProcPtr) {
   run_.reinit();
   mean_ = sdev_ = sum_ = min_ = max_ = 0.0;
   num_ = 0;
+  reduced_ = false;
   reduce.send(e);
 }
 
@@ -47,12 +65,12 @@ const Cinfo* Stats::initCinfo() {
     ClassBuilder<Stats> b("Stats",
                           "statistics of a field: over a population each step (reduce), or over "
                           "every value sent in (input, requestOut: MOOSE's)");
-    b.readOnly("mean", &Stats::mean_, "mean (NaN for an empty reduction)")
-        .readOnly("sdev", &Stats::sdev_, "population standard deviation")
-        .readOnly("sum", &Stats::sum_, "sum of the values")
-        .readOnly("num", &Stats::num_, "number of values")
-        .readOnly("min", &Stats::min_, "smallest value")
-        .readOnly("max", &Stats::max_, "largest value");
+    b.readOnly("mean", &Stats::mean, "mean (NaN for an empty reduction)")
+        .readOnly("sdev", &Stats::sdev, "population standard deviation")
+        .readOnly("sum", &Stats::sum, "sum of the values")
+        .readOnly("num", &Stats::num, "number of values")
+        .readOnly("min", &Stats::min, "smallest value")
+        .readOnly("max", &Stats::max, "largest value");
     return add_window_fields(b, "values")
         .dest<&Stats::input>("input", "one value into the running statistics (MOOSE's)")
         .reduce(Stats::reduce)

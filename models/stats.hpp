@@ -6,7 +6,10 @@
 /// field (`addMsg("Reduce", stats, "reduce", neurons, "getVm")`); when scheduled it asks for a
 /// reduction every step, so mean, sdev, sum, num, min and max are those of the values as the
 /// targets' process left them in the current step. With no values, num is 0 and mean, sdev, min
-/// and max are NaN.
+/// and max are NaN. The digest keeps the reduction's exact sums; mean, sdev and sum are rounded
+/// from them when first read (reduce/reduce_stats.hpp), so a step whose statistics nobody reads
+/// does not pay for them (a Stats is read by one thread at a time: each phase of a step gives an
+/// object to one thread).
 ///
 /// MOOSE's: running statistics of every value sent in. Values come one by one to `input`, or
 /// from `requestOut` (connected to 'get' fields: each step it takes each target's value, in index
@@ -39,6 +42,14 @@ class Stats {
   void input(double v);
   unsigned windowLength() const { return run_.windowLength(); }
   void setWindowLength(unsigned n) { run_.setWindowLength(n, "Stats"); }
+  /// The statistics: the last reduction's (rounded from its exact sums when first read), or
+  /// MOOSE's running ones.
+  double mean() const;
+  double sdev() const;
+  double sum() const;
+  double min() const;
+  double max() const;
+  unsigned num() const;
   double wmean() const { return run_.wmean(); }
   double wsdev() const { return run_.wsdev(); }
   double wsum() const { return run_.wsum(); }
@@ -46,9 +57,11 @@ class Stats {
   static const Cinfo* initCinfo();
 
  protected:
-  double mean_ = 0, sdev_ = 0, sum_ = 0, min_ = 0, max_ = 0;
+  double mean_ = 0, sdev_ = 0, sum_ = 0, min_ = 0, max_ = 0;  // MOOSE's running statistics
   unsigned num_ = 0;
   RunningStats run_;
+  ReduceStats last_;      // the last reduction's partial, whole
+  bool reduced_ = false;  // the fields read last_ (else MOOSE's)
 };
 
 }  // namespace antler
