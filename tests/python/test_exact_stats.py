@@ -1,5 +1,5 @@
 # The same bits on any split: Stats' sum and mean are the correctly rounded sum (math.fsum) and
-# fsum / n on every threads x nodes split (ctest runs this file at 1-3 ranks; each run sets 1, 2
+# fsum / n on every threads x nodes split (ctest runs this file at 1-4 ranks; each run sets 1, 2
 # and 3 threads), and sdev is the same bits on every split and within 1e-14 of the exact value
 # computed here with fractions. The data are the issue's cancelling Vm and adversarial sets, held
 # in a field nothing changes during the step (TestBlocks.value: no process of its own; IntFire's
