@@ -103,15 +103,26 @@ def make_network(s, path):
 # ---------------------------------------------------------------- antler (a child process)
 
 
+def proc_status_kib(field):
+    """VmRSS, VmHWM, ... of this process in KiB (Linux /proc/self/status)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
 def antler_child(args):
     """Builds the network in antler, runs it --reps times from reinit, prints one JSON line."""
     import antler as moose  # on ranks > 0 this serves rank 0 and never returns
 
     s = json.loads(args.spec)
     net = dict(np.load(args.net))
+    inputs_bytes = sum(a.nbytes for a in net.values())
     n, steps = s["neurons"], s["steps"]
     moose.setNumThreads(1)
     moose.seed(s["seed"])
+    rss0 = proc_status_kib("VmRSS")  # the interpreter, antler and the inputs, before the model
     t0 = time.perf_counter()
     moose.Neutral("/net")
     neurons = moose.IntFire("/net/neurons", n)
@@ -120,6 +131,7 @@ def antler_child(args):
     nv.thresh, nv.tau, nv.refractoryPeriod, nv.vReset = THRESH, TAU, REFRACTORY, 0.0
     nv.initVm = net["vm0"]
     moose.vec(inputs).rate = s["rate"]
+    rss_neurons = proc_status_kib("VmRSS")  # + the neurons and inputs, no synapse yet
     # The synapses: on the neurons (MOOSE before 2014), or on a SimpleSynHandler per neuron whose
     # activationOut drives the neuron's activation (MOOSE 3/4). The handler sends sum(w) / dt and
     # IntFire adds that to Vm, so its weights are w x dt for the same dynamics; it runs on a tick
@@ -170,8 +182,11 @@ def antler_child(args):
         t0 = time.perf_counter()
         moose.start(steps * DT)
         times.append(time.perf_counter() - t0)
+    rss_run = proc_status_kib("VmRSS")  # the model built, reinit (its event ring) and run
     out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
-               stats_mean=stats.mean, synapses=int(dst.size))
+               stats_mean=stats.mean, synapses=int(dst.size),
+               memory=dict(inputs=inputs_bytes, before=rss0 * 1024, neurons=rss_neurons * 1024,
+                           run=rss_run * 1024, peak=proc_status_kib("VmHWM") * 1024))
     if rate is not None:
         out["rate"] = float(np.mean(moose.element("/net/rate_table").vector[1:]))
     print("RESULT " + json.dumps(out), flush=True)
@@ -249,6 +264,15 @@ class Brian2Side:
         self.b2.device.run(self.dir, False, [])
         return float(self.b2.device._last_run_time)
 
+    def peak_rss(self):
+        """The standalone binary's peak resident bytes (one more run, under wait4)."""
+        main = os.path.join(self.dir, "main")
+        proc = subprocess.Popen([main], cwd=self.dir, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = status
+        return usage.ru_maxrss * 1024 if status == 0 else None
+
     def summary(self):
         out = dict(mean_vm=float(self.stats.sum_v[0]) / self.s["neurons"])
         if self.rate is not None:
@@ -313,8 +337,25 @@ def bench(name, args, workdir):
             ok = ok and same
     if not ant:
         ant = handler
-    # Sanity: same network, independent Poisson trains: population figures agree loosely.
+    # Memory: what the built model holds per synapse, and what building it peaked at.
     r1 = ant[args.nodes[0]]
+    mem = r1["memory"]
+    nsyn = r1["synapses"]
+    model = mem["run"] - mem["before"]
+    per_syn = (mem["run"] - mem["neurons"]) / nsyn
+    peak_over = mem["peak"] - mem["before"]
+    bpeak = b.peak_rss()
+    print("\nmemory (-n %d): antler's synapses hold %.1f B per synapse resident (the model once built "
+          "and run, less its neurons and inputs; goal <= 16 B: %s); the build peaked %.0f MB above "
+          "the process before it, for %.0f MB of numpy inputs and a %.0f MB model (goal: no more "
+          "than inputs + model: %s)"
+          % (args.nodes[0], per_syn, "met" if per_syn <= 16 else "NOT met", peak_over / 1e6,
+             mem["inputs"] / 1e6, model / 1e6,
+             "met" if peak_over <= mem["inputs"] + model else "NOT met"))
+    if bpeak:
+        print("memory: Brian2's standalone binary peaked at %.0f MB resident: %.1f B per synapse "
+              "(everything in the process, its neurons included)" % (bpeak / 1e6, bpeak / nsyn))
+    # Sanity: same network, independent Poisson trains: population figures agree loosely.
     print("check: mean Vm at the last step: antler %.4f, Brian2 %.4f" % (r1["stats_mean"], bs["mean_vm"]))
     checks = [("mean Vm", r1["stats_mean"], bs["mean_vm"])]
     if "rate" in bs:
@@ -328,17 +369,15 @@ def bench(name, args, workdir):
             print("check FAILED: %s differs by more than 25 %%" % what)
             ok = False
     if len(ant) > 1:
-        # The model's state is the same on any split; a reduction is equal up to floating-point
-        # reassociation across splits (DESIGN.md's promise), so the Stats mean is compared
-        # closely, not bit for bit, and the neurons' mean Vm (summed here, in one order) exactly.
+        # The model's state is the same on any split, and so are the statistics (exact sums,
+        # correctly rounded): the Stats mean and the neurons' mean Vm, bit for bit.
         vals = [r["stats_mean"] for r in ant.values()]
         vms = [r["mean_vm"] for r in ant.values()]
-        close = all(abs(v - vals[0]) <= 1e-12 * max(abs(vals[0]), 1.0) for v in vals)
+        same_stats = all(v == vals[0] for v in vals)
         same_vm = all(v == vms[0] for v in vms)
         print("check: antler's mean Vm (numpy over vec.Vm) identical at every node count: %s; "
-              "last Stats mean equal within 1e-12: %s (bit for bit: %s)"
-              % (same_vm, close, all(v == vals[0] for v in vals)))
-        ok = ok and close and same_vm
+              "last Stats mean bit for bit: %s" % (same_vm, same_stats))
+        ok = ok and same_stats and same_vm
     return ok
 
 
