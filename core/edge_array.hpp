@@ -21,11 +21,14 @@
 /// Copying an array copies the values (the copy owns them all); moving keeps the pointers. An
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/fwd.hpp"
 #include "core/huge_pages.hpp"
 
@@ -108,17 +111,31 @@ class EdgeArray {
       rep_->grow(n - size());
     }
   }
-  /// Entries f[0..n) (each < size) become slots slot[0..n) of `store`, taking their values.
+  /// Entries f[0..n) become slots slot[0..n) of `store`, taking their values. Indices at or past
+  /// the size grow the array, and must together cover every index from the size up: those
+  /// entries are born in the store (default values), never allocated in the array first.
   void lend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
+    if (!rep_) rep_ = std::make_unique<Rep>();
+    const std::size_t old = size();
+    std::size_t top = old;
+    for (std::size_t j = 0; j < n; ++j) top = std::max<std::size_t>(top, std::size_t{f[j]} + 1);
+    if (top > old) {
+      rep_->at.reserve(top);  // exactly: a filled array does not grow again
+      rep_->at.resize(top, nullptr);
+    }
     for (std::size_t j = 0; j < n; ++j) {
       EdgeSlot<F>*& e = rep_->at[f[j]];
       EdgeSlot<F>& s = store.slot(slot[j]);
-      s.obj = e->obj;
-      rep_->drop(e);
+      if (e) {
+        s.obj = e->obj;
+        rep_->drop(e);
+      }
       s.live = true;
       s.block = EdgeSlot<F>::kLent;
       e = &s;
     }
+    for (std::size_t i = old; i < top; ++i)
+      if (!rep_->at[i]) throw_gap(i);
   }
   /// Those of entries f[0..n) that are still slots slot[0..n) of `store` become own entries
   /// again (one block for them all), with the slots' values.
@@ -155,6 +172,7 @@ class EdgeArray {
     void grow(std::size_t n) {
       if (n == 0) return;
       EdgeSlot<F>* m = allocate(n);
+      if (n >= at.size()) at.reserve(at.size() + n);  // a big step: exactly (small ones double)
       for (std::size_t j = 0; j < n; ++j) at.push_back(m + j);
     }
     /// The entry stops being this array's: a lent slot is no longer live, an own one's block is
@@ -167,6 +185,7 @@ class EdgeArray {
       }
     }
   };
+  [[noreturn]] static void throw_gap(std::size_t i);
   /// Drops entries n.. (see Rep::drop).
   void release(std::size_t n) {
     if (!rep_) return;
@@ -174,6 +193,12 @@ class EdgeArray {
   }
   std::unique_ptr<Rep> rep_;
 };
+
+template <class F>
+void EdgeArray<F>::throw_gap(std::size_t i) {
+  throw InternalError("EdgeArray::lend: entry " + std::to_string(i) +
+                      " was neither lent nor kept (a message's field indices left a gap)");
+}
 
 }  // namespace antler
 #pragma GCC visibility pop

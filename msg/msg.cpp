@@ -1,5 +1,9 @@
 #include "msg/msg.hpp"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -216,8 +220,17 @@ void SparseMsg::assignFields() {
     t.field = count[t.data]++;
     ++mine[t.data];
   }
-  for (Index d = lo; d < hi; ++d) fe->setNumField(d, count[d]);
+  // An EdgeArray grows as it is lent the new entries (lendAll): they are born in the message's
+  // store, never allocated in the array first. Other arrays, and shrinking, are sized here.
+  const bool lends = fe->finfo()->hasEdgeStore();
+  for (Index d = lo; d < hi; ++d)
+    if (!lends || count[d] < fe->numField(d)) fe->setNumField(d, count[d]);
   lendAll();
+#ifdef __GLIBC__
+  // Growing the parents' arrays freed their old pointer vectors, small blocks the heap keeps
+  // resident; give the whole pages among them back (tens of bytes per synapse on a large fill).
+  malloc_trim(0);
+#endif
   // fieldDimension is replicated metadata: update it from what every node knows alike (this
   // message's counts); Shell::doSyncDataHandler makes it exact.
   Index mx = fe->fieldDimension();
