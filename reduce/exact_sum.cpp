@@ -112,6 +112,75 @@ __attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size
   sqOut = sq;
 }
 
+__attribute__((target("avx2"))) void exact_fused_avx2(const double* v, std::size_t m,
+                                                      std::uint64_t baseExp, std::uint64_t& emin,
+                                                      std::uint64_t& emax, double& lo, double& hi,
+                                                      bool squares, __int128& sumOut,
+                                                      unsigned __int128& sqOut) {
+  const __m256i mant = _mm256_set1_epi64x((1LL << 52) - 1),
+                implicit = _mm256_set1_epi64x(1LL << 52), expMask = _mm256_set1_epi64x(0x7FF),
+                base = _mm256_set1_epi64x(static_cast<long long>(baseExp)),
+                upper = _mm256_set1_epi64x(static_cast<long long>(baseExp + 6)),
+                low29 = _mm256_set1_epi64x((1LL << 29) - 1), zero = _mm256_setzero_si256();
+  __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
+          vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
+  __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
+  __m256i s = zero, aa = zero, ab = zero, bb = zero;
+  std::size_t k = 0;
+  for (; k + 4 <= m; k += 4) {
+    const __m256d x = _mm256_loadu_pd(v + k);
+    const __m256i b = _mm256_castpd_si256(x);
+    const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
+    const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(b, 1), zero);
+    vmin = _mm256_min_epi32(vmin, _mm256_or_si256(e, _mm256_and_si256(isZero, expMask)));
+    vmax = _mm256_max_epi32(vmax, e);
+    dlo = _mm256_min_pd(x, dlo);
+    dhi = _mm256_max_pd(x, dhi);
+    // As exact_chunk_avx2, over [base, base + 6) (what falls outside is caught by emin, emax).
+    const __m256i ix =
+        _mm256_and_si256(_mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),
+                                           _mm256_sub_epi64(e, base)),
+                         _mm256_cmpgt_epi64(upper, e));
+    const __m256i neg = _mm256_sub_epi64(zero, _mm256_srli_epi64(b, 63));
+    s = _mm256_add_epi64(s, _mm256_sub_epi64(_mm256_xor_si256(ix, neg), neg));
+    if (squares) {
+      const __m256i a = _mm256_srli_epi64(ix, 29), c = _mm256_and_si256(ix, low29);
+      aa = _mm256_add_epi64(aa, _mm256_mul_epu32(a, a));
+      ab = _mm256_add_epi64(ab, _mm256_mul_epu32(a, c));
+      bb = _mm256_add_epi64(bb, _mm256_mul_epu32(c, c));
+    }
+  }
+  alignas(32) std::int64_t emn[4], emx[4], ls[4];
+  alignas(32) std::uint64_t la[4], lb[4], lc[4];
+  alignas(32) double c[4], d[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(emn), vmin);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(emx), vmax);
+  _mm256_store_pd(c, dlo);
+  _mm256_store_pd(d, dhi);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(ls), s);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(la), aa);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lb), ab);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lc), bb);
+  __int128 sum = 0;
+  unsigned __int128 sq = 0;
+  for (int j = 0; j < 4; ++j) {
+    emin = static_cast<std::uint64_t>(emn[j]) < emin ? static_cast<std::uint64_t>(emn[j]) : emin;
+    emax = static_cast<std::uint64_t>(emx[j]) > emax ? static_cast<std::uint64_t>(emx[j]) : emax;
+    lo = c[j] < lo ? c[j] : lo;
+    hi = d[j] > hi ? d[j] : hi;
+    sum += ls[j];
+    if (squares)
+      sq += (static_cast<unsigned __int128>(la[j]) << 58) +
+            (static_cast<unsigned __int128>(lb[j]) << 30) + lc[j];
+  }
+  if (k < m) {
+    exact_scan(v + k, m - k, emin, emax, lo, hi, true);
+    exact_chunk(v + k, m - k, baseExp, baseExp + 6, squares, sum, sq);
+  }
+  sumOut = sum;
+  sqOut = sq;
+}
+
 }  // namespace antler::detail
 
 namespace antler {

@@ -56,6 +56,11 @@ void exact_scan_avx2(const double* v, std::size_t m, std::uint64_t& emin, std::u
                      double& lo, double& hi, bool minmax);
 void exact_chunk_avx2(const double* v, std::size_t m, std::uint64_t base, std::uint64_t upper,
                       bool squares, __int128& sum, unsigned __int128& sq);
+// Both at once over the band [base, base + 6): the caller keeps the sums only if emin and emax
+// show that every nonzero value fell in it.
+void exact_fused_avx2(const double* v, std::size_t m, std::uint64_t base, std::uint64_t& emin,
+                      std::uint64_t& emax, double& lo, double& hi, bool squares, __int128& sum,
+                      unsigned __int128& sq);
 inline void exact_scan(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
                        double& lo, double& hi, bool minmax) {
   for (std::size_t k = 0; k < m; ++k) {
@@ -325,11 +330,32 @@ class ExactSum {
     constexpr std::size_t kChunk = 128;  // a kernel lane sums at most 32 values of < 2^58
     double lo = Squares ? *mn : 0, hi = Squares ? *mx : 0;
     const bool vec = detail::exact_vector_path();
+    std::uint64_t hint = 0;  // the band [hint, hint + 5] the last chunk's values fell in (0: none)
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
       const double* v = x + at;
       const bool wide = vec && m >= 8;       // a short chunk costs less in scalar loops
       std::uint64_t emin = 0x7FF, emax = 0;  // over the nonzero values
+      if (wide && hint) {
+        // One pass: the exponent range and extremes, and the sums in the band the last chunk
+        // took, kept if every nonzero value fell in it (smooth data: the common case).
+        __int128 sum = 0;
+        unsigned __int128 sq = 0;
+        detail::exact_fused_avx2(v, m, hint, emin, emax, lo, hi, Squares, sum, sq);
+        if (emin >= hint && emax <= hint + 5 && emax <= (Squares ? 1534u : 2046u)) {
+          addWide(sum < 0, static_cast<unsigned __int128>(sum < 0 ? -sum : sum),
+                  static_cast<int>(hint) - 1);
+          if constexpr (Squares) {
+            squares->addWide(false, sq, 2 * (static_cast<int>(hint) - 1075) + 1074);
+            squares->zeros_ = 2;
+          }
+          zeros_ = 2;
+          continue;
+        }
+        // (min and max are taken again below: the same values, the same extremes)
+        emin = 0x7FF;
+        emax = 0;
+      }
       if (wide)
         detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
       else
@@ -350,6 +376,8 @@ class ExactSum {
       }
       zeros_ = 2;
       if constexpr (Squares) squares->zeros_ = 2;
+      // The next chunk tries this one's band first: [emin, emin + 5] if it spans one.
+      hint = emax - emin <= 5 ? emin : 0;
       for (std::uint64_t top = emax, upper = 0x800;;) {
         const std::uint64_t base = top >= emin + 5 ? top - 5 : emin;  // the band [base, upper)
         __int128 sum = 0;                                             // |sum| < 128 x 2^58

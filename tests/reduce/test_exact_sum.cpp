@@ -4,6 +4,7 @@
 // split into random parts merged in a random tree; every result must equal the oracle's bits.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -410,6 +411,41 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     }
     if (t % 50 == 7) CHECK(std::signbit(r[0][0]));
     ++compared;
+  }
+  // Chunks after the first try the previous chunk's band in one pass: smooth data that stays in
+  // it, data that leaves it (up, down, to zeros, NaN, a subnormal), and back.
+  {
+    std::vector<double> v;
+    for (int i = 0; i < 1500; ++i) v.push_back(1.5 + 0.25 * std::sin(0.01 * i));  // one band
+    for (int i = 0; i < 200; ++i) v.push_back(std::ldexp(1.0 + i * 1e-3, 20));    // above it
+    for (int i = 0; i < 200; ++i) v.push_back(-std::ldexp(1.0 + i * 1e-3, -30));  // below it
+    for (int i = 0; i < 300; ++i) v.push_back(i % 3 ? 0.0 : 2.0);                 // zeros
+    v.push_back(0x1p-1070);                                                       // subnormal
+    for (int i = 0; i < 300; ++i) v.push_back(1.75 - i * 1e-4);                   // back
+    for (int i = 0; i < 1000; ++i) v.push_back(1.0 + i * 0.126);  // drifting out by one binade
+    std::vector<double> squares;
+    for (double x : v) {
+      squares.push_back(x * x);
+      squares.push_back(std::fma(x, x, -(x * x)));
+    }
+    for (int path = 0; path < 2; ++path) {
+      detail::set_exact_vector_path(path == 1);
+      ExactSum s, q, plain;
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+      s.addWithSquares(v.data(), v.size(), q, mn, mx);
+      plain.add(v.data(), v.size());
+      CHECK(same(s.value(), fsum(v)));
+      CHECK(same(plain.value(), fsum(v)));
+      CHECK(mn == *std::min_element(v.begin(), v.end()));
+      CHECK(mx == *std::max_element(v.begin(), v.end()));
+      ExactSum oneSq;
+      for (double x : v) oneSq.addProduct(x, x);
+      CHECK(same(q.value(), oneSq.value()));
+    }
+    v.push_back(std::nan(""));
+    ExactSum s;
+    s.add(v.data(), v.size());
+    CHECK(std::isnan(s.value()));
   }
   // The largest integers a band holds (58 bits), 127 of one sign with the band's smallest value
   // in one chunk: each kernel lane's sum comes within 2^58 of int64's limit, and is still exact.
