@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,7 @@ class EdgeArray {
   /// Copies the values: the copy owns every entry, the source keeps its slots.
   EdgeArray& operator=(const EdgeArray& o) {
     if (this == &o) return *this;
-    auto r = std::make_unique<Rep>();
+    auto r = makeRep();
     r->grow(o.size());
     for (std::size_t i = 0; i < o.size(); ++i) r->at[i]->obj = o[i];
     release(0);
@@ -103,7 +104,7 @@ class EdgeArray {
   /// slot stops being live).
   void resize(std::size_t n) {
     if (n == size()) return;
-    if (!rep_) rep_ = std::make_unique<Rep>();
+    if (!rep_) rep_ = makeRep();
     if (n < size()) {
       release(n);
       rep_->at.resize(n);
@@ -115,7 +116,7 @@ class EdgeArray {
   /// the size grow the array, and must together cover every index from the size up: those
   /// entries are born in the store (default values), never allocated in the array first.
   void lend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
-    if (!rep_) rep_ = std::make_unique<Rep>();
+    if (!rep_) rep_ = makeRep();
     const std::size_t old = size();
     std::size_t top = old;
     for (std::size_t j = 0; j < n; ++j) top = std::max<std::size_t>(top, std::size_t{f[j]} + 1);
@@ -191,7 +192,20 @@ class EdgeArray {
     if (!rep_) return;
     for (std::size_t i = n; i < rep_->at.size(); ++i) rep_->drop(rep_->at[i]);
   }
-  std::unique_ptr<Rep> rep_;
+  // The Rep itself comes from the small-block pool, away from the heap that holds the entry
+  // pointers: when a later fill grows those vectors, the old ones, freed side by side, coalesce
+  // into space the new ones reuse, instead of staying resident between the Reps.
+  struct RepDelete {
+    void operator()(Rep* r) const noexcept {
+      r->~Rep();
+      SmallBlockPool::instance().deallocate(r, sizeof(Rep));
+    }
+  };
+  using RepPtr = std::unique_ptr<Rep, RepDelete>;
+  static RepPtr makeRep() {
+    return RepPtr(new (SmallBlockPool::instance().allocate(sizeof(Rep))) Rep());
+  }
+  RepPtr rep_;
 };
 
 template <class F>
