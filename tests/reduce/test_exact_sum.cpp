@@ -29,6 +29,16 @@ using antler::test::fsum;
 
 namespace {
 
+/// Each x^2 as two doubles, hi + lo = x^2 exactly (fma), for the oracle's sum of squares.
+std::vector<double> exact_squares(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) {
+    out.push_back(x * x);
+    out.push_back(std::fma(x, x, -(x * x)));
+  }
+  return out;
+}
+
 bool same(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
          (std::isnan(a) && std::isnan(b));
@@ -281,11 +291,7 @@ TEST_CASE("ReduceStats and ReduceSum: sum, mean and sdev have the same bits on e
     // The variance against a reference built with the oracle: M2 = sum(x^2) - 2 m S + n m^2 with
     // every square and product split exactly (by fma) and summed by math.fsum's method.
     const double m = want / n;
-    std::vector<double> terms;
-    for (double x : v) {
-      terms.push_back(x * x);
-      terms.push_back(std::fma(x, x, -(x * x)));
-    }
+    std::vector<double> terms = exact_squares(v);
     terms.push_back(-2 * m * want);
     terms.push_back(std::fma(-2 * m, want, -(-2 * m * want)));
     const double mm = m * m;
@@ -400,12 +406,7 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     CHECK(same(r[0][0], one.value()));
     CHECK(same(r[0][2], oneSq.value()));
     if (t % 5 == 0) {  // no NaN: fsum's bits, and the squares' too (x^2 = hi + lo by fma)
-      std::vector<double> squares;
-      for (double x : v) {
-        const double h = x * x;
-        squares.push_back(h);
-        squares.push_back(std::fma(x, x, -h));
-      }
+      const std::vector<double> squares = exact_squares(v);
       CHECK(same(r[0][0], fsum(v)));
       if (e0 > -400 && e0 + span < 400) CHECK(same(r[0][2], fsum(squares)));
     }
@@ -423,11 +424,6 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     v.push_back(0x1p-1070);                                                       // subnormal
     for (int i = 0; i < 300; ++i) v.push_back(1.75 - i * 1e-4);                   // back
     for (int i = 0; i < 1000; ++i) v.push_back(1.0 + i * 0.126);  // drifting out by one binade
-    std::vector<double> squares;
-    for (double x : v) {
-      squares.push_back(x * x);
-      squares.push_back(std::fma(x, x, -(x * x)));
-    }
     for (int path = 0; path < 2; ++path) {
       detail::set_exact_vector_path(path == 1);
       ExactSum s, q, plain;
@@ -452,11 +448,7 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
   for (double sign : {1.0, -1.0}) {
     std::vector<double> v(128, sign * 0x1.fffffffffffffp+5);
     v[0] = sign * 1.0;
-    std::vector<double> squares;
-    for (double x : v) {
-      squares.push_back(x * x);
-      squares.push_back(std::fma(x, x, -(x * x)));
-    }
+    const std::vector<double> squares = exact_squares(v);
     for (int path = 0; path < 2; ++path) {
       detail::set_exact_vector_path(path == 1);
       ExactSum s, q;
