@@ -25,28 +25,34 @@ void set_exact_vector_path(bool on) {
   g_vector.store(on && __builtin_cpu_supports("avx2") ? 1 : 0, std::memory_order_relaxed);
 }
 
+namespace {
+// One vector of four values into the running exponent range of the nonzero values (a zero has
+// no exponent to count: 0x7FF for the minimum, and its 0 leaves the maximum alone; the exponents
+// fit the low 32 bits, the high ones are 0) and, with minmax, the extremes (x < lo ? x : lo: a
+// NaN x leaves lo, as the scalar loop).
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline void scan_step(
+    __m256d x, __m256i& vmin, __m256i& vmax, __m256d& dlo, __m256d& dhi, bool minmax) {
+  const __m256i expMask = _mm256_set1_epi64x(0x7FF), zero = _mm256_setzero_si256();
+  const __m256i bits = _mm256_castpd_si256(x);
+  const __m256i e = _mm256_and_si256(_mm256_srli_epi64(bits, 52), expMask);
+  const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(bits, 1), zero);
+  vmin = _mm256_min_epi32(vmin, _mm256_or_si256(e, _mm256_and_si256(isZero, expMask)));
+  vmax = _mm256_max_epi32(vmax, e);
+  if (minmax) {
+    dlo = _mm256_min_pd(x, dlo);
+    dhi = _mm256_max_pd(x, dhi);
+  }
+}
+}  // namespace
+
 __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_t m,
                                                      std::uint64_t& emin, std::uint64_t& emax,
                                                      double& lo, double& hi, bool minmax) {
-  const __m256i expMask = _mm256_set1_epi64x(0x7FF);
   __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
           vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
   __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
   std::size_t k = 0;
-  const __m256i zero = _mm256_setzero_si256();
-  for (; k + 4 <= m; k += 4) {
-    const __m256d x = _mm256_loadu_pd(v + k);
-    const __m256i bits = _mm256_castpd_si256(x);
-    const __m256i e = _mm256_and_si256(_mm256_srli_epi64(bits, 52), expMask);
-    // A zero has no exponent to count: 0x7FF for the minimum (its 0 leaves the maximum alone).
-    const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(bits, 1), zero);
-    vmin = _mm256_min_epi32(vmin, _mm256_or_si256(e, _mm256_and_si256(isZero, expMask)));
-    vmax = _mm256_max_epi32(vmax, e);  // the exponents fit the low 32 bits; the high ones are 0
-    if (minmax) {
-      dlo = _mm256_min_pd(x, dlo);  // x < lo ? x : lo, a NaN x leaving lo (as the scalar loop)
-      dhi = _mm256_max_pd(x, dhi);
-    }
-  }
+  for (; k + 4 <= m; k += 4) scan_step(_mm256_loadu_pd(v + k), vmin, vmax, dlo, dhi, minmax);
   alignas(32) std::int64_t a[4], b[4];
   alignas(32) double c[4], d[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmin);
@@ -129,13 +135,9 @@ __attribute__((target("avx2"))) void exact_fused_avx2(const double* v, std::size
   std::size_t k = 0;
   for (; k + 4 <= m; k += 4) {
     const __m256d x = _mm256_loadu_pd(v + k);
+    scan_step(x, vmin, vmax, dlo, dhi, true);
     const __m256i b = _mm256_castpd_si256(x);
     const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
-    const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(b, 1), zero);
-    vmin = _mm256_min_epi32(vmin, _mm256_or_si256(e, _mm256_and_si256(isZero, expMask)));
-    vmax = _mm256_max_epi32(vmax, e);
-    dlo = _mm256_min_pd(x, dlo);
-    dhi = _mm256_max_pd(x, dhi);
     // As exact_chunk_avx2, over [base, base + 6) (what falls outside is caught by emin, emax).
     const __m256i ix =
         _mm256_and_si256(_mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),

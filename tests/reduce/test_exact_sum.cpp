@@ -29,6 +29,20 @@ using antler::test::fsum;
 
 namespace {
 
+/// v folded by ExactSum's block path on the AVX2 kernels (path 1) or the scalar loops (path 0):
+/// the sum, the squares, the plain add's sum, and the extremes.
+struct Folded {
+  ExactSum s, q, plain;
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+};
+Folded fold_block(const std::vector<double>& v, int path) {
+  detail::set_exact_vector_path(path == 1);
+  Folded f;
+  f.s.addWithSquares(v.data(), v.size(), f.q, f.mn, f.mx);
+  f.plain.add(v.data(), v.size());
+  return f;
+}
+
 /// Each x^2 as two doubles, hi + lo = x^2 exactly (fma), for the oracle's sum of squares.
 std::vector<double> exact_squares(const std::vector<double>& v) {
   std::vector<double> out;
@@ -388,12 +402,8 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     if (t % 50 == 7) std::fill(v.begin(), v.end(), -0.0);  // a sum of -0.0s only is -0.0
     double r[2][6];
     for (int path = 0; path < 2; ++path) {
-      detail::set_exact_vector_path(path == 1);
-      ExactSum s, q, plain;
-      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
-      s.addWithSquares(v.data(), v.size(), q, mn, mx);
-      plain.add(v.data(), v.size());
-      const double got[6] = {s.value(), s.rest(), q.value(), plain.value(), mn, mx};
+      const Folded f = fold_block(v, path);
+      const double got[6] = {f.s.value(), f.s.rest(), f.q.value(), f.plain.value(), f.mn, f.mx};
       std::memcpy(r[path], got, sizeof got);
     }
     // Against one value at a time, too.
@@ -425,18 +435,14 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     for (int i = 0; i < 300; ++i) v.push_back(1.75 - i * 1e-4);                   // back
     for (int i = 0; i < 1000; ++i) v.push_back(1.0 + i * 0.126);  // drifting out by one binade
     for (int path = 0; path < 2; ++path) {
-      detail::set_exact_vector_path(path == 1);
-      ExactSum s, q, plain;
-      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
-      s.addWithSquares(v.data(), v.size(), q, mn, mx);
-      plain.add(v.data(), v.size());
-      CHECK(same(s.value(), fsum(v)));
-      CHECK(same(plain.value(), fsum(v)));
-      CHECK(mn == *std::min_element(v.begin(), v.end()));
-      CHECK(mx == *std::max_element(v.begin(), v.end()));
+      const Folded f = fold_block(v, path);
+      CHECK(same(f.s.value(), fsum(v)));
+      CHECK(same(f.plain.value(), fsum(v)));
+      CHECK(f.mn == *std::min_element(v.begin(), v.end()));
+      CHECK(f.mx == *std::max_element(v.begin(), v.end()));
       ExactSum oneSq;
       for (double x : v) oneSq.addProduct(x, x);
-      CHECK(same(q.value(), oneSq.value()));
+      CHECK(same(f.q.value(), oneSq.value()));
     }
     v.push_back(std::nan(""));
     ExactSum s;
@@ -450,12 +456,9 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     v[0] = sign * 1.0;
     const std::vector<double> squares = exact_squares(v);
     for (int path = 0; path < 2; ++path) {
-      detail::set_exact_vector_path(path == 1);
-      ExactSum s, q;
-      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
-      s.addWithSquares(v.data(), v.size(), q, mn, mx);
-      CHECK(same(s.value(), fsum(v)));
-      CHECK(same(q.value(), fsum(squares)));
+      const Folded f = fold_block(v, path);
+      CHECK(same(f.s.value(), fsum(v)));
+      CHECK(same(f.q.value(), fsum(squares)));
     }
   }
   detail::set_exact_vector_path(had);
