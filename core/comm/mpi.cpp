@@ -93,6 +93,10 @@ void wait_yielding(MPI_Request& r, MPI_Status* st) {
   }
 }
 
+/// Sends up to this size are tested once at the start (most transports' eager limit is 4 KiB or
+/// more).
+constexpr std::size_t kEager = 4096;
+
 struct MpiOp {
   MPI_Request req = MPI_REQUEST_NULL;
   std::size_t expect = 0;
@@ -146,6 +150,19 @@ class MpiBackend final : public detail::Backend {
     count_send(b.size());
   }
   std::shared_ptr<void> isend(int dest, int tag, std::span<const char> b) override {
+    if (b.size() <= kEager) {
+      // A small message usually leaves at once (Open MPI copies it into the shared-memory or
+      // network transport's send buffer): then no operation is kept and nothing is allocated.
+      MPI_Request r;
+      ANTLER_MPI(MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, dest, tag, comm_, &r));
+      count_send(b.size());
+      int done = 0;
+      ANTLER_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+      if (done) return nullptr;
+      auto op = std::make_shared<MpiOp>();
+      op->req = r;
+      return op;
+    }
     auto op = std::make_shared<MpiOp>();
     ANTLER_MPI(
         MPI_Isend(b.data(), as_int(b.size(), "isend"), MPI_BYTE, dest, tag, comm_, &op->req));
@@ -245,6 +262,35 @@ class MpiBackend final : public detail::Backend {
     receiveMatched(msg, st, out);
     from = st.MPI_SOURCE;
     return true;
+  }
+  void irecvAny(std::shared_ptr<void>& p, int tag, char* into, std::size_t cap) override {
+    if (!p) p = std::make_shared<MpiOp>();
+    auto* op = static_cast<MpiOp*>(p.get());
+    op->isRecv = true;
+    ANTLER_MPI(
+        MPI_Irecv(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_, &op->req));
+  }
+  bool testAny(std::shared_ptr<void>& p, int& from, std::size_t& n) override {
+    auto* op = static_cast<MpiOp*>(p.get());
+    int done = 0;
+    MPI_Status st;
+    ANTLER_MPI(MPI_Test(&op->req, &done, &st));  // complete: req is MPI_REQUEST_NULL again
+    if (!done) return false;
+    int cnt = 0;
+    ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
+    from = st.MPI_SOURCE;
+    n = static_cast<std::size_t>(cnt);
+    count_recv(n);
+    return true;
+  }
+  void cancelAny(std::shared_ptr<void>& p) override {
+    if (!p) return;
+    auto* op = static_cast<MpiOp*>(p.get());
+    if (mpi_active() && op->req != MPI_REQUEST_NULL) {
+      MPI_Cancel(&op->req);
+      MPI_Wait(&op->req, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
+    }
+    p.reset();
   }
   std::shared_ptr<void> ibarrier() override {
     auto op = std::make_shared<MpiOp>();

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/comm/detail/backend.hpp"
+#include "core/comm/detail/key_table.hpp"
 
 namespace antler::comm {
 
@@ -73,7 +74,9 @@ std::string rank_list(std::span<const int> r) {
 // ---- the wire ----
 
 enum class Kind : std::uint8_t { up = 1, down = 2, idRequest = 3, idReply = 4 };
-enum : std::uint8_t { kStruct = 1, kToAll = 2, kError = 4, kSplit = 8 };
+/// kExchange: a toAll over two members, whose root sends its own contribution down at the start
+/// (see exchanges() below).
+enum : std::uint8_t { kStruct = 1, kToAll = 2, kError = 4, kSplit = 8, kExchange = 16 };
 constexpr std::uint32_t kMagic = 0x52454455;  // "UDER"
 constexpr int kTag = 1, kPayloadTag = 2;
 /// Payloads up to this size travel in the header's message; larger ones in a second message
@@ -91,19 +94,11 @@ struct Header {
 };
 static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) == 40);
 
-struct Key {
-  std::uint64_t scope, id;
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const { return k.scope * 0x9E3779B97F4A7C15ull ^ k.id; }
-};
 struct Message {
   Header h;
   int src;
-  ByteBuffer bytes;        // the whole message (inline payload after the header) or payload
-  std::size_t offset = 0;  // where the payload starts
-  Bytes payload() const { return {bytes.data() + offset, bytes.size() - offset}; }
+  ByteBuffer bytes;  // the payload (the header is h)
+  Bytes payload() const { return {bytes.data(), bytes.size()}; }
 };
 
 }  // namespace
@@ -115,6 +110,7 @@ struct ReductionState {
   std::shared_ptr<const MemberTree> tree;
   std::unique_ptr<ReductionOps> ops;
   bool toAll = false;
+  bool exchange = false;  // toAll over two members: the contributions cross (see exchanges())
   const char* what = "";
   enum class Phase { up, down, done } phase = Phase::up;
   std::vector<Message> kids;  // the children's messages, child order
@@ -123,7 +119,6 @@ struct ReductionState {
   std::string error;          // this reduction failed (every member that knows says so)
   std::exception_ptr thrown;  // this member's merge or handler threw
   bool hasResult = false;
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   std::string describe() const {
     std::string s = std::string(what) + " ";
@@ -142,11 +137,40 @@ struct ReductionEngine {
   Backend* b = nullptr;
   int me = 0, P = 1;
   std::shared_ptr<const MemberTree> all;
-  std::unordered_map<Key, std::shared_ptr<ReductionState>, KeyHash> active;
+  KeyTable<std::shared_ptr<ReductionState>> active;
   std::unordered_map<std::uint64_t, std::uint64_t> calls;  // call-order counters, per scope
   // Messages that came before this rank could take them, by reduction, in arrival order: one
   // source's messages of one kind are taken in the order sent.
-  std::unordered_map<Key, std::vector<Message>, KeyHash> early;
+  KeyTable<std::vector<Message>> early;
+  std::vector<std::vector<Message>> emptyLists;  // early's lists, emptied, with their capacity
+  // Finished states, for the next reductions: one whose handles are all gone (the table holds
+  // the only reference) is reset and reused, with its vectors' capacity and its ops.
+  std::vector<std::shared_ptr<ReductionState>> finished;
+  static constexpr std::size_t kFinished = 16;
+  /// A state for a new reduction: a finished one nobody refers to, or a new one.
+  std::shared_ptr<ReductionState> freshState() {
+    for (std::size_t i = finished.size(); i-- > 0;)
+      if (finished[i].use_count() == 1) {
+        std::shared_ptr<ReductionState> s = std::move(finished[i]);
+        finished[i] = std::move(finished.back());
+        finished.pop_back();
+        s->phase = ReductionState::Phase::up;
+        s->error.clear();
+        s->thrown = nullptr;
+        s->hasResult = false;
+        return s;
+      }
+    return std::make_shared<ReductionState>();
+  }
+  // The posted receive for the next message and its buffer (a header and an inline payload:
+  // every message on kTag fits).
+  ByteBuffer posted;
+  std::shared_ptr<void> post;
+  // Roots of exchanges whose merge waits for their own value's send to finish reading it.
+  std::vector<std::shared_ptr<ReductionState>> held;
+  // The next small message is built here; it moves into a shared buffer only if its send does
+  // not complete at once.
+  ByteBuffer scratch;
   std::uint64_t globalCalls = 0;  // the call-order counter of the global member list
   struct Out {
     std::shared_ptr<void> op;
@@ -159,47 +183,56 @@ struct ReductionEngine {
   };
   std::deque<Pending> pending;
   std::uint64_t globalIds = 0, dynamicIds = 0;
-  // Receive buffers whose messages have been merged, kept for the next ones (large payloads
-  // would otherwise cost fresh pages, zeroed by the kernel, on every reduction).
-  std::vector<ByteBuffer> spare;
-  static constexpr std::size_t kSpare = 8;
-  /// A spare buffer that fits(capacity), taken out (an empty one if none does).
-  template <class Fits>
-  ByteBuffer takeSpare(Fits fits) {
-    for (std::size_t i = spare.size(); i-- > 0;)
-      if (fits(spare[i].capacity())) {
-        ByteBuffer b = std::move(spare[i]);
-        spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(i));
-        return b;
-      }
-    return {};
-  }
+  // Receive buffers whose messages have been merged, kept for the next ones: small ones (a
+  // rank that runs ahead can leave dozens of messages waiting) and large ones (payloads would
+  // otherwise cost fresh pages, zeroed by the kernel, on every reduction).
+  std::vector<ByteBuffer> spareSmall, spareLarge;
+  static constexpr std::size_t kSmall = 2 * kInline, kSpareSmall = 64, kSpareLarge = 8;
   /// A buffer of n bytes for a payload.
   ByteBuffer buffer(std::size_t n) {
-    ByteBuffer b = takeSpare([n](std::size_t c) { return c >= n; });
+    ByteBuffer b;
+    if (n <= kSmall) {
+      b = smallBuffer();
+    } else {
+      for (std::size_t i = spareLarge.size(); i-- > 0;)
+        if (spareLarge[i].capacity() >= n) {
+          b = std::move(spareLarge[i]);
+          spareLarge.erase(spareLarge.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+    }
     b.resize(n);
     return b;
   }
-  /// A buffer for a message of at most the inline size (large spares are left for payloads).
+  /// A buffer for a message of at most the inline size.
   ByteBuffer smallBuffer() {
-    return takeSpare([](std::size_t c) { return c <= 2 * kInline; });
+    if (spareSmall.empty()) return {};
+    ByteBuffer b = std::move(spareSmall.back());
+    spareSmall.pop_back();
+    return b;
+  }
+  void keep(ByteBuffer&& b) {
+    if (b.capacity() == 0) return;
+    if (b.capacity() <= kSmall) {
+      if (spareSmall.size() < kSpareSmall) spareSmall.push_back(std::move(b));
+      return;
+    }
+    if (spareLarge.size() == kSpareLarge) spareLarge.erase(spareLarge.begin());
+    spareLarge.push_back(std::move(b));
   }
   void recycle(std::vector<Message>& kids) {
-    for (Message& k : kids)
-      if (k.bytes.capacity() > 0) {
-        if (spare.size() == kSpare) spare.erase(spare.begin());
-        spare.push_back(std::move(k.bytes));
-      }
+    for (Message& k : kids) keep(std::move(k.bytes));
     kids.clear();
   }
   std::vector<std::function<void(ReductionId, Bytes)>> idHandlers;
 
   ~ReductionEngine() {
-    for (auto& [k, s] : active)
+    active.forEach([](const Key&, std::shared_ptr<ReductionState>& s) {
       if (s->phase != ReductionState::Phase::done) {
         s->error = s->describe() + ": its Reductions was destroyed first";
         s->phase = ReductionState::Phase::done;
       }
+    });
     // Sends still in flight read their buffers: give them a moment, then let the buffers go
     // with the communicator (leaked rather than freed under a running send).
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -208,20 +241,42 @@ struct ReductionEngine {
     } catch (...) {
     }
     for (Out& o : outs) new std::shared_ptr<const ByteBuffer>(std::move(o.bytes));
+    try {
+      b->cancelAny(post);
+    } catch (...) {
+    }
   }
 
   void testSends() {
     std::erase_if(outs, [&](Out& o) { return b->test(o.op); });
   }
 
+  /// Sends scratch's message to each of dests; if a send does not complete at once, the bytes
+  /// move into a shared buffer that the remaining sends read too.
+  void sendScratch(std::span<const int> dests) {
+    std::shared_ptr<const ByteBuffer> held;
+    for (int d : dests) {
+      const ByteBuffer& from = held ? *held : scratch;
+      auto op = b->isend(d, kTag, {from.data(), from.size()});
+      if (!op) continue;
+      if (!held) held = std::make_shared<const ByteBuffer>(std::move(scratch));  // same bytes
+      outs.push_back({std::move(op), held});
+    }
+  }
+
   void send(int dest, Header h, Bytes payload, std::shared_ptr<const ByteBuffer> keep = {}) {
-    if (payload.size() <= kInline || !keep) {
-      auto buf = std::make_shared<ByteBuffer>();
-      buf->reserve(sizeof h + payload.size());
-      buf->append(&h, sizeof h);
-      buf->append(payload.data(), payload.size());
-      auto op = b->isend(dest, kTag, {buf->data(), buf->size()});
-      if (op) outs.push_back({std::move(op), std::move(buf)});
+    if (payload.size() > kInline && !keep) {  // a payload of its own, which must outlive the send
+      auto copy = std::make_shared<ByteBuffer>();
+      copy->append(payload.data(), payload.size());
+      payload = {copy->data(), copy->size()};
+      keep = std::move(copy);
+    }
+    if (payload.size() <= kInline) {
+      scratch.clear();
+      scratch.reserve(sizeof h + payload.size());
+      scratch.append(&h, sizeof h);
+      scratch.append(payload.data(), payload.size());
+      sendScratch(std::span<const int>(&dest, 1));
       return;
     }
     h.flags |= kSplit;
@@ -237,8 +292,9 @@ struct ReductionEngine {
   Header headerOf(const ReductionState& s, Kind k) const {
     Header h;
     h.kind = k;
-    h.flags = static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) | (s.toAll ? kToAll : 0) |
-                                        (s.error.empty() ? 0 : kError));
+    h.flags =
+        static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) | (s.toAll ? kToAll : 0) |
+                                  (s.exchange ? kExchange : 0) | (s.error.empty() ? 0 : kError));
     h.scope = s.key.scope;
     h.id = s.key.id;
     h.members = s.tree->hash;
@@ -254,52 +310,58 @@ struct ReductionEngine {
         for (int d : dests) send(d, h, {whole->data(), whole->size()}, whole);  // no copy
         return;
       }
-    auto buf = std::make_shared<ByteBuffer>();
-    buf->grow(sizeof h);  // room for the header, written once the size is known
+    scratch.clear();
+    scratch.grow(sizeof h);  // room for the header, written once the size is known
     if (!s.error.empty())
-      buf->append(s.error.data(), s.error.size());
+      scratch.append(s.error.data(), s.error.size());
     else
-      s.ops->pack(*buf);
-    const std::size_t n = buf->size() - sizeof h;
+      s.ops->pack(scratch);
+    const std::size_t n = scratch.size() - sizeof h;
     if (n <= kInline) {  // one message: header and payload
-      std::memcpy(buf->data(), &h, sizeof h);
-      for (int d : dests) {
-        auto op = b->isend(d, kTag, {buf->data(), buf->size()});
-        if (op) outs.push_back({std::move(op), buf});
-      }
+      std::memcpy(scratch.data(), &h, sizeof h);
+      sendScratch(dests);
       return;
     }
+    auto buf = std::make_shared<const ByteBuffer>(std::move(scratch));
     for (int d : dests) send(d, h, {buf->data() + sizeof h, n}, buf);
   }
 
   // ---- receiving ----
 
+  /// Posts the receive for the next message (MPI matches it on arrival; polling tests it,
+  /// which is far cheaper than a matched probe).
+  void repost() { b->irecvAny(post, kTag, posted.data(), posted.size()); }
+
   bool receive() {
     bool any = false;
     int from = 0;
-    Message m;
-    m.bytes = smallBuffer();
-    while (b->tryRecv(-1, kTag, from, m.bytes)) {
+    std::size_t n = 0;
+    while (b->testAny(post, from, n)) {
+      Message m;
       m.src = from;
-      if (m.bytes.size() < sizeof(Header))
-        throw CommError("Reductions: corrupted message of " + std::to_string(m.bytes.size()) +
+      const bool whole = n >= sizeof(Header);
+      if (whole) {
+        std::memcpy(&m.h, posted.data(), sizeof(Header));
+        m.bytes = smallBuffer();
+        m.bytes.clear();
+        m.bytes.append(posted.data() + sizeof(Header), n - sizeof(Header));
+      }
+      repost();  // before anything runs that may poll again
+      if (!whole)
+        throw CommError("Reductions: corrupted message of " + std::to_string(n) +
                         " bytes from rank " + std::to_string(from));
-      std::memcpy(&m.h, m.bytes.data(), sizeof(Header));
       if (m.h.magic != kMagic)
         throw CommError("Reductions: corrupted message from rank " + std::to_string(from));
-      m.offset = sizeof(Header);
       if (m.h.flags & kSplit) {
         Pending p;
         p.m = std::move(m);
+        keep(std::move(p.m.bytes));
         p.m.bytes = buffer(p.m.h.split);
-        p.m.offset = 0;
         p.op = b->irecv(from, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
         pending.push_back(std::move(p));
       } else {
         dispatch(std::move(m));
       }
-      m = Message();
-      m.bytes = smallBuffer();
       any = true;
     }
     // Split payloads complete in the order their headers came (one source's are in order).
@@ -309,7 +371,6 @@ struct ReductionEngine {
       dispatch(std::move(m));
       any = true;
     }
-    if (m.bytes.capacity() > 0 && spare.size() < kSpare) spare.push_back(std::move(m.bytes));
     return any;
   }
 
@@ -317,37 +378,44 @@ struct ReductionEngine {
     if (m.h.kind == Kind::idRequest) return serveIdRequest(m);
     if (m.h.kind == Kind::idReply) return deliverId(m);
     const Key key{m.h.scope, m.h.id};
-    auto it = active.find(key);
-    if (it != active.end() && !hasEarly(key, m.src, m.h.kind)) {
+    const auto* found = active.find(key);
+    if (found && !hasEarly(key, m.src, m.h.kind)) {
       // A copy: finishing erases the table's entry, and the caller may hold no handle.
-      const std::shared_ptr<ReductionState> sp = it->second;
+      const std::shared_ptr<ReductionState> sp = *found;
       if (accept(*sp, m)) {
         advance(sp);
         return;
       }
     }
-    early[key].push_back(std::move(m));
+    auto& list = early[key];
+    if (list.capacity() == 0 && !emptyLists.empty()) {
+      list = std::move(emptyLists.back());
+      emptyLists.pop_back();
+    }
+    list.push_back(std::move(m));
   }
 
-  bool hasEarly(const Key& key, int src, Kind kind) const {
+  bool hasEarly(const Key& key, int src, Kind kind) {
     if (early.empty()) return false;
-    auto it = early.find(key);
-    if (it == early.end()) return false;
-    for (const Message& m : it->second)
+    const auto* v = early.find(key);
+    if (!v) return false;
+    for (const Message& m : *v)
       if (m.src == src && m.h.kind == kind) return true;
     return false;
   }
   /// The first early message for key from src of kind, taken out (false: none).
   bool takeEarly(const Key& key, int src, Kind kind, Message& out) {
     if (early.empty()) return false;
-    auto it = early.find(key);
-    if (it == early.end()) return false;
-    auto& v = it->second;
-    for (auto m = v.begin(); m != v.end(); ++m)
+    auto* v = early.find(key);
+    if (!v) return false;
+    for (auto m = v->begin(); m != v->end(); ++m)
       if (m->src == src && m->h.kind == kind) {
         out = std::move(*m);
-        v.erase(m);
-        if (v.empty()) early.erase(it);
+        v->erase(m);
+        if (v->empty()) {
+          if (emptyLists.size() < 64) emptyLists.push_back(std::move(*v));
+          early.erase(key);
+        }
         return true;
       }
     return false;
@@ -378,7 +446,6 @@ struct ReductionEngine {
             s.describe() + ": rank " + std::to_string(m.src) + " contributed with " + why;
         m.bytes.clear();
         m.bytes.append(text.data(), text.size());
-        m.offset = 0;
       }
       s.kids[i] = std::move(m);
       s.have[i] = 1;
@@ -387,12 +454,16 @@ struct ReductionEngine {
     }
     if (m.h.kind == Kind::down) {
       if (s.phase != Phase::down || m.src != s.tree->parent) return false;
+      if (s.exchange) {
+        takeRootValue(s, m);
+        finish(s);
+        return true;
+      }
       // Forward first (as received: no repacking), then take it.
       Header h = m.h;
       h.flags &= static_cast<std::uint8_t>(~kSplit);
-      const std::size_t off = m.offset;
       auto keep = std::make_shared<ByteBuffer>(std::move(m.bytes));
-      const Bytes pl(keep->data() + off, keep->size() - off);
+      const Bytes pl(keep->data(), keep->size());
       for (int c : s.tree->down) send(c, h, pl, keep);
       if (m.h.flags & kError) {
         if (s.error.empty()) s.error.assign(pl.data(), pl.size());
@@ -411,9 +482,47 @@ struct ReductionEngine {
     return false;
   }
 
+  /// The second member of an exchange: the root's own contribution has come; it makes the
+  /// root's merge call, merge(root's, [its own]), and delivers.
+  void takeRootValue(ReductionState& s, Message& m) {
+    const Header mine = headerOf(s, Kind::down);
+    const std::uint8_t diff = (mine.flags ^ m.h.flags) & (kStruct | kToAll | kExchange);
+    if (m.h.members != mine.members || diff) {
+      if (s.error.empty())
+        s.error = s.describe() + ": rank " + std::to_string(m.src) + " (the root) took part with " +
+                  (m.h.members != mine.members ? std::string("another member list")
+                   : (diff & kStruct)          ? std::string("the other form (struct or plain)")
+                                               : std::string("another kind (toAll or root only)"));
+    } else if (m.h.flags & kError) {
+      if (s.error.empty()) s.error.assign(m.bytes.data(), m.bytes.size());
+    }
+    if (!s.error.empty()) return;
+    try {
+      s.ops->mergeUnder(m.bytes);
+    } catch (const std::exception& e) {
+      s.thrown = std::current_exception();
+      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
+      return;
+    } catch (...) {
+      s.thrown = std::current_exception();
+      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+      return;
+    }
+    keep(std::move(m.bytes));  // what mergeUnder left there
+    s.hasResult = true;
+    try {
+      s.ops->deliver();
+    } catch (...) {
+      s.thrown = std::current_exception();
+    }
+  }
+
   void finish(ReductionState& s) {
     s.phase = ReductionState::Phase::done;
     recycle(s.kids);
+    auto* entry = active.find(s.key);
+    if (!entry) return;
+    if (finished.size() < kFinished) finished.push_back(std::move(*entry));
     active.erase(s.key);
   }
 
@@ -421,17 +530,20 @@ struct ReductionEngine {
   void advance(const std::shared_ptr<ReductionState>& sp) {
     ReductionState& s = *sp;
     if (s.phase != ReductionState::Phase::up || s.missing) return;
+    if (s.exchange && s.ops->sharedBusy()) {  // the root's value is still being sent
+      if (std::find(held.begin(), held.end(), sp) == held.end()) held.push_back(sp);
+      return;
+    }
     for (const Message& k : s.kids)
       if ((k.h.flags & kError) && s.error.empty()) {
         Bytes pl = k.payload();
         s.error.assign(pl.data(), pl.size());
       }
     if (s.error.empty() && !s.kids.empty()) {
-      std::vector<Bytes> parts;
-      parts.reserve(s.kids.size());
-      for (const Message& k : s.kids) parts.push_back(k.payload());
+      Bytes parts[32];  // a member has fewer children than ranks have bits
+      for (std::size_t i = 0; i < s.kids.size(); ++i) parts[i] = s.kids[i].payload();
       try {
-        s.ops->merge(parts);
+        s.ops->merge(std::span<const Bytes>(parts, s.kids.size()));
       } catch (const std::exception& e) {
         s.thrown = std::current_exception();
         s.error =
@@ -455,7 +567,7 @@ struct ReductionEngine {
       return;
     }
     // The root.
-    if (s.toAll) sendValue(s, Kind::down, s.tree->down);
+    if (s.toAll && !s.exchange) sendValue(s, Kind::down, s.tree->down);
     if (s.error.empty()) {
       s.hasResult = true;
       try {
@@ -515,6 +627,15 @@ struct ReductionEngine {
   bool progress() {
     bool any = receive();
     if (!outs.empty()) testSends();
+    for (std::size_t i = 0; i < held.size();)
+      if (!held[i]->ops->sharedBusy()) {
+        const std::shared_ptr<ReductionState> sp = std::move(held[i]);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+        advance(sp);
+        any = true;
+      } else {
+        ++i;
+      }
     return any;
   }
 
@@ -623,26 +744,51 @@ bool Reduction::hasResult() const {
 }
 
 namespace {
+/// The plain form's value: bytes, shared with the sends that read them once they go as a payload
+/// of their own (they must stay unchanged from then on).
 struct BytesOps final : detail::ReductionOps {
   BytesOps(ByteBuffer v, MergeFn m, Handler h)
-      : value(std::make_shared<ByteBuffer>(std::move(v))),
-        mergeFn(std::move(m)),
-        handler(std::move(h)) {}
-  void merge(std::span<const Bytes> children) override {
-    *value = mergeFn(std::move(*value), children);
+      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
+  const ByteBuffer& bytes() const { return sent ? *sent : value; }
+  /// The value, to be changed: taken back from the sends once they are done with it.
+  ByteBuffer& own() {
+    if (sent) {
+      if (sent.use_count() == 1)
+        value = std::move(*sent);
+      else
+        value = *sent;  // a copy: a send still reads it
+      sent.reset();
+    }
+    return value;
   }
-  void pack(ByteBuffer& out) const override { out.append(value->data(), value->size()); }
-  std::shared_ptr<const ByteBuffer> shared() override { return value; }
+  void merge(std::span<const Bytes> children) override {
+    value = mergeFn(std::move(own()), children);
+  }
+  void mergeUnder(ByteBuffer& first) override {
+    ByteBuffer mine = std::move(own());
+    const Bytes kid(mine.data(), mine.size());
+    value = mergeFn(std::move(first), std::span<const Bytes>(&kid, 1));
+    first = std::move(mine);  // its buffer, for the caller to reuse
+  }
+  bool sharedBusy() const override { return sent && sent.use_count() > 1; }
+  void pack(ByteBuffer& out) const override { out.append(bytes().data(), bytes().size()); }
+  std::shared_ptr<const ByteBuffer> shared() override {
+    if (!sent && value.size() <= detail::kInline) return nullptr;  // it goes inline: a copy
+    if (!sent) sent = std::make_shared<ByteBuffer>(std::move(value));
+    return sent;
+  }
   void unpack(Bytes b) override {
-    value = std::make_shared<ByteBuffer>();  // the old one may still be read by a send
-    value->append(b.data(), b.size());
+    sent.reset();  // a send may still read the old one
+    value.clear();
+    value.append(b.data(), b.size());
   }
   void deliver() override {
-    if (handler) handler(Bytes(value->data(), value->size()));
+    if (handler) handler(Bytes(bytes().data(), bytes().size()));
   }
   bool isStruct() const override { return false; }
   bool hasMerge() const override { return static_cast<bool>(mergeFn); }
-  std::shared_ptr<ByteBuffer> value;
+  ByteBuffer value;
+  std::shared_ptr<ByteBuffer> sent;  // the value, once shared (then `value` is empty)
   MergeFn mergeFn;
   Handler handler;
 };
@@ -656,8 +802,8 @@ Bytes Reduction::result() const {
                      "not done yet");
   if (s.ops->isStruct())
     throw TypeError("Reduction::result: " + s.describe() + " is a struct reduction (value())");
-  const auto& b = static_cast<const BytesOps&>(*s.ops);
-  return {b.value->data(), b.value->size()};
+  const ByteBuffer& b = static_cast<const BytesOps&>(*s.ops).bytes();
+  return {b.data(), b.size()};
 }
 
 ByteBuffer Reduction::takeResult() {
@@ -665,9 +811,9 @@ ByteBuffer Reduction::takeResult() {
   ReductionState& s = *s_;
   auto& b = static_cast<BytesOps&>(*s.ops);
   s.hasResult = false;
-  if (b.value.use_count() == 1) return std::move(*b.value);  // no send reads it any more
-  ByteBuffer copy;
-  copy.append(b.value->data(), b.value->size());
+  if (!b.sent) return std::move(b.value);
+  ByteBuffer copy;  // a send may still read it
+  copy.append(b.sent->data(), b.sent->size());
   return copy;
 }
 
@@ -698,8 +844,8 @@ Reductions::Reductions(const Comm& c) : e_(std::make_shared<ReductionEngine>()) 
   std::vector<int> all(static_cast<std::size_t>(e_->P));
   for (int r = 0; r < e_->P; ++r) all[static_cast<std::size_t>(r)] = r;
   e_->all = detail::make_tree(std::move(all), e_->me);
-  e_->active.reserve(64);
-  e_->early.reserve(64);
+  e_->posted.resize(sizeof(detail::Header) + detail::kInline);
+  e_->repost();
 }
 
 Reductions::~Reductions() = default;
@@ -802,52 +948,82 @@ void Reductions::requestReductionId(int handler, int to, Bytes data) {
 }
 
 Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
-  return start(e_->all,
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
-               "reduce");
+  return startBytes(e_->all, std::move(mine), std::move(merge), std::move(handler), o, "reduce");
 }
 Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
                                  Handler handler, ReduceOptions o) {
-  return start(listTree(ranks, "listReduce"),
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
-               "listReduce");
+  return startBytes(listTree(ranks, "listReduce"), std::move(mine), std::move(merge),
+                    std::move(handler), o, "listReduce");
 }
 Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge, Handler handler,
                                   ReduceOptions o) {
-  return start(groupTree(g, "groupReduce"),
-               std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler)), o,
-               "groupReduce");
+  return startBytes(groupTree(g, "groupReduce"), std::move(mine), std::move(merge),
+                    std::move(handler), o, "groupReduce");
 }
 
 Reduction Reductions::start(std::shared_ptr<const detail::MemberTree> tree,
                             std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                             const char* what) {
+  auto s = prepare(std::move(tree), ops->hasMerge(), o, what);
+  s->ops = std::move(ops);
+  return launch(std::move(s));
+}
+
+Reduction Reductions::startBytes(std::shared_ptr<const detail::MemberTree> tree, ByteBuffer mine,
+                                 MergeFn merge, Handler handler, const ReduceOptions& o,
+                                 const char* what) {
+  auto s = prepare(std::move(tree), static_cast<bool>(merge), o, what);
+  if (s->ops && !s->ops->isStruct()) {  // a reused state's BytesOps
+    auto& b = static_cast<BytesOps&>(*s->ops);
+    b.value = std::move(mine);
+    b.sent.reset();
+    b.mergeFn = std::move(merge);
+    b.handler = std::move(handler);
+  } else {
+    s->ops = std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler));
+  }
+  return launch(std::move(s));
+}
+
+std::shared_ptr<ReductionState> Reductions::prepare(std::shared_ptr<const detail::MemberTree> tree,
+                                                    bool hasMerge, const ReduceOptions& o,
+                                                    const char* what) {
   ReductionEngine& e = *e_;
-  if (!ops->hasMerge()) throw ValueError(std::string(what) + ": an empty merge function");
+  if (!hasMerge) throw ValueError(std::string(what) + ": an empty merge function");
   if (tree->pos < 0)
     throw ValueError(std::string(what) + ": rank " + std::to_string(e.me) +
                      " is not a member (ranks " + detail::rank_list(tree->ranks) + ")");
-  auto s = std::make_shared<ReductionState>();
-  s->engine = e_;
-  s->what = what;
-  s->tree = tree;
-  s->ops = std::move(ops);
-  s->toAll = o.toAll;
-  s->id = o.id;
+  detail::Key key;
   if (o.id) {
-    s->key = {0, o.id->value};
-    if (auto it = e.active.find(s->key); it != e.active.end())
+    key = {0, o.id->value};
+    if (const auto* other = e.active.find(key))
       throw StateError(std::string(what) + ": id " + std::to_string(o.id->value) +
                        " is already in flight on rank " + std::to_string(e.me) + " (" +
-                       it->second->describe() + ")");
+                       (*other)->describe() + ")");
   } else {
-    s->key = {tree->hash, tree == e.all ? ++e.globalCalls : ++e.calls[tree->hash]};
+    key = {tree->hash, tree == e.all ? e.globalCalls + 1 : e.calls[tree->hash] + 1};
   }
-  const std::size_t nk = tree->children.size();
+  // Nothing below throws but allocation.
+  auto s = e.freshState();
+  if (!o.id) (tree == e.all ? e.globalCalls : e.calls[tree->hash]) = key.id;
+  if (s->engine.expired()) s->engine = e_;
+  s->what = what;
+  s->key = key;
+  s->tree = std::move(tree);
+  s->toAll = o.toAll;
+  s->id = o.id;
+  return s;
+}
+
+Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
+  ReductionEngine& e = *e_;
+  const std::size_t nk = s->tree->children.size();
   s->kids.resize(nk);
   s->have.assign(nk, 0);
   s->missing = nk;
-  e.active.emplace(s->key, s);
+  s->exchange = s->toAll && s->tree->ranks.size() == 2;
+  e.active[s->key] = s;
+  if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
   e.takeQueued(s);
   e.advance(s);
   e.progress();

@@ -24,7 +24,10 @@
 /// left to right, the result is antler's canonical fold over member order (core/comm/
 /// algorithms.hpp), the one every other reduction in antler uses. A member without children does
 /// not call merge. The root calls the handler; with toAll the result comes back down the same
-/// tree and every member calls it. (Converse uses a 4-ary tree over pes[], merges children in
+/// tree and every member calls it. A toAll over two members is an exchange instead: the root
+/// sends its own contribution down as it starts, and the other member makes the root's merge
+/// call itself (merge(root's, {its own}): the same call, so the same bits), in one message
+/// latency instead of two. (Converse uses a 4-ary tree over pes[], merges children in
 /// arrival order and aborts past 16 reductions in flight; its CmiListReduceStruct sends to a
 /// list position as if it were a processor.)
 ///
@@ -111,6 +114,12 @@ struct ReductionOps {
   virtual ~ReductionOps() = default;
   /// Merges the children's packed values (child order) into this member's value.
   virtual void merge(std::span<const Bytes> children) = 0;
+  /// Replaces this member's value with the merge of the root's packed value and it (as the
+  /// only child): the root's merge call, made by the other member of a toAll over two. May
+  /// leave another buffer in `root` (for reuse).
+  virtual void mergeUnder(ByteBuffer& root) = 0;
+  /// Whether the value shared() handed out is still read by a send (then it must not change).
+  virtual bool sharedBusy() const { return false; }
   /// Appends the value, packed.
   virtual void pack(ByteBuffer& out) const = 0;
   /// The packed value shared without a copy, where the value is bytes already (the plain form;
@@ -243,6 +252,13 @@ class Reductions {
   Reduction start(std::shared_ptr<const detail::MemberTree> tree,
                   std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                   const char* what);
+  Reduction startBytes(std::shared_ptr<const detail::MemberTree> tree, ByteBuffer mine,
+                       MergeFn merge, Handler handler, const ReduceOptions& o, const char* what);
+  /// A state for a new reduction (its checks passed: nothing thrown after it but allocation).
+  std::shared_ptr<detail::ReductionState> prepare(std::shared_ptr<const detail::MemberTree> tree,
+                                                  bool hasMerge, const ReduceOptions& o,
+                                                  const char* what);
+  Reduction launch(std::shared_ptr<detail::ReductionState> s);
   std::shared_ptr<const detail::MemberTree> listTree(std::span<const int> ranks,
                                                      const char* what) const;
   const std::shared_ptr<const detail::MemberTree>& groupTree(const Group& g,
@@ -267,6 +283,13 @@ struct StructOps final : ReductionOps {
       kids.push_back(Codec<T>::read(r));
     }
     value = mergeFn(std::move(value), kids);
+  }
+  void mergeUnder(ByteBuffer& root) override {
+    Reader r(root.data(), root.size());
+    T first = Codec<T>::read(r);
+    std::vector<T> kids;
+    kids.push_back(std::move(value));
+    value = mergeFn(std::move(first), kids);
   }
   void pack(ByteBuffer& out) const override {
     Writer w(out);

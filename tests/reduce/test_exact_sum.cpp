@@ -508,8 +508,9 @@ void exact_reductions_handler(Simulation& sim, Reader&, Writer& w) {
   const comm::Group group = red.establishGroup(evens);
   double grouped = std::numeric_limits<double>::quiet_NaN();
   if (me % 2 == 0) {
-    auto r = red.groupReduceStruct<ExactSum>(
-        group, block(a, me / 2, static_cast<int>(evens.size())), merge, {}, {.toAll = true});
+    auto r =
+        red.groupReduceStruct<ExactSum>(group, block(a, me / 2, static_cast<int>(evens.size())),
+                                        merge, {}, {.id = std::nullopt, .toAll = true});
     r.wait(std::chrono::seconds(60));
     grouped = r.value().value();
   }

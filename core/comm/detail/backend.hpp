@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,6 +36,15 @@ inline std::size_t prim_size(Prim t) {
       return 8;
   }
 }
+
+/// The portable form of a posted receive from any source (backends that can post one natively
+/// override irecvAny and its kin).
+struct PostedAny {
+  int tag = 0;
+  char* into = nullptr;
+  std::size_t cap = 0;
+  ByteBuffer tmp;
+};
 
 class Backend {
  public:
@@ -71,6 +81,31 @@ class Backend {
     out = recv(from, tag);
     return true;
   }
+  /// Posts a receive for the next message with tag from any source, into `into` (at most cap
+  /// bytes): a rank that polls for messages tests it instead of probing, and the library
+  /// matches the message on arrival. op is the posted receive (reused for the next one once
+  /// testAny has found it complete); withdraw it with cancelAny.
+  virtual void irecvAny(std::shared_ptr<void>& op, int tag, char* into, std::size_t cap) {
+    if (!op) op = std::make_shared<PostedAny>();
+    auto& p = *static_cast<PostedAny*>(op.get());
+    p.tag = tag;
+    p.into = into;
+    p.cap = cap;
+  }
+  /// Whether the receive posted with irecvAny has completed: then its source and size. A
+  /// message larger than cap is a CommError.
+  virtual bool testAny(std::shared_ptr<void>& op, int& from, std::size_t& n) {
+    auto& p = *static_cast<PostedAny*>(op.get());
+    if (!tryRecv(-1, p.tag, from, p.tmp)) return false;
+    if (p.tmp.size() > p.cap)
+      throw CommError("a message of " + std::to_string(p.tmp.size()) + " bytes from rank " +
+                      std::to_string(from) + " for a posted receive of " + std::to_string(p.cap));
+    std::memcpy(p.into, p.tmp.data(), p.tmp.size());
+    n = p.tmp.size();
+    return true;
+  }
+  /// Withdraws a receive posted with irecvAny that has not completed (op is reset).
+  virtual void cancelAny(std::shared_ptr<void>& op) { op.reset(); }
   /// A barrier that completes (test, wait) once every rank has started it.
   virtual std::shared_ptr<void> ibarrier() = 0;
   /// This rank's count of events (a message arrived, a synchronous send was matched): Local's
