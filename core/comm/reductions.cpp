@@ -961,18 +961,18 @@ Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge
                     std::move(handler), o, "groupReduce");
 }
 
-Reduction Reductions::start(std::shared_ptr<const detail::MemberTree> tree,
+Reduction Reductions::start(const std::shared_ptr<const detail::MemberTree>& tree,
                             std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                             const char* what) {
-  auto s = prepare(std::move(tree), ops->hasMerge(), o, what);
+  auto s = prepare(tree, ops->hasMerge(), o, what);
   s->ops = std::move(ops);
   return launch(std::move(s));
 }
 
-Reduction Reductions::startBytes(std::shared_ptr<const detail::MemberTree> tree, ByteBuffer mine,
-                                 MergeFn merge, Handler handler, const ReduceOptions& o,
-                                 const char* what) {
-  auto s = prepare(std::move(tree), static_cast<bool>(merge), o, what);
+Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>& tree,
+                                 ByteBuffer mine, MergeFn merge, Handler handler,
+                                 const ReduceOptions& o, const char* what) {
+  auto s = prepare(tree, static_cast<bool>(merge), o, what);
   if (s->ops && !s->ops->isStruct()) {  // a reused state's BytesOps
     auto& b = static_cast<BytesOps&>(*s->ops);
     b.value = std::move(mine);
@@ -985,9 +985,9 @@ Reduction Reductions::startBytes(std::shared_ptr<const detail::MemberTree> tree,
   return launch(std::move(s));
 }
 
-std::shared_ptr<ReductionState> Reductions::prepare(std::shared_ptr<const detail::MemberTree> tree,
-                                                    bool hasMerge, const ReduceOptions& o,
-                                                    const char* what) {
+std::shared_ptr<ReductionState> Reductions::prepare(
+    const std::shared_ptr<const detail::MemberTree>& tree, bool hasMerge, const ReduceOptions& o,
+    const char* what) {
   ReductionEngine& e = *e_;
   if (!hasMerge) throw ValueError(std::string(what) + ": an empty merge function");
   if (tree->pos < 0)
@@ -1009,7 +1009,7 @@ std::shared_ptr<ReductionState> Reductions::prepare(std::shared_ptr<const detail
   if (s->engine.expired()) s->engine = e_;
   s->what = what;
   s->key = key;
-  s->tree = std::move(tree);
+  if (s->tree != tree) s->tree = tree;  // a reused state usually has it already
   s->toAll = o.toAll;
   s->id = o.id;
   return s;

@@ -249,15 +249,15 @@ class Reductions {
   std::size_t inFlight() const;
 
  private:
-  Reduction start(std::shared_ptr<const detail::MemberTree> tree,
+  Reduction start(const std::shared_ptr<const detail::MemberTree>& tree,
                   std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                   const char* what);
-  Reduction startBytes(std::shared_ptr<const detail::MemberTree> tree, ByteBuffer mine,
+  Reduction startBytes(const std::shared_ptr<const detail::MemberTree>& tree, ByteBuffer mine,
                        MergeFn merge, Handler handler, const ReduceOptions& o, const char* what);
   /// A state for a new reduction (its checks passed: nothing thrown after it but allocation).
-  std::shared_ptr<detail::ReductionState> prepare(std::shared_ptr<const detail::MemberTree> tree,
-                                                  bool hasMerge, const ReduceOptions& o,
-                                                  const char* what);
+  std::shared_ptr<detail::ReductionState> prepare(
+      const std::shared_ptr<const detail::MemberTree>& tree, bool hasMerge, const ReduceOptions& o,
+      const char* what);
   Reduction launch(std::shared_ptr<detail::ReductionState> s);
   std::shared_ptr<const detail::MemberTree> listTree(std::span<const int> ranks,
                                                      const char* what) const;
