@@ -94,11 +94,42 @@ struct Header {
 };
 static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) == 40);
 
+/// A received message: its header, and its payload in `bytes` or, when small (a reduction of a
+/// few numbers), in `inl` (a message that waits for its reduction then holds no buffer).
 struct Message {
+  static constexpr std::size_t kSmallPayload = 32;
   Header h;
-  int src;
-  ByteBuffer bytes;  // the payload (the header is h)
-  Bytes payload() const { return {bytes.data(), bytes.size()}; }
+  int src = -1;
+  std::uint32_t inlSize = 0;  // bytes in inl (used when bytes has no capacity)
+  alignas(8) char inl[kSmallPayload];
+  ByteBuffer bytes;
+  Bytes payload() const {
+    return bytes.capacity() ? Bytes(bytes.data(), bytes.size()) : Bytes(inl, inlSize);
+  }
+  void setPayload(const char* p, std::size_t n, ByteBuffer&& buffer) {
+    if (n <= kSmallPayload) {
+      std::memcpy(inl, p, n);
+      inlSize = static_cast<std::uint32_t>(n);
+      bytes = ByteBuffer();
+      return;
+    }
+    bytes = std::move(buffer);
+    bytes.clear();
+    bytes.append(p, n);
+  }
+  /// The payload as a buffer of its own (from `spare` when it is inline).
+  ByteBuffer takeBuffer(ByteBuffer&& spare) {
+    if (bytes.capacity()) return std::move(bytes);
+    spare.clear();
+    spare.append(inl, inlSize);
+    return std::move(spare);
+  }
+};
+
+/// Early messages, pooled: each reduction's are a list through the pool (arrival order), so that
+/// a message that comes before its reduction costs no allocation once the pool has grown.
+struct EarlyList {
+  std::int32_t head = -1, tail = -1;
 };
 
 }  // namespace
@@ -141,8 +172,13 @@ struct ReductionEngine {
   std::unordered_map<std::uint64_t, std::uint64_t> calls;  // call-order counters, per scope
   // Messages that came before this rank could take them, by reduction, in arrival order: one
   // source's messages of one kind are taken in the order sent.
-  KeyTable<std::vector<Message>> early;
-  std::vector<std::vector<Message>> emptyLists;  // early's lists, emptied, with their capacity
+  KeyTable<EarlyList> early;
+  struct Pooled {
+    Message m;
+    std::int32_t next = -1;  // the next of its reduction's list, or of the free list
+  };
+  std::vector<Pooled> pool;
+  std::int32_t freePooled = -1;
   // Finished states, for the next reductions: one whose handles are all gone (the table holds
   // the only reference) is reset and reused, with its vectors' capacity and its ops.
   std::vector<std::shared_ptr<ReductionState>> finished;
@@ -342,9 +378,9 @@ struct ReductionEngine {
       const bool whole = n >= sizeof(Header);
       if (whole) {
         std::memcpy(&m.h, posted.data(), sizeof(Header));
-        m.bytes = smallBuffer();
-        m.bytes.clear();
-        m.bytes.append(posted.data() + sizeof(Header), n - sizeof(Header));
+        const std::size_t k = n - sizeof(Header);
+        m.setPayload(posted.data() + sizeof(Header), k,
+                     k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
       }
       repost();  // before anything runs that may poll again
       if (!whole)
@@ -355,7 +391,6 @@ struct ReductionEngine {
       if (m.h.flags & kSplit) {
         Pending p;
         p.m = std::move(m);
-        keep(std::move(p.m.bytes));
         p.m.bytes = buffer(p.m.h.split);
         p.op = b->irecv(from, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
         pending.push_back(std::move(p));
@@ -387,37 +422,52 @@ struct ReductionEngine {
         return;
       }
     }
-    auto& list = early[key];
-    if (list.capacity() == 0 && !emptyLists.empty()) {
-      list = std::move(emptyLists.back());
-      emptyLists.pop_back();
+    std::int32_t at = freePooled;
+    if (at >= 0) {
+      freePooled = pool[static_cast<std::size_t>(at)].next;
+    } else {
+      at = static_cast<std::int32_t>(pool.size());
+      pool.emplace_back();
     }
-    list.push_back(std::move(m));
+    Pooled& slot = pool[static_cast<std::size_t>(at)];
+    slot.m = std::move(m);
+    slot.next = -1;
+    EarlyList& list = early[key];
+    if (list.tail >= 0)
+      pool[static_cast<std::size_t>(list.tail)].next = at;
+    else
+      list.head = at;
+    list.tail = at;
   }
 
   bool hasEarly(const Key& key, int src, Kind kind) {
     if (early.empty()) return false;
-    const auto* v = early.find(key);
-    if (!v) return false;
-    for (const Message& m : *v)
+    const EarlyList* list = early.find(key);
+    if (!list) return false;
+    for (std::int32_t i = list->head; i >= 0; i = pool[static_cast<std::size_t>(i)].next) {
+      const Message& m = pool[static_cast<std::size_t>(i)].m;
       if (m.src == src && m.h.kind == kind) return true;
+    }
     return false;
   }
   /// The first early message for key from src of kind, taken out (false: none).
   bool takeEarly(const Key& key, int src, Kind kind, Message& out) {
     if (early.empty()) return false;
-    auto* v = early.find(key);
-    if (!v) return false;
-    for (auto m = v->begin(); m != v->end(); ++m)
-      if (m->src == src && m->h.kind == kind) {
-        out = std::move(*m);
-        v->erase(m);
-        if (v->empty()) {
-          if (emptyLists.size() < 64) emptyLists.push_back(std::move(*v));
-          early.erase(key);
-        }
-        return true;
-      }
+    EarlyList* list = early.find(key);
+    if (!list) return false;
+    for (std::int32_t i = list->head, prev = -1; i >= 0;
+         prev = i, i = pool[static_cast<std::size_t>(i)].next) {
+      Pooled& p = pool[static_cast<std::size_t>(i)];
+      if (p.m.src != src || p.m.h.kind != kind) continue;
+      out = std::move(p.m);
+      (prev >= 0 ? pool[static_cast<std::size_t>(prev)].next : list->head) = p.next;
+      if (list->tail == i) list->tail = prev;
+      p.m.bytes = ByteBuffer();
+      p.next = freePooled;
+      freePooled = i;
+      if (list->head < 0) early.erase(key);
+      return true;
+    }
     return false;
   }
 
@@ -460,11 +510,15 @@ struct ReductionEngine {
         return true;
       }
       // Forward first (as received: no repacking), then take it.
-      Header h = m.h;
-      h.flags &= static_cast<std::uint8_t>(~kSplit);
-      auto keep = std::make_shared<ByteBuffer>(std::move(m.bytes));
-      const Bytes pl(keep->data(), keep->size());
-      for (int c : s.tree->down) send(c, h, pl, keep);
+      Bytes pl = m.payload();
+      std::shared_ptr<ByteBuffer> shared;  // the sends share the payload until they are done
+      if (!s.tree->down.empty()) {
+        Header h = m.h;
+        h.flags &= static_cast<std::uint8_t>(~kSplit);
+        shared = std::make_shared<ByteBuffer>(m.takeBuffer(smallBuffer()));
+        pl = Bytes(shared->data(), shared->size());
+        for (int c : s.tree->down) send(c, h, pl, shared);
+      }
       if (m.h.flags & kError) {
         if (s.error.empty()) s.error.assign(pl.data(), pl.size());
       } else if (s.error.empty()) {
@@ -494,11 +548,12 @@ struct ReductionEngine {
                    : (diff & kStruct)          ? std::string("the other form (struct or plain)")
                                                : std::string("another kind (toAll or root only)"));
     } else if (m.h.flags & kError) {
-      if (s.error.empty()) s.error.assign(m.bytes.data(), m.bytes.size());
+      if (s.error.empty()) s.error.assign(m.payload().data(), m.payload().size());
     }
     if (!s.error.empty()) return;
+    ByteBuffer root = m.takeBuffer(smallBuffer());
     try {
-      s.ops->mergeUnder(m.bytes);
+      s.ops->mergeUnder(root);
     } catch (const std::exception& e) {
       s.thrown = std::current_exception();
       s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
@@ -508,7 +563,7 @@ struct ReductionEngine {
       s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
       return;
     }
-    keep(std::move(m.bytes));  // what mergeUnder left there
+    keep(std::move(root));  // what mergeUnder left there
     s.hasResult = true;
     try {
       s.ops->deliver();
