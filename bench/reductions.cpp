@@ -84,7 +84,9 @@ void timings(int reps) {
             MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
         }));
         ours.push_back(per_call(w, r, [&](int) {
-          ByteBuffer b = std::move(carry);
+          // The buffer a result came back in, or one a finished reduction left (a non-root's
+          // own sent value): no fresh pages for a large contribution.
+          ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
           b.clear();
           b.append(in.data(), bytes);
           auto h = red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = toAll});

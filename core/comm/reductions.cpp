@@ -143,7 +143,9 @@ struct ReductionState {
   bool toAll = false;
   bool exchange = false;  // toAll over two members: the contributions cross (see exchanges())
   const char* what = "";
-  enum class Phase { up, down, done } phase = Phase::up;
+  // up: contributions coming in; down: waiting for the result (toAll); sending: a non-root of a
+  // root-only reduction whose value is still being sent (it is done once the send is)
+  enum class Phase { up, down, sending, done } phase = Phase::up;
   std::vector<Message> kids;  // the children's messages, child order
   std::vector<char> have;
   std::size_t missing = 0;
@@ -249,8 +251,9 @@ struct ReductionEngine {
   }
   void keep(ByteBuffer&& b) {
     if (b.capacity() == 0) return;
-    if (b.capacity() <= kSmall) {
-      if (spareSmall.size() < kSpareSmall) spareSmall.push_back(std::move(b));
+    if (b.capacity() <= kSmall) {  // the newest are kept (the next taken)
+      if (spareSmall.size() == kSpareSmall) spareSmall.erase(spareSmall.begin());
+      spareSmall.push_back(std::move(b));
       return;
     }
     if (spareLarge.size() == kSpareLarge) spareLarge.erase(spareLarge.begin());
@@ -575,6 +578,7 @@ struct ReductionEngine {
   void finish(ReductionState& s) {
     s.phase = ReductionState::Phase::done;
     recycle(s.kids);
+    if (!s.hasResult) keep(s.ops->releaseValue());  // for Reductions::buffer
     auto* entry = active.find(s.key);
     if (!entry) return;
     if (finished.size() < kFinished) finished.push_back(std::move(*entry));
@@ -586,7 +590,7 @@ struct ReductionEngine {
     ReductionState& s = *sp;
     if (s.phase != ReductionState::Phase::up || s.missing) return;
     if (s.exchange && s.ops->sharedBusy()) {  // the root's value is still being sent
-      if (std::find(held.begin(), held.end(), sp) == held.end()) held.push_back(sp);
+      held.push_back(sp);  // (once: advance is called for it once its last part came)
       return;
     }
     for (const Message& k : s.kids)
@@ -616,6 +620,11 @@ struct ReductionEngine {
         // The result may have come already.
         Message m;
         if (takeEarly(s.key, s.tree->parent, Kind::down, m)) accept(s, m);
+        return;
+      }
+      if (s.ops->sharedBusy()) {  // done once its value has left (then the buffer is free)
+        s.phase = ReductionState::Phase::sending;
+        held.push_back(sp);
         return;
       }
       finish(s);
@@ -686,7 +695,10 @@ struct ReductionEngine {
       if (!held[i]->ops->sharedBusy()) {
         const std::shared_ptr<ReductionState> sp = std::move(held[i]);
         held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
-        advance(sp);
+        if (sp->phase == ReductionState::Phase::sending)
+          finish(*sp);
+        else
+          advance(sp);
         any = true;
       } else {
         ++i;
@@ -715,6 +727,9 @@ struct ReductionEngine {
   std::string missingText(const ReductionState& s, double seconds) const {
     std::string t = s.describe() + ": rank " + std::to_string(me) + " waited " +
                     std::to_string(seconds) + " s: ";
+    if (s.phase == ReductionState::Phase::sending)
+      return t + "its contribution is still being sent to rank " + std::to_string(s.tree->parent) +
+             " (which has not received it)";
     if (s.phase == ReductionState::Phase::down)
       return t + "it has contributed and waits for the result from rank " +
              std::to_string(s.tree->parent) + " (a member outside its subtree has not contributed)";
@@ -826,6 +841,13 @@ struct BytesOps final : detail::ReductionOps {
     first = std::move(mine);  // its buffer, for the caller to reuse
   }
   bool sharedBusy() const override { return sent && sent.use_count() > 1; }
+  ByteBuffer releaseValue() override {
+    if (!sent) return std::move(value);
+    if (sent.use_count() > 1) return {};  // a send still reads it
+    ByteBuffer b = std::move(*sent);
+    sent.reset();
+    return b;
+  }
   void pack(ByteBuffer& out) const override { out.append(bytes().data(), bytes().size()); }
   std::shared_ptr<const ByteBuffer> shared() override {
     if (!sent && value.size() <= detail::kInline) return nullptr;  // it goes inline: a copy
@@ -919,6 +941,12 @@ std::size_t Reductions::inFlight() const {
 }
 bool Reductions::progress() {
   return e_->progress();
+}
+
+ByteBuffer Reductions::buffer(std::size_t capacity) {
+  ByteBuffer b = e_->buffer(capacity);
+  b.clear();
+  return b;
 }
 
 void Reductions::progressUntil(const std::function<bool()>& pred,

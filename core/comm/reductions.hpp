@@ -47,8 +47,9 @@
 /// progress until it is; wait(timeout) also stops at the deadline with a CommError naming the
 /// members that this rank has not heard from (the subtrees of its missing children: ranks
 /// beyond them are not visible to it), leaving the reduction in flight. A non-root member of a
-/// root-only reduction is done once its merged contribution has been sent; the root, and with
-/// toAll every member, is done when the handler has run.
+/// root-only reduction is done once its merged contribution has been sent (the send complete,
+/// as for MPI_Reduce: a large value has then reached its parent, and its buffer is free for
+/// Reductions::buffer); the root, and with toAll every member, is done when the handler has run.
 ///
 /// Errors, never hangs where they can be detected: the same id started twice while the first is
 /// in flight on this rank (StateError); a rank that is not in the list or group (ValueError,
@@ -120,6 +121,9 @@ struct ReductionOps {
   virtual void mergeUnder(ByteBuffer& root) = 0;
   /// Whether the value shared() handed out is still read by a send (then it must not change).
   virtual bool sharedBusy() const { return false; }
+  /// The value's buffer, given up by a member that has no result once it is done (for
+  /// Reductions::buffer); empty if there is none or a send still reads it.
+  virtual ByteBuffer releaseValue() { return {}; }
   /// Appends the value, packed.
   virtual void pack(ByteBuffer& out) const = 0;
   /// The packed value shared without a copy, where the value is bytes already (the plain form;
@@ -238,6 +242,11 @@ class Reductions {
   /// Asks rank 0 for a fresh id, delivered with `data` to handler `handler` on rank `to` (-1:
   /// every rank), during their progress.
   void requestReductionId(int handler, int to, Bytes data = {});
+
+  /// An empty buffer of at least `capacity` bytes for a contribution: one that a finished
+  /// reduction left behind (a member's own value once its send is done, a child's received
+  /// value) when there is one, else new. Large contributions built in it cost no fresh pages.
+  ByteBuffer buffer(std::size_t capacity);
 
   /// One pass of progress: receives, merges, forwards, delivers. True if anything happened.
   bool progress();

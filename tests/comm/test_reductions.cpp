@@ -582,6 +582,22 @@ void reused_states(Comm& c, Failures& f) {
   }
   // The dropped handles' reductions finish in any progress.
   red.progressUntil([&] { return red.inFlight() == 0; }, 30s);
+  // A non-root member of a root-only reduction is done once its value has been sent, and then
+  // Reductions::buffer hands that value's buffer back for the next contribution.
+  for (std::size_t n : {std::size_t{1}, std::size_t{4000}}) {  // inline, and a payload of its own
+    ByteBuffer b = red.buffer(n * sizeof(double));
+    f.expect(b.empty() && b.capacity() >= n * sizeof(double), "Reductions::buffer's capacity");
+    std::vector<double> v(n, value_of(me, 5));
+    b.append(v.data(), n * sizeof(double));
+    const char* mine = b.data();
+    auto r = red.reduce(std::move(b), sum_vectors, {}, {.id = std::nullopt, .toAll = false});
+    r.wait();
+    if (me != 0)  // (nothing else in flight: no other reduction's buffers came in between)
+      f.expect(red.buffer(n * sizeof(double)).data() == mine,
+               "the sent value's buffer back from Reductions::buffer, " + std::to_string(n));
+    else
+      f.expect(r.hasResult() && r.result().size() == n * sizeof(double), "the root's result");
+  }
 }
 
 /// Bytes that are not a reduction's message, on the reductions' own communicator: a CommError
