@@ -265,13 +265,25 @@ class Brian2Side:
         return float(self.b2.device._last_run_time)
 
     def peak_rss(self):
-        """The standalone binary's peak resident bytes (one more run, under wait4)."""
+        """The standalone binary's peak resident bytes (one more run): its VmHWM, read from
+        /proc while it runs. (Not wait4's ru_maxrss: Linux carries the high-water mark across
+        fork and exec, so a child of this process would report at least this process's own size
+        at the fork: the numpy network and Brian2's objects.)"""
         main = os.path.join(self.dir, "main")
         proc = subprocess.Popen([main], cwd=self.dir, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = status
-        return usage.ru_maxrss * 1024 if status == 0 else None
+        peak = 0
+        status_file = "/proc/%d/status" % proc.pid
+        while proc.poll() is None:
+            try:
+                with open(status_file) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            peak = max(peak, int(line.split()[1]) * 1024)
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        return peak if proc.returncode == 0 and peak > 0 else None
 
     def summary(self):
         out = dict(mean_vm=float(self.stats.sum_v[0]) / self.s["neurons"])

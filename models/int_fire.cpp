@@ -13,32 +13,46 @@
 
 namespace antler {
 
-/// The Element's ring of delay slots (see the header comment): row k holds the events due in the
-/// steps s with s % slots == k, one entry per neuron of this node. Set up by prepare (one
-/// thread, between runs); during a run each thread reads and writes only its own neurons'
-/// entries, and last/head are written by every thread that processes the Element with the same
-/// values, read after the barrier that ends the process phase.
+/// The Element's pending events (see the header comment): per step, per clock thread, a queue of
+/// the events due in that step, in the order that thread added them. During a run the thread
+/// that delivers to a neuron is the one that processes it (its slice), so a neuron's events are
+/// all in one thread's queue, in arrival order; outside a run (a Shell call) the queues are first
+/// merged into thread 0's, in thread order, and events go there. A step's threads each add the
+/// events of their slice, queue by queue, into `sums` (one entry per neuron of this node, which
+/// stays in cache), and then walk their neurons. Set up by prepare (one thread, between runs);
+/// `last` is written by every thread that processes the Element with the same value.
 class IntFire::Ring final : public ElementState {
  public:
+  struct Pending {
+    std::uint32_t col;    // the neuron (data index - begin)
+    std::uint32_t count;  // events summed in weight (1, or an aside event's count)
+    double weight;
+  };
+  using Queues = std::vector<std::vector<Pending>>;  // one per clock thread
   double dt = 0.0;                       // the step length the rows count in (0: not set up)
   double invDt = 0.0;                    // 1 / dt: a first guess of an event's step
-  std::atomic<std::uint64_t> last{0};    // the last step processed
-  std::atomic<std::uint32_t> head{0};    // the row of step last + 1
-  std::uint32_t slots = 1;               // rows
+  std::atomic<std::uint64_t> last{0};    // the last step processed (or being processed)
+  std::uint32_t slots = 1;               // steps ahead an event may wait in: last + 1 .. + slots
   Index begin = 0, n = 0;                // the node's neurons: data indices begin .. begin + n - 1
-  std::atomic<std::uint64_t> wanted{0};  // most rows an event that did not fit asked for
-  std::vector<Slot, HugeAllocator<Slot>> rows;
+  std::atomic<std::uint64_t> wanted{0};  // most steps ahead an event that did not fit asked for
+  // Row step % (slots + 2) holds the queues of `step`: two more than the steps an event may be
+  // ahead, so that the row of step s - 1 is emptied during step s (by the thread whose slice
+  // begins the Element), when no thread reads it and none can add to it (events then fall due
+  // in s + 1 .. s + slots).
+  std::vector<Queues> rows;
+  std::vector<Slot, HugeAllocator<Slot>> sums;  // this step: each neuron's events, summed
+  std::atomic<bool> ran{false};       // a run added to the threads' queues since the last merge
   const DataElement* feed = nullptr;  // the SimpleSynHandler Element that feeds it directly
-  // With a feed: true if the rows are empty and no neuron has events aside, so that a step
+  // With a feed: true if the queues are empty and no neuron has events aside, so that a step
   // need read only the feed. Found at a run's start (a scan, when not known). During a fed run
-  // nothing adds to the rows (IntFire::quiet); between runs only a Shell call can (an
+  // nothing adds to the queues (IntFire::quiet); between runs only a Shell call can (an
   // activation, a spike straight to a synapse), and it clears this (calledOutsideRun), so the
   // event path itself pays nothing for it.
   bool onlyFeed = false;
   void calledOutsideRun() override { onlyFeed = false; }
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
-  Slot* row(std::size_t k) { return rows.data() + k * n; }
+  Queues& row(std::uint64_t step) { return rows[step % rows.size()]; }
   void want(std::uint64_t s) {
     std::uint64_t w = wanted.load(std::memory_order_relaxed);
     while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
@@ -48,14 +62,41 @@ class IntFire::Ring final : public ElementState {
     dt = d;
     invDt = 1.0 / d;
   }
-  void setLast(std::uint64_t s) {
-    last.store(s, std::memory_order_relaxed);
-    head.store(static_cast<std::uint32_t>((s + 1) % slots), std::memory_order_relaxed);
+  void setLast(std::uint64_t s) { last.store(s, std::memory_order_relaxed); }
+  /// Queues event (col, weight, count) for step `due` (within the rows): on the calling clock
+  /// thread's queue during a run, else on thread 0's (merged first).
+  void add(std::uint64_t due, Index col, double weight, unsigned count) {
+    unsigned t = 0;
+    if (PostOffice::inRun())
+      t = PostOffice::thread();
+    else if (ran.load(std::memory_order_relaxed))
+      merge();
+    row(due)[t].push_back({static_cast<std::uint32_t>(col), count, weight});
   }
-  /// Empty rows for `slots` steps.
-  void reset(std::size_t s) {
+  /// Outside a run: every row's queues into thread 0's, in thread order (a neuron's events keep
+  /// their order: those queued before the run come first in queue 0, and its run's are in one
+  /// queue).
+  void merge() {
+    for (Queues& qs : rows)
+      for (std::size_t t = 1; t < qs.size(); ++t) {
+        qs[0].insert(qs[0].end(), qs[t].begin(), qs[t].end());
+        qs[t].clear();
+      }
+    ran.store(false, std::memory_order_relaxed);
+  }
+  /// Before a run of `threads` clock threads (one thread, between runs): queues merged, the
+  /// row of the last step (already added into the neurons) emptied, a queue per thread.
+  void prepareQueues(unsigned threads) {
+    if (ran.load(std::memory_order_relaxed)) merge();
+    for (auto& q : row(last.load())) q.clear();
+    for (Queues& qs : rows) qs.resize(std::max(1u, threads));
+  }
+  /// Empty rows for events up to `s` steps ahead.
+  void reset(std::size_t s, unsigned threads) {
     slots = static_cast<std::uint32_t>(s);
-    rows.assign(s * n, Slot{});
+    rows.assign(s + 2, Queues(std::max(1u, threads)));
+    sums.assign(n, Slot{});
+    ran.store(false, std::memory_order_relaxed);
   }
 };
 
@@ -80,7 +121,7 @@ IntFire::IntFire(const IntFire& o) {
 }
 
 IntFire& IntFire::operator=(const IntFire& o) {
-  // The events in the Element's ring stay there; the object's own (its side list) come along.
+  // The events in the Element's queues stay there; the object's own (its side list) come along.
   if (this != &o) {
     *cold() = *o.cold();
     Vm_ = o.Vm_;
@@ -91,31 +132,35 @@ IntFire& IntFire::operator=(const IntFire& o) {
   return *this;
 }
 
-bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
-                      double weight, unsigned count) {
+bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
+                      unsigned count) {
   if (!(r.dt > 0)) return false;
   const std::uint64_t due = detail::due_step(time, r.dt, r.invDt, last, last + 1 + kMaxSlots);
   const std::uint64_t ahead = due - last - 1;
   if (ahead >= r.slots) {
-    if (ahead < kMaxSlots) r.want(ahead + 1);  // the ring grows before the next run
+    if (ahead < kMaxSlots) r.want(ahead + 1);  // the rows grow before the next run
     return false;
   }
-  std::size_t k = head + ahead;
-  if (k >= r.slots) k -= r.slots;
-  Slot& s = r.row(k)[col];
-  s.sum += weight;
-  s.count += count;
+  if (due == r.last.load(std::memory_order_relaxed)) {
+    // The step being processed (an event aside that falls due in it, placed by its neuron's
+    // thread after the queues were added up): straight into its sum.
+    Slot& s = r.sums[col];
+    s.sum += weight;
+    s.count += count;
+    return true;
+  }
+  r.add(due, col, weight, count);
   return true;
 }
 
-void IntFire::place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time,
-                    double weight, unsigned count) {
-  if (!r || !placeIn(*r, col, last, head, time, weight, count)) putAside(r, time, weight, count);
+void IntFire::place(Ring* r, Index col, std::uint64_t last, double time, double weight,
+                    unsigned count) {
+  if (!r || !placeIn(*r, col, last, time, weight, count)) putAside(r, time, weight, count);
 }
 
 void IntFire::putAside(const Ring* r, double time, double weight, unsigned count) {
-  // It may fit the ring once the last processed step is within `slots` steps of its step
-  // (never, for NaN or +infinity; at the next process if there is no ring yet).
+  // It may fit the rows once the last processed step is within `slots` steps of its step
+  // (never, for NaN or +infinity; at the next process if there are no queues yet).
   std::uint64_t at = 0;
   if (r && r->dt > 0) {
     const double s = std::floor(time / r->dt) - static_cast<double>(r->slots) - 2.0;
@@ -129,45 +174,36 @@ void IntFire::putAside(const Ring* r, double time, double weight, unsigned count
   setFlag(kHasFar, true);
 }
 
-void IntFire::placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head) {
+void IntFire::placeAside(Ring& r, Index col, std::uint64_t last) {
   std::vector<Event> aside;
   aside.swap(cold()->far.events);
   setFlag(kHasFar, false);
-  for (const Event& ev : aside) place(&r, col, last, head, ev.time, ev.weight, ev.count);
+  for (const Event& ev : aside) place(&r, col, last, ev.time, ev.weight, ev.count);
 }
 
 void IntFire::addEvent(const DataElement* e, Index d, double time, double weight) {
   Ring* r = ring_of(e);
-  if (r && placeIn(*r, d - r->begin, r->last.load(std::memory_order_relaxed),
-                   r->head.load(std::memory_order_relaxed), time, weight, 1)) [[likely]]
+  if (r && placeIn(*r, d - r->begin, r->last.load(std::memory_order_relaxed), time, weight, 1))
+      [[likely]]
     return;
   reinterpret_cast<IntFire*>(e->localData(d))->putAside(r, time, weight, 1);
 }
 
 void IntFire::activation(const Eref& e, double v) {
-  // Into the entry of the next step the neuron will process (the ring's head row): the one
-  // its events for that step are summed in. Without a ring yet, aside until the first step.
+  // With the events of the next step the neuron will process. Without queues yet, aside until
+  // the first step.
   const auto* de = static_cast<const DataElement*>(e.element());
   Ring* r = ring_of(de);
   if (r && r->dt > 0) {
-    Slot& s = r->row(r->head.load(std::memory_order_relaxed))[e.dataIndex() - r->begin];
-    s.sum += v;
-    s.count += 1;
+    r->add(r->last.load(std::memory_order_relaxed) + 1, e.dataIndex() - r->begin, v, 1);
     return;
   }
   putAside(r, 0.0, v, 1);
 }
 
-void IntFire::prefetchEvent(const DataElement* e, Index d, double time) {
-  Ring* r = ring_of(e);
-  if (!r || !(r->dt > 0)) return;
-  // The step by one multiplication (due_step's exact search can be one off; a hint needs no more).
-  const double ahead =
-      std::ceil(time * r->invDt) - static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
-  if (!(ahead >= 0 && ahead < static_cast<double>(r->slots))) return;
-  std::size_t k = r->head.load(std::memory_order_relaxed) + static_cast<std::size_t>(ahead);
-  if (k >= r->slots) k -= r->slots;
-  prefetch(&r->row(k)[d - r->begin]);
+void IntFire::prefetchEvent(const DataElement*, Index, double) {
+  // Nothing to fetch: an event is appended to its step's queue (written in order), and the
+  // neuron's sum is touched only when the step adds its queues up.
 }
 
 void IntFire::process(const Eref& e, ProcPtr p) {
@@ -178,8 +214,8 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
   Ring* r = ring_of(e);
   if (!r || r->dt != p->dt) [[unlikely]]
     throw StateError("IntFire " + e->path() + ": processed with dt " + format_double(p->dt) +
-                     (r ? " but its event ring counts steps of " + format_double(r->dt)
-                        : std::string(" before the clock prepared its event ring")) +
+                     (r ? " but its event queues count steps of " + format_double(r->dt)
+                        : std::string(" before the clock prepared its event queues")) +
                      " (schedule an IntFire Element on one tick, and run it through the clock)");
   if (!r->feed)
     processRows<Rows::own>(e, r, lo, objs, n, p);
@@ -194,32 +230,46 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
                           ProcPtr p) {
   const long long k = std::llround(p->currTime / p->dt);
   const std::uint64_t step = k > 1 ? static_cast<std::uint64_t>(k) : 1;
-  const std::uint32_t head = static_cast<std::uint32_t>(step % r->slots);  // this step's row
-  const std::uint32_t next = head + 1 == r->slots ? 0 : head + 1;
   r->setLast(step);  // for the events delivered after this phase (same values on every thread)
-  Slot* row = r->row(head) + (lo - r->begin);
+  const Index first = lo - r->begin;  // this slice's columns: first .. first + n - 1
+  Slot* sums = r->sums.data();
+  if constexpr (kRows != Rows::feed) {
+    // The thread whose slice begins the Element empties the previous step's row: every thread
+    // has added it up, and no event can fall due in it any more.
+    if (first == 0)
+      for (auto& q : r->row(step - 1)) q.clear();
+    r->ran.store(true, std::memory_order_relaxed);
+    // This step's events of this slice, queue by queue, each in the order it was filled: a
+    // neuron's weights are summed in the order they arrived (see the header comment).
+    for (const auto& q : r->row(step))
+      for (const Ring::Pending& ev : q)
+        if (ev.col - first < n) {
+          Slot& s = sums[ev.col];
+          s.sum += ev.weight;
+          s.count += ev.count;
+        }
+  }
   const double slack = detail::step_slack(p->dt);
   SimpleSynHandler::Slot* fed = nullptr;
   if constexpr (kRows != Rows::own) {
     // The handler's row of this step (it ran it on an earlier tick with the same step).
-    fed = SimpleSynHandler::feedRow(r->feed, static_cast<std::uint64_t>(std::max(k, 0LL))) +
-          (lo - r->begin);
+    fed = SimpleSynHandler::feedRow(r->feed, static_cast<std::uint64_t>(std::max(k, 0LL))) + first;
   }
   for (Index i = 0; i < n; ++i) {
     IntFire& x = objs[i];
-    const Index col = lo - r->begin + i;
+    const Index col = first + i;
     if constexpr (kRows != Rows::own) {
       // What the handler's activation message would have added, where it would have: after the
-      // events already in this step's entry, before the side list's. With nothing else (the
-      // entry empty), that entry would have held 0.0 + sum / dt, which Vm takes directly.
+      // events already in this step's sum, before the side list's. With nothing else (the sum
+      // empty), it would have held 0.0 + sum / dt, which Vm takes directly.
       SimpleSynHandler::Slot& h = fed[i];
       if (h.count) {
         if (h.sum != 0.0) {
           if constexpr (kRows == Rows::feed) {
             x.Vm_ += 0.0 + h.sum / p->dt;
           } else {
-            row[i].sum += h.sum / p->dt;
-            row[i].count += 1;
+            sums[col].sum += h.sum / p->dt;
+            sums[col].count += 1;
           }
         }
         h = SimpleSynHandler::Slot{};
@@ -229,19 +279,19 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
         continue;
       }
     }
-    // Events aside that fall due now join this step's row before it is read; those whose step
-    // is a whole ring ahead take the row just read, before this step's deliveries could.
+    // Events aside that fall due now join this step's sum before it is read; those whose step
+    // is further ahead go to their step's queue, before this step's deliveries could.
     if (x.hasFar() && step - 1 >= x.cold()->far.next) [[unlikely]]
-      x.placeAside(*r, col, step - 1, head);
+      x.placeAside(*r, col, step - 1);
     // This step's weights, summed as they arrived (see the header comment). A step without
-    // events leaves Vm and the entry untouched.
-    Slot& s = row[i];
+    // events leaves Vm untouched.
+    Slot& s = sums[col];
     if (s.count) {
       x.Vm_ += s.sum;
       s = Slot{};
     }
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
-      x.placeAside(*r, col, step, next);
+      x.placeAside(*r, col, step);
     x.fireOrDecay(e, lo + i, p, slack);
   }
 }
@@ -270,8 +320,14 @@ unsigned IntFire::numPending(const Eref& e) const {
   for (const Event& ev : cold()->far.events) n += ev.count;
   Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
   const Index d = e.dataIndex();
-  if (r && d >= r->begin && d - r->begin < r->n)
-    for (std::uint32_t k = 0; k < r->slots; ++k) n += r->row(k)[d - r->begin].count;
+  if (r && !r->rows.empty() && d >= r->begin && d - r->begin < r->n) {
+    const std::uint64_t last = r->last.load();
+    const auto col = static_cast<std::uint32_t>(d - r->begin);
+    for (std::uint64_t s = last + 1; s <= last + r->slots; ++s)
+      for (const auto& q : r->row(s))
+        for (const Ring::Pending& ev : q)
+          if (ev.col == col) n += ev.count;
+  }
   return n;
 }
 
@@ -299,7 +355,9 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   } else if (newFeed || !r->onlyFeed) {
     const IntFire* objs = reinterpret_cast<const IntFire*>(e->base());
     bool empty = std::none_of(objs, objs + r->n, [](const IntFire& x) { return x.hasFar(); });
-    for (std::size_t k = 0; empty && k < r->rows.size(); ++k) empty = r->rows[k].count == 0;
+    const std::uint64_t last = r->last.load();
+    for (std::uint64_t s = last + 1; empty && s <= last + r->slots; ++s)
+      for (const auto& q : r->row(s)) empty = empty && q.empty();
     r->onlyFeed = empty;
   }
 }
@@ -326,32 +384,45 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
     return static_cast<std::size_t>(
         std::min<std::uint64_t>(kMaxSlots, std::max(need, std::min(asked, cap))));
   };
+  const unsigned threads = std::max(1u, p.numThreads);
   if (reinit) {
     // The neurons' reinit drops their side lists.
     r->setDt(p.dt);
     r->wanted.store(0);
-    r->reset(rowsFor(p.dt, 0));
+    r->reset(rowsFor(p.dt, 0), threads);
     r->setLast(0);
     return;
   }
   const std::uint64_t asked = r->wanted.exchange(0);
-  if (r->dt == p.dt && asked <= r->slots) return;  // the common case: nothing to do
+  if (!r->rows.empty()) r->prepareQueues(threads);  // merged, a queue per thread of this run
+  if (r->dt == p.dt && asked <= r->slots) return;   // the common case: nothing more to do
   // The step length changed (a first run without reinit, or setClock between runs without
   // reinit), or events asked for more rows. Every pending event goes to its neuron's side list,
-  // in the order the neuron would add them (the side list first, then the ring by step), with
+  // in the order the neuron would add them (the side list first, then the queues by step), with
   // the time of its step under the old step length, and is placed again.
+  // One side-list event per neuron and step: the step's weights summed in arrival order (as the
+  // step would have summed them), so that placed again they add up to the same bits.
   const bool retime = r->dt != p.dt;
   const std::uint64_t last = r->last.load();
   const std::uint32_t slots = r->slots;
+  if (r->dt > 0 && !r->rows.empty()) {
+    std::vector<Slot> due(n);
+    for (std::uint32_t j = 0; j < slots; ++j) {
+      for (const Ring::Pending& ev : r->row(last + 1 + j)[0]) {  // merged: all in queue 0
+        due[ev.col].sum += ev.weight;
+        due[ev.col].count += ev.count;
+      }
+      for (Index c = 0; c < n; ++c)
+        if (due[c].count) {
+          objs[c].cold()->far.events.push_back(
+              {static_cast<double>(last + 1 + j) * r->dt, due[c].sum, due[c].count});
+          due[c] = Slot{};
+        }
+    }
+  }
   for (Index c = 0; c < n; ++c) {
     IntFire& x = objs[c];
-    std::vector<Event>& far = x.cold()->far.events;
-    if (r->dt > 0)
-      for (std::uint32_t j = 0; j < slots; ++j) {
-        const Slot& s = r->row((last + 1 + j) % slots)[c];
-        if (s.count) far.push_back({static_cast<double>(last + 1 + j) * r->dt, s.sum, s.count});
-      }
-    if (!far.empty()) x.setFlag(kHasFar, true);
+    if (!x.cold()->far.events.empty()) x.setFlag(kHasFar, true);
     if (retime) x.decay_ = 1.0 - p.dt / x.cold()->tau;
   }
   std::uint64_t now = last;
@@ -360,11 +431,10 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
     now = s > 0 ? static_cast<std::uint64_t>(s) : 0;
     r->setDt(p.dt);
   }
-  r->reset(rowsFor(p.dt, std::max<std::uint64_t>(asked, retime ? 0 : slots)));
+  r->reset(rowsFor(p.dt, std::max<std::uint64_t>(asked, retime ? 0 : slots)), threads);
   r->setLast(now);
-  const std::uint32_t head = r->head.load();
   for (Index c = 0; c < n; ++c)
-    if (objs[c].hasFar()) objs[c].placeAside(*r, c, now, head);
+    if (objs[c].hasFar()) objs[c].placeAside(*r, c, now);
 }
 
 void IntFire::setTau(const Eref& e, double tau) {

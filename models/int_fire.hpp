@@ -26,30 +26,38 @@
 /// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
 /// the first step whose end, plus the slack, is not before t: delays round up to whole steps.
 ///
-/// Pending events wait in a ring of delay slots that the whole Element shares (the ring a
-/// hand-written simulator keeps): with R rows, row s mod R holds, for every neuron of the node,
-/// the sum of the weights due in step s (and how many there are). Scheduling an event adds its
-/// weight to one entry, the only memory it touches; a step walks one row, in neuron order, next
-/// to the neurons. R is the largest synaptic delay of the node's neurons in steps, plus one
-/// (sized at reinit). An event further ahead (a delay set after reinit, a spike sent straight to
-/// addSpike), or sent before the Element has a ring (before any reinit or run), waits in a list
-/// of its neuron's until its step is within the ring, and the ring grows to fit such delays
-/// before the next run (at most kMaxSlots rows and kMaxRingEntries entries beyond what the
-/// synapses need). The list changes where an event waits, never the order in which a step's
-/// events are added: an event for step s leaves it, in arrival order, in the process of step
-/// s - R at the latest, before any event for s can go straight to the ring.
+/// Pending events wait in queues that the whole Element shares (the layout Brian2 and NEST use):
+/// per step, per clock thread, the events due in that step as (neuron, weight), appended in the
+/// order they arrive. Scheduling an event writes one entry at the end of its step's queue, in
+/// order, wherever its neuron is; a step first adds its queues up into a sum per neuron (an
+/// array of the node's neurons that stays in cache), each thread the neurons of its slice, then
+/// walks its neurons. (Until 2026-11 this was a ring of rows x neurons x 16 B, touched at random
+/// by every event: 816 MB at 1e6 neurons and 5 ms of delays, which no cache holds.) During a run
+/// the thread that delivers to a neuron is the thread that processes it, so a neuron's events are
+/// in one queue in arrival order; between runs (a Shell call) the threads' queues are merged into
+/// the first, in thread order, and events go there. Events can be queued up to R steps ahead,
+/// R the largest synaptic delay of the node's neurons in steps, plus one (sized at reinit). An
+/// event further ahead (a delay set after reinit, a spike sent straight to addSpike), or sent
+/// before the Element has its queues (before any reinit or run), waits in a list of its
+/// neuron's until its step is within R, and R grows to fit such delays before the next run (at
+/// most kMaxSlots steps, and kMaxRingEntries steps x neurons beyond what the synapses need). The
+/// list changes where an event waits, never the order in which a step's events are added: an
+/// event for step s leaves it, in arrival order, in the process of step s - R at the latest,
+/// before any event for s can go straight to its queue.
 ///
-/// The ring is the Element's (an ElementState, core/element.hpp), set up by the clock on one
+/// The queues are the Element's (an ElementState, core/element.hpp), set up by the clock on one
 /// thread before each run (prepare: sized at reinit, re-timed when dt changed since the last run,
-/// grown when events asked for more rows), so an IntFire Element runs on one tick. A copy of an
-/// IntFire Element (Shell::copy) starts with no events in its ring; reinit empties it anyway.
+/// grown when events asked for more steps, a queue per clock thread of the run), so an IntFire
+/// Element runs on one tick. A copy of an IntFire Element (Shell::copy) starts with no pending
+/// events; reinit empties them anyway.
 ///
 /// Order: a step's weights are summed in the order they arrive, then the sum is added to Vm. Sends
 /// are delivered in the serial order (by source Element, then source global index: see
-/// msg/post_office.hpp), one step after another, so the order of the additions into a slot, and
-/// so the bits of Vm, are the same for any threads x nodes split. (Before the ring, each weight
-/// was added to Vm on its own, in (time, weight) order: Vm then differed from today's in its last
-/// bits when two or more events fell due in one step; a step with one event gives the same bits.)
+/// msg/post_office.hpp), one step after another, so the order of the additions into a neuron's
+/// step sum, and so the bits of Vm, are the same for any threads x nodes split. (Before the step
+/// sums, each weight was added to Vm on its own, in (time, weight) order: Vm then differed from
+/// today's in its last bits when two or more events fell due in one step; a step with one event
+/// gives the same bits.)
 /// `spiked` is a double so that a Reduce message (e.g. from SpikeStats) can sum it into a
 /// population spike count.
 #include <cmath>
@@ -79,9 +87,9 @@ class alignas(32) IntFire {
   void process(const Eref& e, ProcPtr p);
   /// Vm = initVm, no pending events, lastSpike = -infinity, spiked = 0.
   void reinit(const Eref& e, ProcPtr p);
-  /// The clock's hooks (core/proc_finfo.hpp): prepare sets up the Element's event ring before a
+  /// The clock's hooks (core/proc_finfo.hpp): prepare sets up the Element's event queues before a
   /// run (sized from the synapses at reinit; re-timed when dt changed, grown when events asked
-  /// for more steps); processBlock runs process over a slice, reading the ring's row once.
+  /// for more steps); processBlock runs process over a slice, adding its step's queues up first.
   static void prepare(const DataElement* e, const ProcInfo& p, bool reinit);
   static void processBlock(const DataElement* e, Index lo, IntFire* objs, Index n, ProcPtr p);
   /// True if nothing adds to the neurons' step sums during a run but their activation: no
@@ -93,9 +101,10 @@ class alignas(32) IntFire {
   /// the neuron's next process, with the events due then (in arrival order), as MOOSE's IntFire
   /// adds its summed activation (Vm += activation: a handler's weight w arrives as w / dt).
   void activation(const Eref& e, double v);
-  /// Fetches the ring entry an event at `time` for neuron d would go to (a hint: changes nothing).
+  /// A hint before addEvent (Synapse's prefetch): nothing to fetch now (an event is appended to
+  /// its step's queue, written in order).
   static void prefetchEvent(const DataElement* e, Index d, double time);
-  /// Number of synaptic events not yet added to Vm (counted over the ring: a getter, not kept).
+  /// Number of synaptic events not yet added to Vm (counted over the queues: a getter, not kept).
   unsigned numPending(const Eref& e) const;
   /// 1 if the neuron fired in the last step, else 0 (a double, for Reduce messages that sum it).
   double spiked() const { return (tagged_ & kSpiked) ? 1.0 : 0.0; }
@@ -104,8 +113,9 @@ class alignas(32) IntFire {
   void setTau(const Eref& e, double tau);
   static const Cinfo* initCinfo();
 
-  /// At most this many rows in a ring (steps ahead), and this many entries (rows x neurons of a
-  /// node: 1 GiB) when it grows for events that did not fit; delays known at reinit always fit.
+  /// At most this many steps ahead in the queues, and this many steps x neurons of a node when
+  /// they grow for events that did not fit (the limit the ring of rows x neurons had, kept so that
+  /// the same events wait aside); delays known at reinit always fit.
   static constexpr std::uint64_t kMaxSlots = 1u << 16;
   static constexpr std::uint64_t kMaxRingEntries = std::uint64_t{1} << 26;
 
@@ -118,23 +128,22 @@ class alignas(32) IntFire {
     double time, weight;
     unsigned count;
   };
-  struct Far {  // events not in the ring (too far ahead, or no ring yet)
+  struct Far {  // events not in the queues (too far ahead, or no queues yet)
     std::vector<Event> events;
-    std::uint64_t next = 0;  // the first step after which one of them may fit the ring
+    std::uint64_t next = 0;  // the first step after which one of them may fit the queues
   };
   class Ring;
   static Ring* ring_of(const DataElement* e);
-  /// Adds an event to the ring if its step is within it (after step `last`, whose next step's
-  /// row is `head`); false if not.
-  static bool placeIn(Ring& r, Index col, std::uint64_t last, std::uint32_t head, double time,
-                      double weight, unsigned count);
-  void place(Ring* r, Index col, std::uint64_t last, std::uint32_t head, double time, double weight,
-             unsigned count);
+  /// Queues an event for its step if the step is within reach (after step `last`); false if
+  /// not.
+  static bool placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
+                      unsigned count);
+  void place(Ring* r, Index col, std::uint64_t last, double time, double weight, unsigned count);
   void putAside(const Ring* r, double time, double weight, unsigned count);
-  void placeAside(Ring& r, Index col, std::uint64_t last, std::uint32_t head);
+  void placeAside(Ring& r, Index col, std::uint64_t last);
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
-  /// What a step reads: the ring's row (own), a SimpleSynHandler's slots then the row (both),
-  /// or the slots alone when the ring is known empty (feed).
+  /// What a step reads: its queues (own), a SimpleSynHandler's slots after them (both), or the
+  /// slots alone when the queues are known empty (feed).
   enum class Rows { own, both, feed };
   template <Rows kRows>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
@@ -167,7 +176,7 @@ class alignas(32) IntFire {
   void setInitVm(double v) { cold()->initVm = v; }
 
   // Half a cache line: what every step reads and writes. Events do not touch it (they go to the
-  // Element's ring), and the rest is behind the pointer, whose low bits (Cold is 64-byte aligned)
+  // Element's queues), and the rest is behind the pointer, whose low bits (Cold is 64-byte aligned)
   // hold two flags.
   static constexpr std::uintptr_t kSpiked = 1, kHasFar = 2, kTags = 63;
   double Vm_ = 0.0;

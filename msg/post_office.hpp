@@ -113,6 +113,8 @@ class PostOffice {
     return thread_ >= 0 ? static_cast<unsigned>(thread_)
                         : static_cast<unsigned>(omp_get_thread_num());
   }
+  /// Whether the calling OS thread is running a clock thread's part of a run.
+  static bool inRun() { return thread_ >= 0; }
   /// Called by the clock before it runs thread t's part of a phase (-1 when the run ends).
   static void setThread(int t) { thread_ = t; }
   /// The process queue of thread t (the clock marks segment ends in it).

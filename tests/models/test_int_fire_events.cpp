@@ -387,3 +387,58 @@ TEST_CASE("useClock moves an IntFire Element: it runs on the last tick named, wi
   const double decay = 1.0 - 2e-3 / 0.1;
   for (double vm : Field<double>::getVec(s, nrn.id, "Vm")) CHECK(vm == decay * decay);
 }
+
+TEST_CASE(
+    "a neuron's pending events keep their arrival order across runs, Shell calls and threads") {
+  // Events due in one step arrive three ways: from a run (queued by the thread that delivers to
+  // the neuron: the second thread's, for the upper neurons), then from two Shell calls between
+  // runs; the next run is at 1 or 2 threads. The step must add them in that order: with weights
+  // whose sum depends on the order ((0.1 + 0.2) + 0.3 != 0.1 + (0.2 + 0.3)), Vm's bits say so.
+  const double dt = 1e-3, tau = 0.05;
+  const Index nN = 6;
+  const double wA = 0.1, wB = 0.2, wC = 0.3;
+  const long due = 9, steps = 14;
+  for (unsigned after : {1u, 2u}) {
+    CAPTURE(after);
+    Model m;
+    Shell& s = m.s;
+    const ObjId src = m.s.create("RandSpike", "/src");
+    const ObjId nrn = m.s.create("IntFire", "/nrn", nN);
+    const ObjId syn = m.s.find("/nrn/synapse");
+    regular_spikes(s, src, 1000, dt);  // one spike, at step 1
+    Field<unsigned>::setAll(s, nrn.id, "numSynapses", 3);
+    Field<double>::setAll(s, nrn.id, "thresh", 100.0);
+    Field<double>::setAll(s, nrn.id, "tau", tau);
+    for (Index i = 0; i < nN; ++i) {
+      Field<double>::set(s, ObjId(syn.id, i, 0), "weight", wA);
+      Field<double>::set(s, ObjId(syn.id, i, 0), "delay", (due - 1) * dt);  // sent at step 1
+      Field<double>::set(s, ObjId(syn.id, i, 1), "weight", wB);
+      Field<double>::set(s, ObjId(syn.id, i, 2), "weight", wC);
+      m.s.addMsg("Single", src, "spikeOut", ObjId(syn.id, i, 0), "addSpike");
+    }
+    m.s.setClock(0, dt);
+    m.s.useClock(0, "/src");
+    m.s.useClock(0, "/nrn");
+    m.s.setNumThreads(2);
+    m.s.reinit();
+    m.s.start(3 * dt);  // the run's spike now waits for step `due` in its threads' queues
+    for (Index i = 0; i < nN; ++i)
+      for (unsigned j : {1u, 2u}) {
+        Field<double>::set(s, ObjId(syn.id, i, j), "delay", static_cast<double>(due - 3) * dt);
+        SetGet::call(s, ObjId(syn.id, i, j), "addSpike", 3 * dt);
+      }
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numPending") == std::vector<unsigned>(nN, 3u));
+    m.s.setNumThreads(after);
+    m.s.start((steps - 3) * dt);
+    CHECK(Field<unsigned>::getVec(s, nrn.id, "numPending") == std::vector<unsigned>(nN, 0u));
+    RefVm ref;
+    ref.decay = 1.0 - dt / tau;
+    for (double w : {wA, wB, wC}) ref.schedule(due, w);
+    for (long n = 1; n <= steps; ++n) ref.step(n);
+    const std::vector<double> vm = Field<double>::getVec(s, nrn.id, "Vm");
+    for (Index i = 0; i < nN; ++i) {
+      CAPTURE(i);
+      CHECK(vm[i] == ref.Vm);
+    }
+  }
+}
