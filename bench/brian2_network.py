@@ -182,7 +182,7 @@ def antler_child(args):
         t0 = time.perf_counter()
         moose.start(steps * DT)
         times.append(time.perf_counter() - t0)
-    rss_run = proc_status_kib("VmRSS")  # the model built, reinit (its event ring) and run
+    rss_run = proc_status_kib("VmRSS")  # the model built, reinit (its event queues) and run
     out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
                stats_mean=stats.mean, synapses=int(dst.size),
                memory=dict(inputs=inputs_bytes, before=rss0 * 1024, neurons=rss_neurons * 1024,

@@ -118,8 +118,8 @@ class Element {
   std::vector<std::uint32_t> msgIds_;
 };
 
-/// What a class keeps for a whole Element rather than per object (IntFire: the ring of delay
-/// slots its neurons' events wait in). The class creates it (ProcFinfoBase::prepare, between
+/// What a class keeps for a whole Element rather than per object (IntFire: the queues its
+/// neurons' events wait in). The class creates it (ProcFinfoBase::prepare, between
 /// runs, on one thread) and reaches it through the DataElement; it dies with the Element and is
 /// not copied with it.
 class ElementState {

@@ -1,7 +1,7 @@
 #pragma once
 #pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// Memory for the large arrays a step walks at random (Element data, a Sparse message's synapse
-/// store, IntFire's event ring), backed by transparent huge pages where the kernel offers them.
+/// store, IntFire's step sums), backed by transparent huge pages where the kernel offers them.
 ///
 /// A step of a 1e5-neuron network touches a few random cache lines in each of ~100 MB of rings,
 /// synapses and objects: with 4 KiB pages nearly every one of those accesses also misses the

@@ -91,10 +91,15 @@ class IntFire::Ring final : public ElementState {
     for (auto& q : row(last.load())) q.clear();
     for (Queues& qs : rows) qs.resize(std::max(1u, threads));
   }
-  /// Empty rows for events up to `s` steps ahead.
+  /// Empty rows for events up to `s` steps ahead (the queues keep their capacity: a run after
+  /// reinit does not grow them again, page by page).
   void reset(std::size_t s, unsigned threads) {
     slots = static_cast<std::uint32_t>(s);
-    rows.assign(s + 2, Queues(std::max(1u, threads)));
+    rows.resize(s + 2);
+    for (Queues& qs : rows) {
+      qs.resize(std::max(1u, threads));
+      for (auto& q : qs) q.clear();
+    }
     sums.assign(n, Slot{});
     ran.store(false, std::memory_order_relaxed);
   }
