@@ -120,7 +120,8 @@ class DestFinfoT final : public DestFinfoBase {
                  std::size_t n, const EdgeStoreBase& s, std::size_t slot0) const override {
     const Args a = detail::unpack<Args>::read(args, argBytes);
     // The slots are read in order; the parents are fetched 2 * kAhead targets ahead, and what
-    // the call reaches through them (DestPrefetch: IntFire's ring slot) kAhead targets ahead.
+    // the call reaches through them (DestPrefetch: a SimpleSynHandler's ring slot) kAhead targets
+    // ahead.
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;
     constexpr bool kHook = requires {

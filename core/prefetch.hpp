@@ -3,7 +3,7 @@
 /// prefetch(p): asks for the cache line at p (a hint; p need not be valid).
 ///
 /// On x86-64 an asm statement: GCC 12 drops a __builtin_prefetch whose address comes out of a
-/// floating-point computation behind a branch (found with IntFire::prefetchEvent, where the
+/// floating-point computation behind a branch (found with IntFire's former ring prefetch, where the
 /// built-in left no instruction at all).
 namespace antler {
 

@@ -206,11 +206,6 @@ void IntFire::activation(const Eref& e, double v) {
   putAside(r, 0.0, v, 1);
 }
 
-void IntFire::prefetchEvent(const DataElement*, Index, double) {
-  // Nothing to fetch: an event is appended to its step's queue (written in order), and the
-  // neuron's sum is touched only when the step adds its queues up.
-}
-
 void IntFire::process(const Eref& e, ProcPtr p) {
   processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
 }

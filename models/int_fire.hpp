@@ -68,7 +68,6 @@
 
 #include "core/class_builder.hpp"
 #include "core/element.hpp"
-#include "core/prefetch.hpp"
 #include "models/step_time.hpp"
 #include "models/synapse.hpp"
 #include "msg/src_finfo.hpp"
@@ -101,9 +100,6 @@ class alignas(32) IntFire {
   /// the neuron's next process, with the events due then (in arrival order), as MOOSE's IntFire
   /// adds its summed activation (Vm += activation: a handler's weight w arrives as w / dt).
   void activation(const Eref& e, double v);
-  /// A hint before addEvent (Synapse's prefetch): nothing to fetch now (an event is appended to
-  /// its step's queue, written in order).
-  static void prefetchEvent(const DataElement* e, Index d, double time);
   /// Number of synaptic events not yet added to Vm (counted over the queues: a getter, not kept).
   unsigned numPending(const Eref& e) const;
   /// 1 if the neuron fired in the last step, else 0 (a double, for Reduce messages that sum it).

@@ -30,10 +30,9 @@ void Synapse::addSpike(const Eref& e, double time) {
 }
 
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
+  // (An IntFire's event is appended to its step's queue, written in order: nothing to fetch.)
   const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
-  if (parent->cinfo() == kIntFire)
-    IntFire::prefetchEvent(parent, e.dataIndex(), time + s.delay());
-  else if (parent->cinfo() == kHandler)
+  if (parent->cinfo() == kHandler)
     SimpleSynHandler::prefetchEvent(parent, e.dataIndex(), time + s.delay());
 }
 

@@ -24,8 +24,9 @@ class Synapse {
   double delay_ = 0.0;
 };
 
-/// Fetches the entry of the IntFire Element's ring that addSpike will add to (see
-/// core/dest_finfo.hpp); addSpike does not read the neuron itself, so it is not fetched.
+/// Fetches the entry of a SimpleSynHandler's ring that addSpike will add to (see
+/// core/dest_finfo.hpp; an IntFire's events are appended to a queue, which needs no fetch);
+/// addSpike does not read the parent object itself, so it is not fetched.
 template <>
 struct DestPrefetch<&Synapse::addSpike> {
   static constexpr bool kParent = false;

@@ -293,13 +293,13 @@ struct ReductionEngine {
   /// Sends scratch's message to each of dests; if a send does not complete at once, the bytes
   /// move into a shared buffer that the remaining sends read too.
   void sendScratch(std::span<const int> dests) {
-    std::shared_ptr<const ByteBuffer> held;
+    std::shared_ptr<const ByteBuffer> kept;
     for (int d : dests) {
-      const ByteBuffer& from = held ? *held : scratch;
+      const ByteBuffer& from = kept ? *kept : scratch;
       auto op = b->isend(d, kTag, {from.data(), from.size()});
       if (!op) continue;
-      if (!held) held = std::make_shared<const ByteBuffer>(std::move(scratch));  // same bytes
-      outs.push_back({std::move(op), held});
+      if (!kept) kept = std::make_shared<const ByteBuffer>(std::move(scratch));  // same bytes
+      outs.push_back({std::move(op), kept});
     }
   }
 
@@ -443,7 +443,7 @@ struct ReductionEngine {
     list.tail = at;
   }
 
-  bool hasEarly(const Key& key, int src, Kind kind) {
+  bool hasEarly(const Key& key, int src, Kind kind) const {
     if (early.empty()) return false;
     const EarlyList* list = early.find(key);
     if (!list) return false;

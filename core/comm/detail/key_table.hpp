@@ -25,14 +25,15 @@ class KeyTable {
   std::size_t capacity() const { return slots_.size(); }
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  V* find(const Key& k) {
+  const V* find(const Key& k) const {
     if (n_ == 0) return nullptr;
     for (std::size_t i = home(k);; i = (i + 1) & mask()) {
-      Slot& x = slots_[i];
+      const Slot& x = slots_[i];
       if (!x.used) return nullptr;
       if (x.key == k) return &x.value;
     }
   }
+  V* find(const Key& k) { return const_cast<V*>(std::as_const(*this).find(k)); }
   /// The entry for k, made (with V{}) if absent.
   V& operator[](const Key& k) {
     if (V* v = find(k)) return *v;
