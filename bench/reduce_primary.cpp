@@ -16,13 +16,19 @@
 // loop, is the cost of exactness plus the framework's (goal <= 2 at 1e6 objects, <= 1.5 at 1e7).
 // Also: antler at 2 threads vs 1.
 //
-// Usage: reduce_primary [N ...]   (default: 1000000 10000000)
+// Two sets of Vm: "smooth" (-0.07 + 0.01 sin(i / 1000): a few binades, the exact sums' easy case)
+// and "spiking" (a leaky integrate-and-fire population after 300 steps of random kicks: Vm
+// spread over a dozen binades under the threshold, and the neurons just reset sitting at a tiny
+// vReset of -1e-7, as in examples/population_stats.py: the exact sums' common hard case).
+//
+// Usage: reduce_primary [N ...] [--data smooth|spiking|both]   (default: 1000000 10000000, both)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "bench/machine.hpp"
@@ -140,6 +146,36 @@ Result hand_welford(const BenchNeuron* p, std::size_t n) {
   return {mean, std::sqrt(m2 / static_cast<double>(n)), mn, mx};
 }
 
+// A leaky integrate-and-fire population's Vm: tau 20 ms, dt 0.1 ms, threshold 1, reset to -1e-7
+// with 2 ms refractory, kicks of +0.25 (rate 0.04 a step) and -0.2 (0.01), from U[0, 0.9).
+std::vector<double> spiking_vm(std::size_t n) {
+  std::vector<double> vm(n);
+  std::vector<int> hold(n, 0);
+  std::uint64_t g = 0x9E3779B97F4A7C15ull;
+  const auto uniform = [&g] {  // xorshift64*, in [0, 1)
+    g ^= g >> 12;
+    g ^= g << 25;
+    g ^= g >> 27;
+    return static_cast<double>((g * 0x2545F4914F6CDD1Dull) >> 11) * 0x1p-53;
+  };
+  for (double& v : vm) v = 0.9 * uniform();
+  for (int step = 0; step < 300; ++step)
+    for (std::size_t i = 0; i < n; ++i) {
+      vm[i] *= 1 - 1e-4 / 0.02;
+      if (hold[i] > 0) {
+        --hold[i];
+        continue;
+      }
+      const double r = uniform();
+      vm[i] += r < 0.04 ? 0.25 : r < 0.05 ? -0.2 : 0.0;
+      if (vm[i] > 1.0) {
+        vm[i] = -1e-7;
+        hold[i] = 20;
+      }
+    }
+  return vm;
+}
+
 template <class F>
 double best_of(int reps, F&& f) {
   double best = 1e300;
@@ -158,7 +194,20 @@ int main(int argc, char** argv) {
   Runtime rt(argc, argv);
   Shell& s = rt.shell();
   std::vector<std::size_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+  std::vector<std::string> sets = {"smooth", "spiking"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--data" && i + 1 < argc) {
+      const std::string d = argv[++i];
+      if (d != "smooth" && d != "spiking" && d != "both") {
+        std::fprintf(stderr, "--data: smooth, spiking or both, not '%s'\n", d.c_str());
+        return rt.finish(2);
+      }
+      sets = d == "both" ? sets : std::vector<std::string>{d};
+    } else {
+      sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+    }
+  }
   if (sizes.empty()) sizes = {1000000, 10000000};
   if (s.numNodes() != 1) std::printf("note: run at one node for the single-thread question\n");
 
@@ -167,58 +216,63 @@ int main(int argc, char** argv) {
       "thread,\n"
       "next to hand-written loops over the same objects (object size %zu bytes).\n\n",
       sizeof(BenchNeuron));
-  std::printf("%10s %12s %12s %12s %12s %9s %9s %9s %12s %9s\n", "N", "antler ns", "hand(blk) ns",
-              "hand(Wf) ns", "hand(ex) ns", "ratio", "ratio Wf", "ratio ex", "antler 2t ns",
-              "2t speedup");
-  for (std::size_t n : sizes) {
-    s.clearModel();
-    const ObjId cells = s.create("BenchNeuron", "/cells", static_cast<Index>(n));
-    const ObjId stats = s.create("Stats", "/stats");
-    std::vector<double> vm(n);
-    for (std::size_t i = 0; i < n; ++i)
-      vm[i] = -0.07 + 0.01 * std::sin(0.001 * static_cast<double>(i));
-    Field<double>::setVec(s, cells.id, "Vm", vm);
-    s.addMsg("Reduce", stats, "reduce", cells, "getVm");
-    s.setClock(0, 1e-4);
-    s.useClock(0, "/stats");
-    auto* de = static_cast<DataElement*>(rt.simulation().elements().get(cells.id));
-    const auto* objs = reinterpret_cast<const BenchNeuron*>(de->base());
-    const int steps = n >= 10000000 ? 5 : 20, reps = 5;
+  std::printf("%8s %10s %12s %12s %12s %12s %9s %9s %9s %12s %9s\n", "data", "N", "antler ns",
+              "hand(blk) ns", "hand(Wf) ns", "hand(ex) ns", "ratio", "ratio Wf", "ratio ex",
+              "antler 2t ns", "2t speedup");
+  for (const std::string& set : sets)
+    for (std::size_t n : sizes) {
+      s.clearModel();
+      const ObjId cells = s.create("BenchNeuron", "/cells", static_cast<Index>(n));
+      const ObjId stats = s.create("Stats", "/stats");
+      std::vector<double> vm(n);
+      if (set == "spiking")
+        vm = spiking_vm(n);
+      else
+        for (std::size_t i = 0; i < n; ++i)
+          vm[i] = -0.07 + 0.01 * std::sin(0.001 * static_cast<double>(i));
+      Field<double>::setVec(s, cells.id, "Vm", vm);
+      s.addMsg("Reduce", stats, "reduce", cells, "getVm");
+      s.setClock(0, 1e-4);
+      s.useClock(0, "/stats");
+      auto* de = static_cast<DataElement*>(rt.simulation().elements().get(cells.id));
+      const auto* objs = reinterpret_cast<const BenchNeuron*>(de->base());
+      const int steps = n >= 10000000 ? 5 : 20, reps = 5;
 
-    s.setNumThreads(1);
-    s.reinit();
-    const double tA = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
-    Result hb{}, hw{}, he{};
-    const double tB = best_of(reps,
-                              [&] {
-                                for (int k = 0; k < steps; ++k) hb = hand_block(objs, n);
-                              }) /
-                      steps;
-    const double tW = best_of(reps,
-                              [&] {
-                                for (int k = 0; k < steps; ++k) hw = hand_welford(objs, n);
-                              }) /
-                      steps;
-    const double tE = best_of(reps,
-                              [&] {
-                                for (int k = 0; k < steps; ++k) he = hand_exact(objs, n);
-                              }) /
-                      steps;
-    const double mean = Field<double>::get(s, stats, "mean"),
-                 sdev = Field<double>::get(s, stats, "sdev");
-    s.setNumThreads(2);
-    s.reinit();
-    const double t2 = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
-    const double ns = 1e9 / static_cast<double>(n);
-    std::printf("%10zu %12.3f %12.3f %12.3f %12.3f %9.3f %9.3f %9.3f %12.3f %9.2f\n", n, tA * ns,
-                tB * ns, tW * ns, tE * ns, tA / tB, tA / tW, tA / tE, t2 * ns, tA / t2);
-    const bool same = mean == he.mean && sdev == he.sdev &&
-                      std::abs(hb.mean - mean) <= 1e-12 * std::abs(mean) &&
-                      std::abs(hb.sdev - sdev) <= 1e-9 * sdev &&
-                      std::abs(hw.mean - mean) <= 1e-12 * std::abs(mean) &&
-                      std::abs(hw.sdev - sdev) <= 1e-8 * sdev;
-    std::printf("%10s results agree with the hand loops: %s\n", "", same ? "yes" : "NO");
-  }
+      s.setNumThreads(1);
+      s.reinit();
+      const double tA = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
+      Result hb{}, hw{}, he{};
+      const double tB = best_of(reps,
+                                [&] {
+                                  for (int k = 0; k < steps; ++k) hb = hand_block(objs, n);
+                                }) /
+                        steps;
+      const double tW = best_of(reps,
+                                [&] {
+                                  for (int k = 0; k < steps; ++k) hw = hand_welford(objs, n);
+                                }) /
+                        steps;
+      const double tE = best_of(reps,
+                                [&] {
+                                  for (int k = 0; k < steps; ++k) he = hand_exact(objs, n);
+                                }) /
+                        steps;
+      const double mean = Field<double>::get(s, stats, "mean"),
+                   sdev = Field<double>::get(s, stats, "sdev");
+      s.setNumThreads(2);
+      s.reinit();
+      const double t2 = best_of(reps, [&] { s.start(steps * 1e-4); }) / steps;
+      const double ns = 1e9 / static_cast<double>(n);
+      std::printf("%8s %10zu %12.3f %12.3f %12.3f %12.3f %9.3f %9.3f %9.3f %12.3f %9.2f\n",
+                  set.c_str(), n, tA * ns, tB * ns, tW * ns, tE * ns, tA / tB, tA / tW, tA / tE,
+                  t2 * ns, tA / t2);
+      const bool same = mean == he.mean && sdev == he.sdev &&
+                        std::abs(hb.mean - mean) <= 1e-12 * std::abs(mean) &&
+                        std::abs(hb.sdev - sdev) <= 1e-9 * sdev &&
+                        std::abs(hw.mean - mean) <= 1e-12 * std::abs(mean) &&
+                        std::abs(hw.sdev - sdev) <= 1e-8 * sdev;
+      std::printf("%19s results agree with the hand loops: %s\n", "", same ? "yes" : "NO");
+    }
   std::printf(
       "\nratio = antler / hand (block), the fast inexact loop: the goal is <= 2 at 1e6 and <= 1.5 "
       "at "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -35,10 +36,11 @@ class IntFire::Ring final : public ElementState {
   std::uint32_t slots = 1;               // steps ahead an event may wait in: last + 1 .. + slots
   Index begin = 0, n = 0;                // the node's neurons: data indices begin .. begin + n - 1
   std::atomic<std::uint64_t> wanted{0};  // most steps ahead an event that did not fit asked for
-  // Row step % (slots + 2) holds the queues of `step`: two more than the steps an event may be
-  // ahead, so that the row of step s - 1 is emptied during step s (by the thread whose slice
-  // begins the Element), when no thread reads it and none can add to it (events then fall due
-  // in s + 1 .. s + slots).
+  // Row step % rows.size() holds the queues of `step`: at least two more than the steps an event
+  // may be ahead, so that the row of step s - 1 is emptied during step s (by the thread whose
+  // slice begins the Element), when no thread reads it and none can add to it (events then fall
+  // due in s + 1 .. s + slots); a power of two, so that an event finds its row with a mask, not
+  // a division (an empty row is a few words).
   std::vector<Queues> rows;
   std::vector<Slot, HugeAllocator<Slot>> sums;  // this step: each neuron's events, summed
   std::atomic<bool> ran{false};       // a run added to the threads' queues since the last merge
@@ -52,7 +54,7 @@ class IntFire::Ring final : public ElementState {
   void calledOutsideRun() override { onlyFeed = false; }
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
-  Queues& row(std::uint64_t step) { return rows[step % rows.size()]; }
+  Queues& row(std::uint64_t step) { return rows[step & (rows.size() - 1)]; }
   void want(std::uint64_t s) {
     std::uint64_t w = wanted.load(std::memory_order_relaxed);
     while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
@@ -95,7 +97,7 @@ class IntFire::Ring final : public ElementState {
   /// reinit does not grow them again, page by page).
   void reset(std::size_t s, unsigned threads) {
     slots = static_cast<std::uint32_t>(s);
-    rows.resize(s + 2);
+    rows.resize(std::bit_ceil(s + 2));
     for (Queues& qs : rows) {
       qs.resize(std::max(1u, threads));
       for (auto& q : qs) q.clear();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/fast_mod.hpp"
 #include "core/huge_pages.hpp"
 #include "core/prefetch.hpp"
 #include "models/step_time.hpp"
@@ -28,6 +29,7 @@ class SimpleSynHandler::Ring final : public ElementState {
   std::atomic<std::uint64_t> last{0};  // the last step processed
   Index begin = 0, n = 0;
   std::uint32_t rows = 0;           // R (plus one on the direct path: see below)
+  FastMod rowOf;                    // step % rows, without a division (setRows keeps it)
   std::uint32_t longest = 0;        // the largest R_i
   std::vector<std::uint32_t> own;   // R_i
   std::vector<std::uint8_t> aside;  // 1 if handler i's heap may hold events (a step need not
@@ -40,7 +42,11 @@ class SimpleSynHandler::Ring final : public ElementState {
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   std::uint32_t size(Index i) const { return own[i]; }
-  Slot* row(std::uint64_t step) { return slots.data() + (step % rows) * n; }
+  Slot* row(std::uint64_t step) { return slots.data() + rowOf(step) * n; }
+  void setRows(std::uint32_t r) {
+    rows = r;
+    rowOf = FastMod(r ? r : 1);
+  }
   Slot& slot(Index i, std::uint64_t step) { return row(step)[i]; }
   /// Lays the slots out in `r` rows, each waiting event staying at its step.
   void relayout(std::uint32_t r) {
@@ -49,7 +55,7 @@ class SimpleSynHandler::Ring final : public ElementState {
     for (Index i = 0; i < n; ++i)
       for (std::uint64_t s = l + 1; s <= l + own[i]; ++s) next[(s % r) * n + i] = slot(i, s);
     slots.swap(next);
-    rows = r;
+    setRows(r);
   }
 };
 
@@ -252,7 +258,7 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   r->longest = static_cast<std::uint32_t>(rows);
   r->fed = fed;
   if (fed) ++rows;
-  r->rows = static_cast<std::uint32_t>(rows);
+  r->setRows(static_cast<std::uint32_t>(rows));
   r->slots.assign(rows * r->n, Slot{});
   // At reinit the heaps are about to be cleared (each handler's reinit runs next); otherwise the
   // ones that hold events (sent before the first run, or moved aside above) are marked.

@@ -70,117 +70,154 @@ __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_
   if (k < m) exact_scan(v + k, m - k, emin, emax, lo, hi, minmax);
 }
 
-__attribute__((target("avx2"))) void exact_chunk_avx2(const double* v, std::size_t m,
-                                                      std::uint64_t baseExp, std::uint64_t upperExp,
-                                                      bool squares, __int128& sumOut,
-                                                      unsigned __int128& sqOut) {
+namespace {
+// exact_bands_avx2 for one choice of its flags. Per value, with e its exponent: band 1 holds
+// e < top - 5 (m1); the integer is the significand shifted left by e - (top - 5) (+ 6 in band
+// 1), which gives 0 for a zero or a value under the bands (a negative count wraps past 63, and
+// AVX2 shifts that out); a value above the top is masked off, unless the scan will reject the
+// chunk anyway. Lanes sum every band (all) and band 1 alone: band 0 is their difference.
+template <int Bands, bool Scan, bool Squares, bool Below>
+__attribute__((target("avx2"))) void bands_impl(const double* v, std::size_t m, std::uint64_t top,
+                                                std::uint64_t& emin, std::uint64_t& emax,
+                                                double& lo, double& hi, BandSums& out) {
+  static_assert(Bands == 1 || Bands == 2);
   const __m256i mant = _mm256_set1_epi64x((1LL << 52) - 1),
                 implicit = _mm256_set1_epi64x(1LL << 52), expMask = _mm256_set1_epi64x(0x7FF),
-                base = _mm256_set1_epi64x(static_cast<long long>(baseExp)),
-                upper = _mm256_set1_epi64x(static_cast<long long>(upperExp)),
-                low29 = _mm256_set1_epi64x((1LL << 29) - 1), zero = _mm256_setzero_si256();
-  __m256i s = zero, aa = zero, ab = zero, bb = zero;
+                topv = _mm256_set1_epi64x(static_cast<long long>(top)),
+                top5 = _mm256_set1_epi64x(static_cast<long long>(top) - 5),
+                bottom = _mm256_set1_epi64x(static_cast<long long>(top) - 6 * Bands + 1),
+                six = _mm256_set1_epi64x(6), low29 = _mm256_set1_epi64x((1LL << 29) - 1),
+                zero = _mm256_setzero_si256();
+  __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
+          vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
+  __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
+  __m256i s = zero, a = zero, p = zero, c = zero, s1 = zero, a1 = zero, p1 = zero, c1 = zero;
+  const std::size_t whole = m & ~std::size_t{3};
+  for (std::size_t w = 0; w * 64 < whole; ++w) {  // a word of out.below at a time
+    std::uint64_t under = 0;
+    for (std::size_t k = w * 64; k < whole && k < w * 64 + 64; k += 4) {
+      const __m256d x = _mm256_loadu_pd(v + k);
+      if constexpr (Scan) scan_step(x, vmin, vmax, dlo, dhi, Squares);
+      const __m256i b = _mm256_castpd_si256(x);
+      const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
+      __m256i shift = _mm256_sub_epi64(e, top5), m1 = zero;
+      if constexpr (Bands == 2) {
+        m1 = _mm256_cmpgt_epi64(top5, e);
+        shift = _mm256_add_epi64(shift, _mm256_and_si256(m1, six));
+      }
+      __m256i ix = _mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit), shift);
+      if constexpr (!Scan) ix = _mm256_andnot_si256(_mm256_cmpgt_epi64(e, topv), ix);
+      const __m256i neg = _mm256_cmpgt_epi64(zero, b);  // the sign bit, as a mask
+      const __m256i sx = _mm256_sub_epi64(_mm256_xor_si256(ix, neg), neg);
+      s = _mm256_add_epi64(s, sx);
+      if constexpr (Bands == 2) s1 = _mm256_add_epi64(s1, _mm256_and_si256(m1, sx));
+      if constexpr (Squares) {  // ix = h 2^29 + l, h and l < 2^29: ix^2 = h^2 2^58 + h l 2^30 + l^2
+        const __m256i h = _mm256_srli_epi64(ix, 29), l = _mm256_and_si256(ix, low29);
+        const __m256i hh = _mm256_mul_epu32(h, h), hl = _mm256_mul_epu32(h, l),
+                      ll = _mm256_mul_epu32(l, l);
+        a = _mm256_add_epi64(a, hh);
+        p = _mm256_add_epi64(p, hl);
+        c = _mm256_add_epi64(c, ll);
+        if constexpr (Bands == 2) {
+          a1 = _mm256_add_epi64(a1, _mm256_and_si256(m1, hh));
+          p1 = _mm256_add_epi64(p1, _mm256_and_si256(m1, hl));
+          c1 = _mm256_add_epi64(c1, _mm256_and_si256(m1, ll));
+        }
+      }
+      if constexpr (Below) {  // under the bands, not a zero
+        const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(b, 1), zero);
+        const __m256i u = _mm256_andnot_si256(isZero, _mm256_cmpgt_epi64(bottom, e));
+        under |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_castsi256_pd(u))) << (k & 63);
+      }
+    }
+    if constexpr (Below) out.below[w] |= under;
+  }
+  if constexpr (Bands == 2) {
+    s = _mm256_sub_epi64(s, s1);
+    a = _mm256_sub_epi64(a, a1);
+    p = _mm256_sub_epi64(p, p1);
+    c = _mm256_sub_epi64(c, c1);
+  }
+  alignas(32) std::int64_t ls[4];
+  alignas(32) std::uint64_t la[4], lp[4], lc[4];
+  for (int j = 0; j < Bands; ++j) {  // each lane: at most 32 values of < 2^58, within int64
+    _mm256_store_si256(reinterpret_cast<__m256i*>(ls), j ? s1 : s);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(la), j ? a1 : a);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lp), j ? p1 : p);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lc), j ? c1 : c);
+    for (int l = 0; l < 4; ++l) {
+      out.sum[j] += ls[l];
+      if (Squares)
+        out.sq[j] += (static_cast<unsigned __int128>(la[l]) << 58) +
+                     (static_cast<unsigned __int128>(lp[l]) << 30) + lc[l];
+    }
+  }
+  if constexpr (Scan) {
+    alignas(32) std::int64_t emn[4], emx[4];
+    alignas(32) double dl[4], dh[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(emn), vmin);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(emx), vmax);
+    _mm256_store_pd(dl, dlo);
+    _mm256_store_pd(dh, dhi);
+    for (int l = 0; l < 4; ++l) {
+      emin = static_cast<std::uint64_t>(emn[l]) < emin ? static_cast<std::uint64_t>(emn[l]) : emin;
+      emax = static_cast<std::uint64_t>(emx[l]) > emax ? static_cast<std::uint64_t>(emx[l]) : emax;
+      if (Squares) {
+        lo = dl[l] < lo ? dl[l] : lo;
+        hi = dh[l] > hi ? dh[l] : hi;
+      }
+    }
+  }
+  if (whole < m) {
+    if constexpr (Scan) exact_scan(v + whole, m - whole, emin, emax, lo, hi, Squares);
+    BandSums tail{};
+    exact_bands(v + whole, m - whole, whole, top, Bands, Squares, tail);
+    for (int j = 0; j < Bands; ++j) {
+      out.sum[j] += tail.sum[j];
+      out.sq[j] += tail.sq[j];
+    }
+    if constexpr (Below) {
+      out.below[0] |= tail.below[0];
+      out.below[1] |= tail.below[1];
+    }
+  }
+}
+}  // namespace
+
+void exact_bands_avx2(const double* v, std::size_t m, std::uint64_t top, int bands, bool scan,
+                      bool squares, bool below, std::uint64_t& emin, std::uint64_t& emax,
+                      double& lo, double& hi, BandSums& out) {
+  using F = void (*)(const double*, std::size_t, std::uint64_t, std::uint64_t&, std::uint64_t&,
+                     double&, double&, BandSums&);
+#define ANTLER_BANDS(B, S)                                             \
+  {                                                                    \
+    {bands_impl<B, S, false, false>, bands_impl<B, S, false, true>}, { \
+      bands_impl<B, S, true, false>, bands_impl<B, S, true, true>      \
+    }                                                                  \
+  }
+  static constexpr F table[2][2][2][2] = {{ANTLER_BANDS(1, false), ANTLER_BANDS(1, true)},
+                                          {ANTLER_BANDS(2, false), ANTLER_BANDS(2, true)}};
+#undef ANTLER_BANDS
+  table[bands - 1][scan][squares][below](v, m, top, emin, emax, lo, hi, out);
+}
+
+__attribute__((target("avx2"))) void exact_below_avx2(const double* v, std::size_t m,
+                                                      std::uint64_t bottom, BandSums& out) {
+  const __m256i expMask = _mm256_set1_epi64x(0x7FF), zero = _mm256_setzero_si256(),
+                bot = _mm256_set1_epi64x(static_cast<long long>(bottom));
   std::size_t k = 0;
   for (; k + 4 <= m; k += 4) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + k));
     const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
-    // Exponents below the band shift by a wrapped count (>= 64: AVX2 gives 0), so zeros add
-    // nothing too; those at or above `upper` (an earlier band's) are masked off.
-    const __m256i ix =
-        _mm256_and_si256(_mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),
-                                           _mm256_sub_epi64(e, base)),  // < 2^58
-                         _mm256_cmpgt_epi64(upper, e));
-    const __m256i neg = _mm256_sub_epi64(zero, _mm256_srli_epi64(b, 63));
-    s = _mm256_add_epi64(s, _mm256_sub_epi64(_mm256_xor_si256(ix, neg), neg));
-    if (squares) {  // ix = a 2^29 + c, a and c < 2^29: ix^2 = a^2 2^58 + a c 2^30 + c^2
-      const __m256i a = _mm256_srli_epi64(ix, 29), c = _mm256_and_si256(ix, low29);
-      aa = _mm256_add_epi64(aa, _mm256_mul_epu32(a, a));
-      ab = _mm256_add_epi64(ab, _mm256_mul_epu32(a, c));
-      bb = _mm256_add_epi64(bb, _mm256_mul_epu32(c, c));
-    }
+    const __m256i isZero = _mm256_cmpeq_epi64(_mm256_slli_epi64(b, 1), zero);
+    const __m256i under = _mm256_andnot_si256(isZero, _mm256_cmpgt_epi64(bot, e));
+    if (const int bits = _mm256_movemask_pd(_mm256_castsi256_pd(under)))
+      out.below[k >> 6] |= static_cast<std::uint64_t>(bits) << (k & 63);
   }
-  alignas(32) std::int64_t ls[4];
-  alignas(32) std::uint64_t la[4], lb[4], lc[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ls), s);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(la), aa);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lb), ab);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lc), bb);
-  __int128 sum = 0;  // (each lane: at most 32 values of < 2^58, within int64)
-  unsigned __int128 sq = 0;
-  for (int j = 0; j < 4; ++j) {
-    sum += ls[j];
-    if (squares)
-      sq += (static_cast<unsigned __int128>(la[j]) << 58) +
-            (static_cast<unsigned __int128>(lb[j]) << 30) + lc[j];
+  for (; k < m; ++k) {
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
+    if ((b << 1) && ((b >> 52) & 0x7FF) < bottom) out.below[k >> 6] |= std::uint64_t{1} << (k & 63);
   }
-  if (k < m) exact_chunk(v + k, m - k, baseExp, upperExp, squares, sum, sq);
-  sumOut = sum;
-  sqOut = sq;
-}
-
-__attribute__((target("avx2"))) void exact_fused_avx2(const double* v, std::size_t m,
-                                                      std::uint64_t baseExp, std::uint64_t& emin,
-                                                      std::uint64_t& emax, double& lo, double& hi,
-                                                      bool squares, __int128& sumOut,
-                                                      unsigned __int128& sqOut) {
-  const __m256i mant = _mm256_set1_epi64x((1LL << 52) - 1),
-                implicit = _mm256_set1_epi64x(1LL << 52), expMask = _mm256_set1_epi64x(0x7FF),
-                base = _mm256_set1_epi64x(static_cast<long long>(baseExp)),
-                upper = _mm256_set1_epi64x(static_cast<long long>(baseExp + 6)),
-                low29 = _mm256_set1_epi64x((1LL << 29) - 1), zero = _mm256_setzero_si256();
-  __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
-          vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
-  __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
-  __m256i s = zero, aa = zero, ab = zero, bb = zero;
-  std::size_t k = 0;
-  for (; k + 4 <= m; k += 4) {
-    const __m256d x = _mm256_loadu_pd(v + k);
-    scan_step(x, vmin, vmax, dlo, dhi, true);
-    const __m256i b = _mm256_castpd_si256(x);
-    const __m256i e = _mm256_and_si256(_mm256_srli_epi64(b, 52), expMask);
-    // As exact_chunk_avx2, over [base, base + 6) (what falls outside is caught by emin, emax).
-    const __m256i ix =
-        _mm256_and_si256(_mm256_sllv_epi64(_mm256_or_si256(_mm256_and_si256(b, mant), implicit),
-                                           _mm256_sub_epi64(e, base)),
-                         _mm256_cmpgt_epi64(upper, e));
-    const __m256i neg = _mm256_sub_epi64(zero, _mm256_srli_epi64(b, 63));
-    s = _mm256_add_epi64(s, _mm256_sub_epi64(_mm256_xor_si256(ix, neg), neg));
-    if (squares) {
-      const __m256i a = _mm256_srli_epi64(ix, 29), c = _mm256_and_si256(ix, low29);
-      aa = _mm256_add_epi64(aa, _mm256_mul_epu32(a, a));
-      ab = _mm256_add_epi64(ab, _mm256_mul_epu32(a, c));
-      bb = _mm256_add_epi64(bb, _mm256_mul_epu32(c, c));
-    }
-  }
-  alignas(32) std::int64_t emn[4], emx[4], ls[4];
-  alignas(32) std::uint64_t la[4], lb[4], lc[4];
-  alignas(32) double c[4], d[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(emn), vmin);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(emx), vmax);
-  _mm256_store_pd(c, dlo);
-  _mm256_store_pd(d, dhi);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ls), s);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(la), aa);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lb), ab);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lc), bb);
-  __int128 sum = 0;
-  unsigned __int128 sq = 0;
-  for (int j = 0; j < 4; ++j) {
-    emin = static_cast<std::uint64_t>(emn[j]) < emin ? static_cast<std::uint64_t>(emn[j]) : emin;
-    emax = static_cast<std::uint64_t>(emx[j]) > emax ? static_cast<std::uint64_t>(emx[j]) : emax;
-    lo = c[j] < lo ? c[j] : lo;
-    hi = d[j] > hi ? d[j] : hi;
-    sum += ls[j];
-    if (squares)
-      sq += (static_cast<unsigned __int128>(la[j]) << 58) +
-            (static_cast<unsigned __int128>(lb[j]) << 30) + lc[j];
-  }
-  if (k < m) {
-    exact_scan(v + k, m - k, emin, emax, lo, hi, true);
-    exact_chunk(v + k, m - k, baseExp, baseExp + 6, squares, sum, sq);
-  }
-  sumOut = sum;
-  sqOut = sq;
 }
 
 }  // namespace antler::detail

@@ -48,19 +48,30 @@ namespace detail {
 // loops; set_exact_vector_path switches for a test.
 bool exact_vector_path();
 void set_exact_vector_path(bool on);
-// The chunk kernels of ExactSum's fast path, with AVX2 (reduce/exact_sum.cpp) and without (below):
-// exact_scan finds the exponent range of the nonzero values (and, with minmax, the extremes, NaNs
-// skipped); exact_chunk sums the values with exponents in [base, upper) as integers times
-// 2^(base - 1075), and their squares.
+// A chunk's values by band, for ExactSum's fast path (below). Band j of a chunk with top exponent
+// `top` holds the values with biased exponents in [top - 6j - 5, top - 6j]: each is exactly a
+// 58-bit integer times 2^(top - 6j - 5 - 1075), and its square a 116-bit integer times the square
+// of that. sum[j] and sq[j] are those integers summed (a chunk is at most 128 values); below[]
+// has bit k set for each nonzero value k under the lowest band (a subnormal counts as one), which
+// the caller adds another way. Values above `top` are in no band and not flagged.
+struct BandSums {
+  static constexpr int kMaxBands = 2;
+  __int128 sum[kMaxBands];
+  unsigned __int128 sq[kMaxBands];
+  std::uint64_t below[2];
+};
+// The band sums of v[0, m) (m <= 128) over `bands` (1 or 2) bands from `top` (top >= 6 bands, so
+// that a zero falls under them), with AVX2; with below, out.below too; with scan, also the
+// exponent range of the nonzero values and (minmax) the extremes, as exact_scan, in the same pass
+// (then values above top are not masked off: the caller rejects such a chunk by its emax).
+void exact_bands_avx2(const double* v, std::size_t m, std::uint64_t top, int bands, bool scan,
+                      bool squares, bool below, std::uint64_t& emin, std::uint64_t& emax,
+                      double& lo, double& hi, BandSums& out);
+// out.below alone: the nonzero values with exponents under `bottom`.
+void exact_below_avx2(const double* v, std::size_t m, std::uint64_t bottom, BandSums& out);
 void exact_scan_avx2(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
                      double& lo, double& hi, bool minmax);
-void exact_chunk_avx2(const double* v, std::size_t m, std::uint64_t base, std::uint64_t upper,
-                      bool squares, __int128& sum, unsigned __int128& sq);
-// Both at once over the band [base, base + 6): the caller keeps the sums only if emin and emax
-// show that every nonzero value fell in it.
-void exact_fused_avx2(const double* v, std::size_t m, std::uint64_t base, std::uint64_t& emin,
-                      std::uint64_t& emax, double& lo, double& hi, bool squares, __int128& sum,
-                      unsigned __int128& sq);
+// The scalar forms: the same results, value by value.
 inline void exact_scan(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,
                        double& lo, double& hi, bool minmax) {
   for (std::size_t k = 0; k < m; ++k) {
@@ -75,18 +86,25 @@ inline void exact_scan(const double* v, std::size_t m, std::uint64_t& emin, std:
     }
   }
 }
-inline void exact_chunk(const double* v, std::size_t m, std::uint64_t base, std::uint64_t upper,
-                        bool squares, __int128& sum, unsigned __int128& sq) {
+/// Adds v[0, m) into out's bands (from `top`; values at offset `at` in the chunk, for below[]).
+inline void exact_bands(const double* v, std::size_t m, std::size_t at, std::uint64_t top,
+                        int bands, bool squares, BandSums& out) {
   for (std::size_t k = 0; k < m; ++k) {
     const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]), e = (b >> 52) & 0x7FF;
-    if (e < base || e >= upper) continue;  // (zeros too: base >= 1)
+    if (!(b << 1) || e > top) continue;  // a zero, or above the bands
+    const std::uint64_t d = top - e;
+    if (d >= 6u * static_cast<unsigned>(bands) || e == 0) {
+      out.below[(at + k) >> 6] |= std::uint64_t{1} << ((at + k) & 63);
+      continue;
+    }
+    const std::size_t j = d / 6;
     const auto ix = static_cast<std::int64_t>(
-        ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52)) << (e - base));
+        ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52)) << (5 - d % 6));
     const auto neg = -static_cast<std::int64_t>(b >> 63);
-    sum += (ix ^ neg) - neg;
+    out.sum[j] += (ix ^ neg) - neg;
     if (squares)
-      sq += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
-            static_cast<std::uint64_t>(ix);
+      out.sq[j] += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
+                   static_cast<std::uint64_t>(ix);
   }
 }
 }  // namespace detail
@@ -111,6 +129,9 @@ class ExactSum {
     posInf_ = o.posInf_;
     negInf_ = o.negInf_;
     zeros_ = o.zeros_;
+    hintTop_ = o.hintTop_;
+    hintBands_ = o.hintBands_;
+    hintBelow_ = o.hintBelow_;
     return *this;
   }
 
@@ -319,92 +340,208 @@ class ExactSum {
   static constexpr int kCarryEvery = 1023;  // adds of < 2^53 each before a digit could overflow
 
   /// The fast path, a chunk of up to 128 values at a time. Zeros add nothing (only their signs
-  /// count). The nonzero values are taken in bands of 6 binades from the top: the values of one
-  /// band are exactly 58-bit integers times one power of two (their squares 116-bit integers times
-  /// its square), summed in 64- and 128-bit integers and added to the digits once per band. A
-  /// chunk with subnormals, infinities or NaNs, a range of more than 48 binades, or squares that
-  /// would leave the double range takes the value-by-value path. Both are exact, so they agree to
-  /// the bit. With Squares, mn and mx take the chunk's extremes too (NaNs skipped).
+  /// count). The nonzero values of a chunk's top one or two bands of 6 binades
+  /// (detail::BandSums) are summed, with their squares, as integers in one vector pass; the few
+  /// under them (a population's Vm: neurons just reset to a tiny vReset) are summed the same way
+  /// value by value, in the bands further down, or, where a chunk has many, by another vector
+  /// pass. A chunk tries the bands of the one before it first, scanning its exponent range and
+  /// extremes in the same pass, and keeps the sums if nothing lay above them (smooth data: the
+  /// common case). Band sums at the same places add up as integers over up to 16 chunks before
+  /// they go to the digits. A chunk with infinities or NaNs, or whose bands would leave the
+  /// digits' range (squares of |x| >= 2^512 or bands under 2^-485), and a value that no band can
+  /// hold (a subnormal, one 48 binades or more under the top), take the value-by-value path.
+  /// Both are exact, so they agree to the bit. With Squares, mn and mx take the chunk's extremes
+  /// too (NaNs skipped).
   template <bool Squares>
   void addBlock(const double* x, std::size_t n, ExactSum* squares, double* mn, double* mx) {
     constexpr std::size_t kChunk = 128;  // a kernel lane sums at most 32 values of < 2^58
+    // A band's base exponent must keep its sums on the digits (x^2 at 2 (base - 1075) + 1074 >= 0
+    // for squares, x at base - 1 >= 0), and a top band's squares within them.
+    constexpr std::uint64_t kMinBase = Squares ? 538 : 1, kMaxTop = Squares ? 1534 : 2046;
     double lo = Squares ? *mn : 0, hi = Squares ? *mx : 0;
     const bool vec = detail::exact_vector_path();
-    std::uint64_t hint = 0;  // the band [hint, hint + 5] the last chunk's values fell in (0: none)
+    // The bands the last chunk took (kept from call to call: a reduce class's partial folds a
+    // population's field a block at a time, step after step).
+    std::uint64_t hintTop = hintTop_;
+    int hintBands = hintBands_;
+    bool hintBelow = hintBelow_;
+    Pending<Squares> pend;
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
       const double* v = x + at;
       const bool wide = vec && m >= 8;       // a short chunk costs less in scalar loops
       std::uint64_t emin = 0x7FF, emax = 0;  // over the nonzero values
-      if (wide && hint) {
-        // One pass: the exponent range and extremes, and the sums in the band the last chunk
-        // took, kept if every nonzero value fell in it (smooth data: the common case).
-        __int128 sum = 0;
-        unsigned __int128 sq = 0;
-        detail::exact_fused_avx2(v, m, hint, emin, emax, lo, hi, Squares, sum, sq);
-        if (emin >= hint && emax <= hint + 5 && emax <= (Squares ? 1534u : 2046u)) {
-          addWide(sum < 0, static_cast<unsigned __int128>(sum < 0 ? -sum : sum),
-                  static_cast<int>(hint) - 1);
-          if constexpr (Squares) {
-            squares->addWide(false, sq, 2 * (static_cast<int>(hint) - 1075) + 1074);
-            squares->zeros_ = 2;
-          }
-          zeros_ = 2;
+      detail::BandSums b{};
+      bool scanned = false;
+      if (wide && hintBands) {
+        detail::exact_bands_avx2(v, m, hintTop, hintBands, true, Squares, hintBelow, emin, emax, lo,
+                                 hi, b);
+        scanned = true;
+        if (emin <= emax && emax <= hintTop) {
+          const std::uint64_t bottom = hintTop - 6 * static_cast<unsigned>(hintBands) + 1;
+          if (emin < bottom && !hintBelow) detail::exact_below_avx2(v, m, bottom, b);
+          hintBelow = emin < bottom;
+          addBands<Squares>(pend, b, v, m, hintTop, hintBands, squares);
           continue;
         }
-        // (min and max are taken again below: the same values, the same extremes)
-        emin = 0x7FF;
-        emax = 0;
+        b = {};  // (min and max are taken: the same values give the same extremes)
       }
-      if (wide)
-        detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
-      else
-        detail::exact_scan(v, m, emin, emax, lo, hi, Squares);
+      if (!scanned) {
+        if (wide)
+          detail::exact_scan_avx2(v, m, emin, emax, lo, hi, Squares);
+        else
+          detail::exact_scan(v, m, emin, emax, lo, hi, Squares);
+      }
       if (emin > emax) {  // zeros only: a sum of -0.0s only is -0.0
-        bool positive = false;
-        for (std::size_t k = 0; k < m; ++k) positive = positive || !std::signbit(v[k]);
-        zeros_ = std::max<std::uint8_t>(zeros_, positive ? 2 : 1);
+        std::uint8_t z = 1;
+        if (zeros_ < 2)
+          for (std::size_t k = 0; k < m; ++k)
+            if (!std::signbit(v[k])) {
+              z = 2;
+              break;
+            }
+        zeros_ = std::max(zeros_, z);
         if constexpr (Squares) squares->zeros_ = 2;
         continue;
       }
-      if (emin < (Squares ? 538u : 1u) || emax > (Squares ? 1534u : 2046u) || emax - emin >= 48) {
-        for (std::size_t k = 0; k < m; ++k) {
-          add(v[k]);
-          if constexpr (Squares) squares->addProduct(v[k], v[k]);
-        }
+      if (emax > kMaxTop || emax < kMinBase + 5) {
+        for (std::size_t k = 0; k < m; ++k) addOne<Squares>(v[k], squares);
         continue;
       }
-      zeros_ = 2;
-      if constexpr (Squares) squares->zeros_ = 2;
-      // The next chunk tries this one's band first: [emin, emin + 5] if it spans one.
-      hint = emax - emin <= 5 ? emin : 0;
-      for (std::uint64_t top = emax, upper = 0x800;;) {
-        const std::uint64_t base = top >= emin + 5 ? top - 5 : emin;  // the band [base, upper)
-        __int128 sum = 0;                                             // |sum| < 128 x 2^58
-        unsigned __int128 sq = 0;
-        if (wide)
-          detail::exact_chunk_avx2(v, m, base, upper, Squares, sum, sq);
-        else
-          detail::exact_chunk(v, m, base, upper, Squares, sum, sq);
-        // x = ix 2^(base - 1075): digit position base - 1 (as in add()); x^2: 2 (base - 1075) +
-        // 1074.
-        addWide(sum < 0, static_cast<unsigned __int128>(sum < 0 ? -sum : sum),
-                static_cast<int>(base) - 1);
-        if constexpr (Squares)
-          squares->addWide(false, sq, 2 * (static_cast<int>(base) - 1075) + 1074);
-        if (base == emin) break;
-        upper = base;  // the next band starts at the largest exponent below this one
-        top = emin;
-        for (std::size_t k = 0; k < m; ++k) {
-          const std::uint64_t e = (std::bit_cast<std::uint64_t>(v[k]) >> 52) & 0x7FF;
-          top = e < upper && e > top ? e : top;
-        }
-      }
+      const int bands = emax - emin <= 5 || emax < kMinBase + 11 ? 1 : 2;
+      const bool below = emin + 6 * static_cast<unsigned>(bands) <= emax;
+      if (wide)
+        detail::exact_bands_avx2(v, m, emax, bands, false, Squares, below, emin, emax, lo, hi, b);
+      else
+        detail::exact_bands(v, m, 0, emax, bands, Squares, b);
+      addBands<Squares>(pend, b, v, m, emax, bands, squares);
+      hintTop = emax;
+      hintBands = bands;
+      hintBelow = below;
     }
+    flush(pend, squares);
+    hintTop_ = static_cast<std::uint16_t>(hintTop);
+    hintBands_ = static_cast<std::uint8_t>(hintBands);
+    hintBelow_ = hintBelow;
     if constexpr (Squares) {
       *mn = lo;
       *mx = hi;
     }
+  }
+  /// Band sums waiting to go to the digits: bands 0-7 from `top`, as in detail::BandSums. Each
+  /// chunk adds at most 128 values to a band (sq < 2^123), so 16 chunks fit 128 bits.
+  template <bool Squares>
+  struct Pending {
+    static constexpr int kBands = 8, kChunks = 16;
+    std::uint64_t top = 0;
+    int chunks = 0;
+    unsigned used = 0;  // the bands holding something
+    __int128 sum[kBands];
+    unsigned __int128 sq[kBands];
+    void add(int j, __int128 s, unsigned __int128 q) {
+      if (used >> j & 1) {
+        sum[j] += s;
+        if constexpr (Squares) sq[j] += q;
+      } else {
+        used |= 1u << j;
+        sum[j] = s;
+        if constexpr (Squares) sq[j] = q;
+      }
+    }
+  };
+  template <bool Squares>
+  void flush(Pending<Squares>& pend, ExactSum* squares) {
+    for (; pend.used; pend.used &= pend.used - 1) {
+      // Band j: integers times 2^(base - 1075), digit position base - 1 (as in add()); their
+      // squares times 2^(2 (base - 1075)), position 2 (base - 1075) + 1074.
+      const int j = std::countr_zero(pend.used), base = static_cast<int>(pend.top) - 6 * j - 5;
+      const __int128 s = pend.sum[j];
+      addWide(s < 0, static_cast<unsigned __int128>(s < 0 ? -s : s), base - 1);
+      if constexpr (Squares) squares->addWide(false, pend.sq[j], 2 * (base - 1075) + 1074);
+    }
+    pend.chunks = 0;
+  }
+  /// Adds a chunk's band sums (bands from top) and the values under them.
+  template <bool Squares>
+  void addBands(Pending<Squares>& pend, const detail::BandSums& b, const double* v, std::size_t m,
+                std::uint64_t top, int bands, ExactSum* squares) {
+    constexpr std::uint64_t kMinBase = Squares ? 538 : 1;
+    // With kMany values or more under the bands, another vector pass takes them (it costs about
+    // what 16 values one by one do).
+    constexpr int kMany = 16;
+    zeros_ = 2;
+    if constexpr (Squares) squares->zeros_ = 2;
+    if (pend.top != top || pend.chunks == pend.kChunks) {
+      flush(pend, squares);
+      pend.top = top;
+    }
+    ++pend.chunks;
+    for (int j = 0; j < bands; ++j) pend.add(j, b.sum[j], b.sq[j]);
+    std::uint64_t left[2] = {b.below[0], b.below[1]};
+    while (left[0] | left[1]) {
+      int count = 0;  // (up to kMany: no popcount instruction assumed)
+      for (int w = 0; w < 2; ++w)
+        for (std::uint64_t bits = left[w]; bits && count < kMany; bits &= bits - 1) ++count;
+      if (count < kMany) {
+        // Value by value, into the bands they fall in (a band's base, e - 5 or more, within
+        // the digits), or one by one.
+        for (int w = 0; w < 2; ++w)
+          for (std::uint64_t bits = left[w]; bits; bits &= bits - 1) {
+            const double x = v[64 * static_cast<std::size_t>(w) +
+                               static_cast<std::size_t>(std::countr_zero(bits))];
+            const std::uint64_t u = std::bit_cast<std::uint64_t>(x), e = (u >> 52) & 0x7FF,
+                                d = top - e;
+            if (d >= 6 * pend.kBands || e < kMinBase + 5) {
+              addOne<Squares>(x, squares);
+              continue;
+            }
+            const auto ix = ((u & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52))
+                            << (5 - d % 6);
+            pend.add(static_cast<int>(d / 6),
+                     u >> 63 ? -static_cast<__int128>(ix) : static_cast<__int128>(ix),
+                     static_cast<unsigned __int128>(ix) * ix);
+          }
+        return;
+      }
+      // Many: a vector pass over bands further down, from the one that holds the highest of them.
+      std::uint64_t t = 0;
+      for (int w = 0; w < 2; ++w)
+        for (std::uint64_t bits = left[w]; bits; bits &= bits - 1) {
+          const std::uint64_t e =
+              (std::bit_cast<std::uint64_t>(v[64 * static_cast<std::size_t>(w) +
+                                              static_cast<std::size_t>(std::countr_zero(bits))]) >>
+               52) &
+              0x7FF;
+          t = e > t ? e : t;
+        }
+      const int j0 = static_cast<int>((top - t) / 6);  // (>= first: t is under those bands)
+      const std::uint64_t t0 = top - 6 * static_cast<unsigned>(j0);
+      const int more = t0 >= kMinBase + 11 ? 2 : 1;
+      if (t0 < kMinBase + 5 || j0 + more > pend.kBands) {  // out of the bands' reach
+        for (int w = 0; w < 2; ++w)
+          for (std::uint64_t bits = left[w]; bits; bits &= bits - 1)
+            addOne<Squares>(v[64 * static_cast<std::size_t>(w) +
+                              static_cast<std::size_t>(std::countr_zero(bits))],
+                            squares);
+        return;
+      }
+      detail::BandSums next{};
+      if (detail::exact_vector_path() && m >= 8) {
+        std::uint64_t e0 = 0x7FF, e1 = 0;
+        double l = 0, h = 0;
+        detail::exact_bands_avx2(v, m, t0, more, false, Squares, true, e0, e1, l, h, next);
+      } else {
+        detail::exact_bands(v, m, 0, t0, more, Squares, next);
+      }
+      for (int j = 0; j < more; ++j) pend.add(j0 + j, next.sum[j], next.sq[j]);
+      left[0] = next.below[0];
+      left[1] = next.below[1];
+    }
+  }
+  template <bool Squares>
+  void addOne(double x, ExactSum* squares) {
+    add(x);
+    if constexpr (Squares) squares->addProduct(x, x);
   }
   /// Adds (neg ? -v : v) x 2^(p - 1074), p >= 0, to the digits.
   void addWide(bool neg, unsigned __int128 v, int p) {
@@ -489,6 +626,11 @@ class ExactSum {
   mutable int untilCarry_ = kCarryEvery;
   bool nan_ = false, posInf_ = false, negInf_ = false;
   std::uint8_t zeros_ = 0;  // 0: nothing added; 1: only -0.0s among the zeros; 2: anything else
+  // addBlock's guess for the next chunk (speed only: any guess gives the same sum): its top
+  // exponent and band count (0: none yet), and whether values lay under the bands.
+  std::uint16_t hintTop_ = 0;
+  std::uint8_t hintBands_ = 0;
+  bool hintBelow_ = false;
 };
 
 }  // namespace antler

@@ -80,12 +80,16 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
     if (!e->isField()) {
       // A getter (e.g. IntFire's spiked): values read a block at a time, one virtual call each.
       Src src[B];
-      F buf[B];
       for (Index i = lo; i < hi; i += B) {
         const Index m = std::min(B, hi - i);
         tv->readBlock(e, i, m, src);
-        for (Index k = 0; k < m; ++k) buf[k] = static_cast<F>(src[k]);
-        fold_block(r, buf, m, e, i);
+        if constexpr (std::is_same_v<F, Src>) {
+          fold_block(r, src, m, e, i);  // the values as read
+        } else {
+          F buf[B];
+          for (Index k = 0; k < m; ++k) buf[k] = static_cast<F>(src[k]);
+          fold_block(r, buf, m, e, i);
+        }
       }
       return;
     }

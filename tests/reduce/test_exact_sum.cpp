@@ -449,6 +449,62 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     s.add(v.data(), v.size());
     CHECK(std::isnan(s.value()));
   }
+  // A population's Vm: most values in the top two bands, a few far under them (neurons just reset
+  // to a tiny vReset, decaying), some chunks with many under them (a vector pass further down),
+  // some with values 48 binades or more under the top or subnormal (one by one), and blocks of
+  // every size folded into one sum after another (the bands' guess carried from call to call,
+  // right and wrong).
+  {
+    std::mt19937_64 h(7);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    ExactSum acc[2], accSq[2];
+    double mn[2] = {INFINITY, INFINITY}, mx[2] = {-INFINITY, -INFINITY};
+    std::vector<double> all;
+    for (int block = 0; block < 60; ++block) {
+      const int n =
+          block % 7 == 0 ? 1 + static_cast<int>(h() % 20) : 100 + static_cast<int>(h() % 900);
+      const int many = block % 5 == 1;  // one value in 4 under the bands
+      std::vector<double> v(static_cast<std::size_t>(n));
+      for (double& x : v) {
+        const unsigned r = static_cast<unsigned>(h() % 1000);
+        if (r < (many ? 250u : 40u))
+          x = -1e-7 * std::pow(0.995, static_cast<double>(h() % 40));  // a reset, decaying
+        else if (r < (many ? 260u : 45u))
+          x = std::ldexp(u(h), -13 - static_cast<int>(h() % 6));  // the tail, a band or two down
+        else if (r < (many ? 262u : 46u))
+          x = block % 2 ? 0x1p-1060 * u(h) : std::ldexp(u(h), -60);  // subnormal, or far under
+        else if (r < (many ? 264u : 48u))
+          x = 0.0;
+        else
+          x = (block % 3 ? 1.0 : 64.0) * (u(h) * 1.1 - 0.1);  // tops move between blocks
+      }
+      all.insert(all.end(), v.begin(), v.end());
+      for (int path = 0; path < 2; ++path) {
+        detail::set_exact_vector_path(path == 1);
+        acc[path].addWithSquares(v.data(), v.size(), accSq[path], mn[path], mx[path]);
+      }
+    }
+    std::vector<double> squares = exact_squares(all);
+    for (int path = 0; path < 2; ++path) {
+      CHECK(same(acc[path].value(), fsum(all)));
+      CHECK(same(acc[path].rest(), acc[0].rest()));
+      CHECK(same(accSq[path].value(), fsum(squares)));
+      CHECK(mn[path] == *std::min_element(all.begin(), all.end()));
+      CHECK(mx[path] == *std::max_element(all.begin(), all.end()));
+    }
+  }
+  // Band sums wait over up to 16 chunks before they reach the digits: 40 chunks of the largest
+  // integers a band holds, squares included (each chunk's near 2^123), one sign then the other.
+  for (double sign : {1.0, -1.0}) {
+    std::vector<double> v(128 * 40, sign * 0x1.fffffffffffffp+5);
+    for (std::size_t k = 0; k < v.size(); k += 97) v[k] = sign * 0x1.fffffffffffffp-1;  // band 1
+    const std::vector<double> squares = exact_squares(v);
+    for (int path = 0; path < 2; ++path) {
+      const Folded f = fold_block(v, path);
+      CHECK(same(f.s.value(), fsum(v)));
+      CHECK(same(f.q.value(), fsum(squares)));
+    }
+  }
   // The largest integers a band holds (58 bits), 127 of one sign with the band's smallest value
   // in one chunk: each kernel lane's sum comes within 2^58 of int64's limit, and is still exact.
   for (double sign : {1.0, -1.0}) {
