@@ -329,9 +329,10 @@ def bench(name, args, workdir):
     bs = b.summary()
     for nodes, r in ant.items():
         t = min(r["times"])
-        print("%-34s %10.4f %10.2f   goal <= 1.0: %s"
-              % ("antler (Python API) -n %d x 1 thread" % nodes, ms(t), t / bb,
-                 "met" if t / bb <= 1.0 else "NOT met"))
+        goal = 0.7 if nodes == 1 else 1.0  # issue 23's at one node, the earlier one's at more
+        print("%-34s %10.4f %10.2f   goal <= %.1f: %s"
+              % ("antler (Python API) -n %d x 1 thread" % nodes, ms(t), t / bb, goal,
+                 "met" if t / bb <= goal else "NOT met"))
     for nodes, r in handler.items():
         t = min(r["times"])
         line = "%-34s %10.4f %10.2f" % ("  SimpleSynHandler layout, -n %d" % nodes, ms(t), t / bb)

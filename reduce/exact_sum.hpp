@@ -87,25 +87,46 @@ inline void exact_scan(const double* v, std::size_t m, std::uint64_t& emin, std:
   }
 }
 /// Adds v[0, m) into out's bands (from `top`; values at offset `at` in the chunk, for below[]).
-inline void exact_bands(const double* v, std::size_t m, std::size_t at, std::uint64_t top,
-                        int bands, bool squares, BandSums& out) {
+template <int Bands>
+inline void exact_bands_n(const double* v, std::size_t m, std::size_t at, std::uint64_t top,
+                          bool squares, BandSums& out) {
+  __int128 s0 = 0, s1 = 0;
+  unsigned __int128 q0 = 0, q1 = 0;
   for (std::size_t k = 0; k < m; ++k) {
     const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]), e = (b >> 52) & 0x7FF;
     if (!(b << 1) || e > top) continue;  // a zero, or above the bands
     const std::uint64_t d = top - e;
-    if (d >= 6u * static_cast<unsigned>(bands) || e == 0) {
+    if (d >= 6u * Bands || e == 0) {  // (a subnormal too: top >= 6 Bands)
       out.below[(at + k) >> 6] |= std::uint64_t{1} << ((at + k) & 63);
       continue;
     }
-    const std::size_t j = d / 6;
-    const auto ix = static_cast<std::int64_t>(
-        ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52)) << (5 - d % 6));
-    const auto neg = -static_cast<std::int64_t>(b >> 63);
-    out.sum[j] += (ix ^ neg) - neg;
-    if (squares)
-      out.sq[j] += static_cast<unsigned __int128>(static_cast<std::uint64_t>(ix)) *
-                   static_cast<std::uint64_t>(ix);
+    const bool second = Bands == 2 && d >= 6;
+    const std::uint64_t ix = ((b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52))
+                             << (5 - d + (second ? 6 : 0));
+    const auto neg = -static_cast<std::int64_t>(b >> 63);  // 0 or -1: a branch-free negation
+    const std::int64_t sx = (static_cast<std::int64_t>(ix) ^ neg) - neg;  // (|ix| < 2^58)
+    const unsigned __int128 qx = squares ? static_cast<unsigned __int128>(ix) * ix : 0;
+    if (second) {
+      s1 += sx;
+      q1 += qx;
+    } else {
+      s0 += sx;
+      q0 += qx;
+    }
   }
+  out.sum[0] += s0;
+  out.sq[0] += q0;
+  if (Bands == 2) {
+    out.sum[1] += s1;
+    out.sq[1] += q1;
+  }
+}
+inline void exact_bands(const double* v, std::size_t m, std::size_t at, std::uint64_t top,
+                        int bands, bool squares, BandSums& out) {
+  if (bands == 1)
+    exact_bands_n<1>(v, m, at, top, squares, out);
+  else
+    exact_bands_n<2>(v, m, at, top, squares, out);
 }
 }  // namespace detail
 
