@@ -43,16 +43,11 @@ namespace {
     dhi = _mm256_max_pd(x, dhi);
   }
 }
-}  // namespace
-
-__attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_t m,
-                                                     std::uint64_t& emin, std::uint64_t& emax,
-                                                     double& lo, double& hi, bool minmax) {
-  __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
-          vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
-  __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
-  std::size_t k = 0;
-  for (; k + 4 <= m; k += 4) scan_step(_mm256_loadu_pd(v + k), vmin, vmax, dlo, dhi, minmax);
+// The scan's four lanes into emin, emax (and lo, hi).
+__attribute__((target("avx2"))) inline void scan_lanes(__m256i vmin, __m256i vmax, __m256d dlo,
+                                                       __m256d dhi, std::uint64_t& emin,
+                                                       std::uint64_t& emax, double& lo, double& hi,
+                                                       bool minmax) {
   alignas(32) std::int64_t a[4], b[4];
   alignas(32) double c[4], d[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmin);
@@ -67,6 +62,18 @@ __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_
       hi = d[j] > hi ? d[j] : hi;
     }
   }
+}
+}  // namespace
+
+__attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_t m,
+                                                     std::uint64_t& emin, std::uint64_t& emax,
+                                                     double& lo, double& hi, bool minmax) {
+  __m256i vmin = _mm256_set1_epi64x(static_cast<long long>(emin)),
+          vmax = _mm256_set1_epi64x(static_cast<long long>(emax));
+  __m256d dlo = _mm256_set1_pd(lo), dhi = _mm256_set1_pd(hi);
+  std::size_t k = 0;
+  for (; k + 4 <= m; k += 4) scan_step(_mm256_loadu_pd(v + k), vmin, vmax, dlo, dhi, minmax);
+  scan_lanes(vmin, vmax, dlo, dhi, emin, emax, lo, hi, minmax);
   if (k < m) exact_scan(v + k, m - k, emin, emax, lo, hi, minmax);
 }
 
@@ -152,22 +159,7 @@ __attribute__((target("avx2"))) void bands_impl(const double* v, std::size_t m, 
                      (static_cast<unsigned __int128>(lp[l]) << 30) + lc[l];
     }
   }
-  if constexpr (Scan) {
-    alignas(32) std::int64_t emn[4], emx[4];
-    alignas(32) double dl[4], dh[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(emn), vmin);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(emx), vmax);
-    _mm256_store_pd(dl, dlo);
-    _mm256_store_pd(dh, dhi);
-    for (int l = 0; l < 4; ++l) {
-      emin = static_cast<std::uint64_t>(emn[l]) < emin ? static_cast<std::uint64_t>(emn[l]) : emin;
-      emax = static_cast<std::uint64_t>(emx[l]) > emax ? static_cast<std::uint64_t>(emx[l]) : emax;
-      if (Squares) {
-        lo = dl[l] < lo ? dl[l] : lo;
-        hi = dh[l] > hi ? dh[l] : hi;
-      }
-    }
-  }
+  if constexpr (Scan) scan_lanes(vmin, vmax, dlo, dhi, emin, emax, lo, hi, Squares);
   if (whole < m) {
     if constexpr (Scan) exact_scan(v + whole, m - whole, emin, emax, lo, hi, Squares);
     BandSums tail{};
