@@ -64,7 +64,8 @@ struct unpack<std::tuple<A...>> {
 ///   };
 /// fetch must only read (and may assume nothing the call would check: it is a hint). Add
 /// `static constexpr bool kParent = false;` when the call does not read the parent object, so
-/// that it is not fetched either.
+/// that it is not fetched either, and `static bool active(const Element* dest)` when only some
+/// destinations want fetch (asked once per delivery, not per target).
 template <auto Fn>
 struct DestPrefetch {};
 
@@ -133,6 +134,10 @@ class DestFinfoT final : public DestFinfoBase {
       else
         return true;
     }();
+    // A hook may say, once per call, whether this destination wants it at all.
+    bool hookOn = kHook;
+    if constexpr (requires { DestPrefetch<Fn>::active(dest); })
+      hookOn = DestPrefetch<Fn>::active(dest);
     auto hook = [&](std::size_t j) {
       if constexpr (kHook) {
         const char* ahead = s.object(slot0 + j);
@@ -150,12 +155,13 @@ class DestFinfoT final : public DestFinfoBase {
       for (std::size_t j = 0; j < std::min(n, 2 * kAhead); ++j)
         prefetch(parent->localData(t[j].data));
     if constexpr (kHook)
-      for (std::size_t j = 0; j < std::min(n, kAhead); ++j) hook(j);
+      if (hookOn)
+        for (std::size_t j = 0; j < std::min(n, kAhead); ++j) hook(j);
     for (std::size_t i = 0; i < n; ++i) {
       if constexpr (kParent)
         if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
       if constexpr (kHook)
-        if (i + kAhead < n) hook(i + kAhead);
+        if (hookOn && i + kAhead < n) hook(i + kAhead);
       char* obj = s.object(slot0 + i);
       if (!s.live(obj)) [[unlikely]] {
         checkField(dest, t[i]);

@@ -29,6 +29,11 @@ void Synapse::addSpike(const Eref& e, double time) {
   }
 }
 
+bool DestPrefetch<&Synapse::addSpike>::active(const Element* dest) {
+  return dest->isField() &&
+         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kHandler;
+}
+
 void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
   // (An IntFire's event is appended to its step's queue, written in order: nothing to fetch.)
   const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
