@@ -383,9 +383,12 @@ class ExactSum {
     const bool vec = detail::exact_vector_path();
     // The bands the last chunk took (kept from call to call: a reduce class's partial folds a
     // population's field a block at a time, step after step).
+    // A guess left by the other form (add's bands may reach where squares cannot) is dropped.
     std::uint64_t hintTop = hintTop_;
     int hintBands = hintBands_;
     bool hintBelow = hintBelow_;
+    if (hintTop > kMaxTop || hintTop + 1 < kMinBase + 6 * static_cast<unsigned>(hintBands))
+      hintBands = 0;
     Pending<Squares> pend;
     for (std::size_t at = 0; at < n; at += kChunk) {
       const std::size_t m = n - at < kChunk ? n - at : kChunk;
@@ -535,7 +538,7 @@ class ExactSum {
               0x7FF;
           t = e > t ? e : t;
         }
-      const int j0 = static_cast<int>((top - t) / 6);  // (>= first: t is under those bands)
+      const int j0 = static_cast<int>((top - t) / 6);  // (past the bands taken: t is under them)
       const std::uint64_t t0 = top - 6 * static_cast<unsigned>(j0);
       const int more = t0 >= kMinBase + 11 ? 2 : 1;
       if (t0 < kMinBase + 5 || j0 + more > pend.kBands) {  // out of the bands' reach

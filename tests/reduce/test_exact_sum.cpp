@@ -493,6 +493,29 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
       CHECK(mx[path] == *std::max_element(all.begin(), all.end()));
     }
   }
+  // One ExactSum fed by both forms: the guess add() leaves (bands up to 2^1023, or down to
+  // 2^-1000) must not be taken by addWithSquares, whose squares' bands stop at 2^512 and 2^-485.
+  for (double scale : {0x1p+1000, 0x1p-990}) {
+    std::vector<double> wide(256), squared(256);
+    for (std::size_t k = 0; k < wide.size(); ++k) {
+      wide[k] = scale * (1.0 + 0.001 * static_cast<double>(k));
+      squared[k] = scale * (1.5 - 0.002 * static_cast<double>(k));  // (squares past the range)
+    }
+    for (int path = 0; path < 2; ++path) {
+      detail::set_exact_vector_path(path == 1);
+      ExactSum s, q, one, oneSq;
+      double mn = INFINITY, mx = -INFINITY;
+      s.add(wide.data(), wide.size());
+      s.addWithSquares(squared.data(), squared.size(), q, mn, mx);
+      for (double x : wide) one.add(x);
+      for (double x : squared) {
+        one.add(x);
+        oneSq.addProduct(x, x);
+      }
+      CHECK(same(s.value(), one.value()));
+      CHECK(same(q.value(), oneSq.value()));
+    }
+  }
   // Band sums wait over up to 16 chunks before they reach the digits: 40 chunks of the largest
   // integers a band holds, squares included (each chunk's near 2^123), one sign then the other.
   for (double sign : {1.0, -1.0}) {
