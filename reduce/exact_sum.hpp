@@ -509,44 +509,32 @@ class ExactSum {
       if (count < kMany) {
         // Value by value, into the bands they fall in (a band's base, e - 5 or more, within
         // the digits), or one by one.
-        for (int w = 0; w < 2; ++w)
-          for (std::uint64_t bits = left[w]; bits; bits &= bits - 1) {
-            const double x = v[64 * static_cast<std::size_t>(w) +
-                               static_cast<std::size_t>(std::countr_zero(bits))];
-            const std::uint64_t u = std::bit_cast<std::uint64_t>(x), e = (u >> 52) & 0x7FF,
-                                d = top - e;
-            if (d >= 6 * pend.kBands || e < kMinBase + 5) {
-              addOne<Squares>(x, squares);
-              continue;
-            }
-            const auto ix = ((u & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52))
-                            << (5 - d % 6);
-            pend.add(static_cast<int>(d / 6),
-                     u >> 63 ? -static_cast<__int128>(ix) : static_cast<__int128>(ix),
-                     static_cast<unsigned __int128>(ix) * ix);
+        each(left, v, [&](double x) {
+          const std::uint64_t u = std::bit_cast<std::uint64_t>(x), e = (u >> 52) & 0x7FF,
+                              d = top - e;
+          if (d >= 6 * pend.kBands || e < kMinBase + 5) {
+            addOne<Squares>(x, squares);
+            return;
           }
+          const auto ix = ((u & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52))
+                          << (5 - d % 6);
+          pend.add(static_cast<int>(d / 6),
+                   u >> 63 ? -static_cast<__int128>(ix) : static_cast<__int128>(ix),
+                   static_cast<unsigned __int128>(ix) * ix);
+        });
         return;
       }
       // Many: a vector pass over bands further down, from the one that holds the highest of them.
       std::uint64_t t = 0;
-      for (int w = 0; w < 2; ++w)
-        for (std::uint64_t bits = left[w]; bits; bits &= bits - 1) {
-          const std::uint64_t e =
-              (std::bit_cast<std::uint64_t>(v[64 * static_cast<std::size_t>(w) +
-                                              static_cast<std::size_t>(std::countr_zero(bits))]) >>
-               52) &
-              0x7FF;
-          t = e > t ? e : t;
-        }
+      each(left, v, [&](double x) {
+        const std::uint64_t e = (std::bit_cast<std::uint64_t>(x) >> 52) & 0x7FF;
+        t = e > t ? e : t;
+      });
       const int j0 = static_cast<int>((top - t) / 6);  // (past the bands taken: t is under them)
       const std::uint64_t t0 = top - 6 * static_cast<unsigned>(j0);
       const int more = t0 >= kMinBase + 11 ? 2 : 1;
       if (t0 < kMinBase + 5 || j0 + more > pend.kBands) {  // out of the bands' reach
-        for (int w = 0; w < 2; ++w)
-          for (std::uint64_t bits = left[w]; bits; bits &= bits - 1)
-            addOne<Squares>(v[64 * static_cast<std::size_t>(w) +
-                              static_cast<std::size_t>(std::countr_zero(bits))],
-                            squares);
+        each(left, v, [&](double x) { addOne<Squares>(x, squares); });
         return;
       }
       detail::BandSums next{};
@@ -561,6 +549,13 @@ class ExactSum {
       left[0] = next.below[0];
       left[1] = next.below[1];
     }
+  }
+  /// f(v[k]) for each k marked in the chunk mask `left`, in order.
+  template <class F>
+  static void each(const std::uint64_t left[2], const double* v, F&& f) {
+    for (std::size_t w = 0; w < 2; ++w)
+      for (std::uint64_t bits = left[w]; bits; bits &= bits - 1)
+        f(v[64 * w + static_cast<std::size_t>(std::countr_zero(bits))]);
   }
   template <bool Squares>
   void addOne(double x, ExactSum* squares) {
