@@ -147,16 +147,25 @@ def antler_child(args):
     m_rec.pairFill(net["rec_src"], net["rec_dst"])
     moose.syncDataHandler(synapses)
     # The synapse vec runs neuron by neuron, each neuron's input synapses (in source order) before
-    # its recurrent ones: sort every synapse by (target, message, source).
-    dst = np.concatenate([net["in_dst"], net["rec_dst"]])
-    which = np.concatenate([np.zeros(net["in_dst"].size, np.int8), np.ones(net["rec_dst"].size, np.int8)])
-    src = np.concatenate([net["in_src"], net["rec_src"]])
-    order = np.lexsort((src, which, dst))
+    # its recurrent ones: every synapse sorted by (target, message, source). Each message's pairs
+    # are sorted by source already, so a stable sort of the targets, input message first, does it.
+    # (The script's own arrays are made one at a time and dropped when used, as a careful user's
+    # script would: they are not the model's bytes.)
+    order = np.argsort(np.concatenate([net["in_dst"], net["rec_dst"]]), kind="stable")
+    nsyn = int(order.size)
     syn = moose.vec(synapses)
-    assert len(syn) == dst.size, (len(syn), dst.size)
-    syn.weight = np.concatenate([net["in_w"], net["rec_w"]])[order] * (DT if handler else 1.0)
+    assert len(syn) == nsyn, (len(syn), nsyn)
+    w = np.concatenate([net["in_w"], net["rec_w"]])[order]
+    if handler:
+        w *= DT
+    syn.weight = w
+    del w
     # Whole steps: 10 steps -> 10 dt. A tenth of a step less, so that rounding up lands on it.
-    syn.delay = (np.concatenate([net["in_d"], net["rec_d"]])[order] - 0.1) * DT
+    w = np.concatenate([net["in_d"], net["rec_d"]])[order].astype(np.float64)
+    w -= 0.1
+    w *= DT
+    syn.delay = w
+    del w, order
     stats = moose.Stats("/net/stats")
     moose.connect(stats, "reduce", nv, "getVm", "Reduce")
     ticks = [(0, "/net/input"), (0, "/net/neurons"), (1, "/net/stats")]
@@ -184,7 +193,7 @@ def antler_child(args):
         times.append(time.perf_counter() - t0)
     rss_run = proc_status_kib("VmRSS")  # the model built, reinit (its event queues) and run
     out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
-               stats_mean=stats.mean, synapses=int(dst.size),
+               stats_mean=stats.mean, synapses=nsyn,
                memory=dict(inputs=inputs_bytes, before=rss0 * 1024, neurons=rss_neurons * 1024,
                            run=rss_run * 1024, peak=proc_status_kib("VmHWM") * 1024))
     if rate is not None:

@@ -12,19 +12,24 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/huge_pages.hpp"
 
 namespace antler {
 
-/// A growable byte buffer that does not zero what it grows into.
+/// A growable byte buffer that does not zero what it grows into. From 2 MiB (a command carrying
+/// 1e7 indices or values) its memory is mapped on its own (huge_alloc), so that it goes back to
+/// the system when freed instead of staying in the heap.
 class ByteBuffer {
  public:
   ByteBuffer() = default;
+  ~ByteBuffer() { release(data_, cap_); }
   ByteBuffer(const ByteBuffer& o) { append(o.data(), o.size()); }
   ByteBuffer& operator=(const ByteBuffer& o) {
     if (this != &o) {
@@ -33,20 +38,24 @@ class ByteBuffer {
     }
     return *this;
   }
-  ByteBuffer(ByteBuffer&& o) noexcept : data_(std::move(o.data_)), size_(o.size_), cap_(o.cap_) {
+  ByteBuffer(ByteBuffer&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) {
+    o.data_ = nullptr;
     o.size_ = o.cap_ = 0;
   }
   ByteBuffer& operator=(ByteBuffer&& o) noexcept {
-    data_ = std::move(o.data_);
+    if (this == &o) return *this;
+    release(data_, cap_);
+    data_ = o.data_;
     size_ = o.size_;
     cap_ = o.cap_;
+    o.data_ = nullptr;
     o.size_ = o.cap_ = 0;
     return *this;
   }
 
   /// Pointer to the first byte.
-  char* data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  char* data() { return data_; }
+  const char* data() const { return data_; }
   /// Bytes in use.
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -58,7 +67,7 @@ class ByteBuffer {
   char* grow(std::size_t n) {
     if (size_ + n > cap_) [[unlikely]]
       growSlow(n);
-    char* p = data_.get() + size_;
+    char* p = data_ + size_;
     size_ += n;
     return p;
   }
@@ -69,9 +78,10 @@ class ByteBuffer {
   }
   void reserve(std::size_t n) {
     if (n <= cap_) return;
-    std::unique_ptr<char[]> d(new char[n]);
-    if (size_) std::memcpy(d.get(), data_.get(), size_);
-    data_ = std::move(d);
+    char* d = n >= kHugePage ? static_cast<char*>(huge_alloc(n, 64)) : new char[n];
+    if (size_) std::memcpy(d, data_, size_);
+    release(data_, cap_);
+    data_ = d;
     cap_ = n;
   }
   [[gnu::noinline]] void growSlow(std::size_t n) { reserve(std::max(size_ + n, cap_ * 2 + 256)); }
@@ -80,7 +90,13 @@ class ByteBuffer {
   }
 
  private:
-  std::unique_ptr<char[]> data_;
+  static void release(char* p, std::size_t cap) noexcept {
+    if (cap >= kHugePage)
+      huge_free(p, cap, 64);
+    else
+      delete[] p;
+  }
+  char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t cap_ = 0;
 };
@@ -234,6 +250,75 @@ struct Codec<std::vector<std::string>> {
     for (std::uint64_t i = 0; i < n; ++i) v.push_back(Codec<std::string>::read(r));
     return v;
   }
+};
+
+/// A read-only array of trivially copyable E that a command carries (a Sparse message's indices,
+/// a vector of field values): the writer sends it from where it lies, and the reader gets a view
+/// of the received bytes, with no copy on either side (a command of 1e7 indices holds them once,
+/// in its buffer). On the wire: the count (u64), a pad count (u8) and that many zero bytes, so
+/// that the values start aligned for E within the writer's buffer, then the values. A reader
+/// whose buffer puts them elsewhere than at E's alignment gets a copy it owns instead.
+template <class E>
+class ArrayView {
+  static_assert(std::is_trivially_copyable_v<E>);
+
+ public:
+  ArrayView() = default;
+  ArrayView(std::span<const E> s) : view_(s) {}     // NOLINT: implicit, as a span is
+  ArrayView(const std::vector<E>& v) : view_(v) {}  // NOLINT
+  ArrayView(const ArrayView& o) { *this = o; }
+  ArrayView& operator=(const ArrayView& o) {
+    if (this == &o) return *this;
+    own_ = o.own_;
+    view_ = o.own_.empty() ? o.view_ : std::span<const E>(own_);
+    return *this;
+  }
+  ArrayView(ArrayView&&) = default;  // a vector's move keeps its storage: the view stays valid
+  ArrayView& operator=(ArrayView&&) = default;
+
+  const E* data() const { return view_.data(); }
+  std::size_t size() const { return view_.size(); }
+  bool empty() const { return view_.empty(); }
+  const E& operator[](std::size_t i) const { return view_[i]; }
+  const E* begin() const { return view_.data(); }
+  const E* end() const { return view_.data() + view_.size(); }
+  std::span<const E> span() const { return view_; }
+  operator std::span<const E>() const { return view_; }  // NOLINT
+
+  void write(Writer& w) const {
+    w.put<std::uint64_t>(view_.size());
+    ByteBuffer& b = w.buffer();
+    const std::size_t at = b.size() + 1;  // where the pad begins, after the pad count
+    const auto pad = static_cast<std::uint8_t>((alignof(E) - at % alignof(E)) % alignof(E));
+    w.put<std::uint8_t>(pad);
+    if (pad) std::memset(b.grow(pad), 0, pad);
+    b.append(view_.data(), view_.size() * sizeof(E));
+  }
+  static ArrayView read(Reader& r) {
+    const auto n = r.get<std::uint64_t>();
+    const auto pad = r.get<std::uint8_t>();
+    if (pad >= alignof(E))
+      throw CommError("corrupted buffer: an array's padding of " + std::to_string(pad) +
+                      " bytes (at most " + std::to_string(alignof(E) - 1) + ")");
+    r.take(pad);
+    if (n > r.left() / sizeof(E))
+      throw CommError("corrupted buffer: array of " + std::to_string(n) + " entries, " +
+                      std::to_string(r.left()) + " bytes left");
+    const char* p = r.take(n * sizeof(E));
+    ArrayView a;
+    if (reinterpret_cast<std::uintptr_t>(p) % alignof(E) == 0) {
+      a.view_ = std::span<const E>(reinterpret_cast<const E*>(p), n);
+    } else {
+      a.own_.resize(n);
+      if (n) std::memcpy(a.own_.data(), p, n * sizeof(E));
+      a.view_ = std::span<const E>(a.own_);
+    }
+    return a;
+  }
+
+ private:
+  std::vector<E> own_;  // only when the bytes were not aligned for E
+  std::span<const E> view_;
 };
 
 /// Reads a T into v: in place (keeping v's storage) where T has `void readFrom(Reader&)`, else

@@ -141,7 +141,7 @@ class DestFinfoT final : public DestFinfoBase {
     auto hook = [&](std::size_t j) {
       if constexpr (kHook) {
         const char* ahead = s.object(slot0 + j);
-        if (s.live(ahead))
+        if (s.live(slot0 + j))
           std::apply(
               [&](const auto&... x) {
                 DestPrefetch<Fn>::fetch(Eref(dest, t[j].data, t[j].field),
@@ -163,7 +163,7 @@ class DestFinfoT final : public DestFinfoBase {
       if constexpr (kHook)
         if (hookOn && i + kAhead < n) hook(i + kAhead);
       char* obj = s.object(slot0 + i);
-      if (!s.live(obj)) [[unlikely]] {
+      if (!s.live(slot0 + i)) [[unlikely]] {
         checkField(dest, t[i]);
         obj = dest->data(t[i].data, t[i].field);
       }

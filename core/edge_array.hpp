@@ -22,6 +22,7 @@
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,45 +36,53 @@
 
 namespace antler {
 
-/// One entry, in a message's store or in its array's own storage: the object, whether it is its
-/// array's entry (for a store's slot), and which own block holds it (kLent for a store's slot).
-template <class F>
-struct EdgeSlot {
-  static constexpr std::uint32_t kLent = 0xFFFFFFFFu;
-  F obj{};
-  bool live = false;
-  std::uint32_t block = kLent;
-};
-
-/// A message's store of field objects, type-erased for the message and the delivery loop.
+/// A message's store of field objects, type-erased for the message and the delivery loop: the
+/// objects themselves, packed (a Synapse's 16 bytes, nothing more), and one bit per slot saying
+/// whether the slot is still its parent's entry.
 class EdgeStoreBase {
  public:
   virtual ~EdgeStoreBase() = default;
   /// Slot i's object.
   char* object(std::size_t i) const { return base_ + i * stride_; }
   /// Whether slot i is still its parent's entry.
-  bool live(const char* obj) const { return *reinterpret_cast<const bool*>(obj + liveOffset_); }
+  bool live(std::size_t i) const { return (live_[i >> 6] >> (i & 63)) & 1u; }
   std::size_t stride() const { return stride_; }
   std::size_t size() const { return size_; }
 
  protected:
+  void setLive(std::size_t i, bool on) {
+    const std::uint64_t bit = std::uint64_t{1} << (i & 63);
+    live_[i >> 6] = on ? live_[i >> 6] | bit : live_[i >> 6] & ~bit;
+  }
   char* base_ = nullptr;
-  std::size_t stride_ = 0, liveOffset_ = 0, size_ = 0;
+  std::size_t stride_ = 0, size_ = 0;
+  std::vector<std::uint64_t> live_;
 };
+
+template <class F>
+class EdgeArray;
 
 template <class F>
 class EdgeStore final : public EdgeStoreBase {
  public:
+  static constexpr std::size_t npos = ~std::size_t{0};
   explicit EdgeStore(std::size_t n) : slots_(n) {
     base_ = reinterpret_cast<char*>(slots_.data());
-    stride_ = sizeof(EdgeSlot<F>);
-    liveOffset_ = offsetof(EdgeSlot<F>, live);
+    stride_ = sizeof(F);
     size_ = n;
+    live_.assign((n + 63) / 64, 0);
   }
-  EdgeSlot<F>& slot(std::size_t i) { return slots_[i]; }
+  F& slot(std::size_t i) { return slots_[i]; }
+  /// Which slot p is, or npos if it is not one of this store's.
+  std::size_t indexOf(const F* p) const {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    const auto b = reinterpret_cast<std::uintptr_t>(slots_.data());
+    return at >= b && at < b + slots_.size() * sizeof(F) ? (at - b) / sizeof(F) : npos;
+  }
 
  private:
-  std::vector<EdgeSlot<F>, HugeAllocator<EdgeSlot<F>>> slots_;  // read in message order
+  friend class EdgeArray<F>;
+  std::vector<F, HugeAllocator<F>> slots_;  // read in message order
 };
 
 /// The array member: entries of its own, or lent by a message's store (see the file comment).
@@ -91,15 +100,15 @@ class EdgeArray {
     if (this == &o) return *this;
     auto r = makeRep();
     r->grow(o.size());
-    for (std::size_t i = 0; i < o.size(); ++i) r->at[i]->obj = o[i];
+    for (std::size_t i = 0; i < o.size(); ++i) *r->at[i] = o[i];
     release(0);
     rep_ = std::move(r);
     return *this;
   }
 
   std::size_t size() const { return rep_ ? rep_->at.size() : 0; }
-  F& operator[](std::size_t i) { return rep_->at[i]->obj; }
-  const F& operator[](std::size_t i) const { return rep_->at[i]->obj; }
+  F& operator[](std::size_t i) { return *rep_->at[i]; }
+  const F& operator[](std::size_t i) const { return *rep_->at[i]; }
   /// New entries are default-constructed and owned; entries past n are dropped (a lent one's
   /// slot stops being live).
   void resize(std::size_t n) {
@@ -124,69 +133,159 @@ class EdgeArray {
       rep_->at.reserve(top);  // exactly: a filled array does not grow again
       rep_->at.resize(top, nullptr);
     }
+    if (n) rep_->lenders.add(&store);
     for (std::size_t j = 0; j < n; ++j) {
-      EdgeSlot<F>*& e = rep_->at[f[j]];
-      EdgeSlot<F>& s = store.slot(slot[j]);
+      F*& e = rep_->at[f[j]];
+      F& s = store.slot(slot[j]);
       if (e) {
-        s.obj = e->obj;
+        s = *e;
         rep_->drop(e);
       }
-      s.live = true;
-      s.block = EdgeSlot<F>::kLent;
+      store.setLive(slot[j], true);
       e = &s;
     }
     for (std::size_t i = old; i < top; ++i)
       if (!rep_->at[i]) throw_gap(i);
   }
+  /// Makes room for sizes[k] entries in arrays[k] (more than it holds), for a lend to follow:
+  /// every array's entry vector is set aside first, then each is allocated again at its new
+  /// size, in order, so that the new vectors take the space the old ones leave together rather
+  /// than leaving a hole each (see FieldElementFinfoBase::reserve).
+  /// The arrays go in groups of about 1M entries held, so that what is set aside is 8 MB at most.
+  static void reserveAll(EdgeArray* const* arrays, const std::size_t* sizes, std::size_t n) {
+    constexpr std::size_t kAside = std::size_t{1} << 20;
+    std::vector<F*, HugeAllocator<F*>> aside;  // mapped on its own: gone when done
+    std::vector<std::size_t> held;
+    for (std::size_t k0 = 0; k0 < n;) {
+      std::size_t k1 = k0, total = 0;
+      while (k1 < n && (k1 == k0 || total + arrays[k1]->size() <= kAside))
+        total += arrays[k1++]->size();
+      aside.clear();
+      aside.reserve(total);
+      held.clear();
+      for (std::size_t k = k0; k < k1; ++k) {
+        held.push_back(arrays[k]->size());
+        if (Rep* r = arrays[k]->rep_.get()) {
+          aside.insert(aside.end(), r->at.begin(), r->at.end());
+          std::vector<F*>().swap(r->at);
+        }
+      }
+      F* const* from = aside.data();
+      for (std::size_t k = k0; k < k1; ++k) {
+        EdgeArray& a = *arrays[k];
+        const std::size_t had = held[k - k0];
+        if (!a.rep_) a.rep_ = makeRep();
+        a.rep_->at.reserve(std::max(sizes[k], had));
+        a.rep_->at.assign(from, from + had);
+        from += had;
+      }
+      k0 = k1;
+    }
+  }
   /// Those of entries f[0..n) that are still slots slot[0..n) of `store` become own entries
-  /// again (one block for them all), with the slots' values.
+  /// again (one block for them all), with the slots' values. f must list every entry of this
+  /// array that `store` lent (a message gives back all of a parent's at once): afterwards none
+  /// refers to the store.
   void unlend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
+    if (!rep_) return;
+    rep_->lenders.remove(&store);
     std::size_t mine = 0;
     for (std::size_t j = 0; j < n; ++j)
       mine += f[j] < size() && rep_->at[f[j]] == &store.slot(slot[j]);
     if (mine == 0) return;
-    EdgeSlot<F>* own = rep_->allocate(mine);
+    F* own = rep_->allocate(mine);
     for (std::size_t j = 0; j < n; ++j) {
-      EdgeSlot<F>& s = store.slot(slot[j]);
+      F& s = store.slot(slot[j]);
       if (f[j] >= size() || rep_->at[f[j]] != &s) continue;
-      own->obj = s.obj;
+      *own = s;
       rep_->at[f[j]] = own++;
-      s.live = false;
+      store.setLive(slot[j], false);
     }
   }
 
  private:
   struct Block {
-    std::unique_ptr<EdgeSlot<F>[]> mem;
+    std::unique_ptr<F[]> mem;
+    std::uint32_t size = 0;
     std::uint32_t used = 0;  // entries of the block that are still their array's
+    bool holds(const F* e) const {
+      const auto at = reinterpret_cast<std::uintptr_t>(e);
+      const auto b = reinterpret_cast<std::uintptr_t>(mem.get());
+      return mem && at >= b && at < b + std::uintptr_t{size} * sizeof(F);
+    }
+  };
+  /// The stores whose slots some entries are: one or two in practice (the messages filling the
+  /// array), held inline, so that filling 1e5 arrays allocates nothing between their entry
+  /// vectors (the old ones, freed side by side when a later fill grows them, then coalesce).
+  class Lenders {
+   public:
+    void add(EdgeStore<F>* s) {
+      if (find(s)) return;
+      for (auto& p : inline_)
+        if (!p) {
+          p = s;
+          return;
+        }
+      if (!more_) more_ = std::make_unique<std::vector<EdgeStore<F>*>>();
+      more_->push_back(s);
+    }
+    void remove(EdgeStore<F>* s) {
+      for (auto& p : inline_)
+        if (p == s) p = nullptr;
+      if (more_) std::erase(*more_, s);
+    }
+    /// The store one of whose slots e is, with the slot's index (nullptr if none).
+    EdgeStore<F>* holder(const F* e, std::size_t& i) const {
+      for (EdgeStore<F>* p : inline_)
+        if (p && (i = p->indexOf(e)) != EdgeStore<F>::npos) return p;
+      if (more_)
+        for (EdgeStore<F>* p : *more_)
+          if ((i = p->indexOf(e)) != EdgeStore<F>::npos) return p;
+      return nullptr;
+    }
+
+   private:
+    bool find(const EdgeStore<F>* s) const {
+      return std::find(inline_.begin(), inline_.end(), s) != inline_.end() ||
+             (more_ && std::find(more_->begin(), more_->end(), s) != more_->end());
+    }
+    std::array<EdgeStore<F>*, 2> inline_{};
+    std::unique_ptr<std::vector<EdgeStore<F>*>> more_;
   };
   struct Rep {
-    std::vector<EdgeSlot<F>*> at;  // entry i
-    std::vector<Block> blocks;     // own storage (a freed block keeps its place: mem == nullptr)
-    EdgeSlot<F>* allocate(std::size_t n) {
-      const auto b = static_cast<std::uint32_t>(blocks.size());
-      blocks.push_back({std::make_unique<EdgeSlot<F>[]>(n), static_cast<std::uint32_t>(n)});
-      EdgeSlot<F>* m = blocks.back().mem.get();
-      for (std::size_t j = 0; j < n; ++j) m[j].block = b;
-      return m;
+    std::vector<F*> at;         // entry i
+    std::vector<Block> blocks;  // own storage (a freed block keeps its place)
+    Lenders lenders;
+    F* allocate(std::size_t n) {
+      blocks.push_back(
+          {std::make_unique<F[]>(n), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)});
+      return blocks.back().mem.get();
     }
     void grow(std::size_t n) {
       if (n == 0) return;
-      EdgeSlot<F>* m = allocate(n);
+      F* m = allocate(n);
       if (n >= at.size()) at.reserve(at.size() + n);  // a big step: exactly (small ones double)
       for (std::size_t j = 0; j < n; ++j) at.push_back(m + j);
     }
     /// The entry stops being this array's: a lent slot is no longer live, an own one's block is
-    /// freed with its last entry.
-    void drop(EdgeSlot<F>* e) {
-      if (e->block == EdgeSlot<F>::kLent) {
-        e->live = false;
-      } else if (--blocks[e->block].used == 0) {
-        blocks[e->block].mem.reset();
+    /// freed with its last entry. (Which it is, the addresses say: an array has a few blocks
+    /// and lenders, and entries are dropped only when an array shrinks or is refilled.)
+    void drop(F* e) {
+      for (Block& b : blocks)
+        if (b.holds(e)) {
+          if (--b.used == 0) b.mem.reset();
+          return;
+        }
+      std::size_t i = 0;
+      if (EdgeStore<F>* s = lenders.holder(e, i)) {
+        s->setLive(i, false);
+        return;
       }
+      throw_stray();
     }
   };
   [[noreturn]] static void throw_gap(std::size_t i);
+  [[noreturn]] static void throw_stray();
   /// Drops entries n.. (see Rep::drop).
   void release(std::size_t n) {
     if (!rep_) return;
@@ -207,6 +306,13 @@ class EdgeArray {
   }
   RepPtr rep_;
 };
+
+template <class F>
+void EdgeArray<F>::throw_stray() {
+  throw InternalError(
+      "EdgeArray: an entry is neither in the array's own blocks nor a slot of a store that lent "
+      "it");
+}
 
 template <class F>
 void EdgeArray<F>::throw_gap(std::size_t i) {

@@ -51,6 +51,13 @@ class FieldElementFinfoT final : public FieldElementFinfoBase {
             EdgeStoreBase& s) const override {
     if constexpr (kEdge) a_(parent).lend(f, slot, n, static_cast<EdgeStore<F>&>(s));
   }
+  void reserve(char* const* parents, const std::size_t* sizes, std::size_t n) const override {
+    if constexpr (kEdge) {
+      std::vector<EdgeArray<F>*> arrays(n);
+      for (std::size_t k = 0; k < n; ++k) arrays[k] = &a_(parents[k]);
+      EdgeArray<F>::reserveAll(arrays.data(), sizes, n);
+    }
+  }
   void unlend(char* parent, const Index* f, const std::uint64_t* slot, std::size_t n,
               EdgeStoreBase& s) const override {
     if constexpr (kEdge) a_(parent).unlend(f, slot, n, static_cast<EdgeStore<F>&>(s));

@@ -220,6 +220,12 @@ class FieldElementFinfoBase : public Finfo {
   /// Entries f[0..n) of the parent's array become slots slot[0..n) of s (taking the values).
   virtual void lend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
                     std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
+  /// Before lending to several parents: parents[k]'s array will hold sizes[k] entries (more than
+  /// now). Their entry vectors are regrown together, all set aside and then all allocated again,
+  /// so that the new ones reuse the old ones' space (freed one at a time as each array grew,
+  /// they would stay resident as holes between the new ones: tens of bytes per synapse).
+  virtual void reserve(char* const* /*parents*/, const std::size_t* /*sizes*/,
+                       std::size_t /*n*/) const {}
   /// Those of entries f[0..n) that are still slots slot[0..n) of s take their values back.
   virtual void unlend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
                       std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}

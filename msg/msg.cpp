@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/huge_pages.hpp"
 #include "core/random.hpp"
 #include "msg/context.hpp"
 
@@ -168,7 +169,7 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
   src()->context().touchTopology();
 }
 
-void SparseMsg::pairFill(const std::vector<Index>& srcIdx, const std::vector<Index>& destIdx) {
+void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> destIdx) {
   if (srcIdx.size() != destIdx.size())
     throw ValueError("pairFill: " + std::to_string(srcIdx.size()) + " source indices but " +
                      std::to_string(destIdx.size()) + " destination indices (they must pair up)");
@@ -260,9 +261,26 @@ void SparseMsg::lendAll() {
   }
   slotStart_[rows] = slots;
   store_ = fe->finfo()->makeEdgeStore(slots);
-  byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
-    fe->finfo()->lend(parent, f, slot, n, *store_);
-  });
+  const FieldElementFinfoBase* fi = fe->finfo();
+  std::vector<char*> parents;
+  std::vector<std::size_t> sizes;
+  byParent([&](char* parent, const Index* f, const std::uint64_t* slot,
+               std::size_t n) { fi->lend(parent, f, slot, n, *store_); },
+           [&](const std::vector<char*>& run, const std::uint64_t* start, const Index* field) {
+             // Each array's size once lent its entries; the arrays that grow are regrown together.
+             parents.clear();
+             sizes.clear();
+             for (std::size_t k = 0; k < run.size(); ++k) {
+               std::size_t top = fi->getNum(run[k]);
+               for (std::uint64_t j = start[k]; j < start[k + 1]; ++j)
+                 top = std::max<std::size_t>(top, std::size_t{field[j]} + 1);
+               if (top > fi->getNum(run[k])) {
+                 parents.push_back(run[k]);
+                 sizes.push_back(top);
+               }
+             }
+             fi->reserve(parents.data(), sizes.data(), parents.size());
+           });
 }
 
 void SparseMsg::unlendAll() {
@@ -276,33 +294,66 @@ void SparseMsg::unlendAll() {
 
 template <class Fn>
 void SparseMsg::byParent(Fn fn) const {
+  byParent(fn, [](const std::vector<char*>&, const std::uint64_t*, const Index*) {});
+}
+
+template <class Fn, class Before>
+void SparseMsg::byParent(Fn fn, Before before) const {
   // The local entries grouped by parent (a counting sort), so that each parent's array is
-  // visited once, in order.
+  // visited once, in order. The parents go in runs of about kRun entries, so that the grouped
+  // copy of fields and slots is 12 MB at most whatever the message's size (not 12 B for each of
+  // its 1e8 synapses); rows are sorted by data index, so each row's cursor carries over from one
+  // run to the next.
+  constexpr std::size_t kRun = std::size_t{1} << 20;
   auto* fe = static_cast<FieldElement*>(dest());
   const Index lo = fe->localBegin(), hi = fe->localEnd();
-  std::vector<std::uint64_t> start(static_cast<std::size_t>(hi - lo) + 1, 0);
   const std::size_t rows = numRows();
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(hi - lo), 0);
   for (std::size_t r = 0; r < rows; ++r) {
     const Target* t = entries_.data() + localFirst_[r];
-    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t)
-      ++start[t->data - lo + 1];
+    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) ++count[t->data - lo];
   }
-  for (std::size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
-  std::vector<Index> field(slotStart_[rows]);
-  std::vector<std::uint64_t> slot(slotStart_[rows]);
-  std::vector<std::uint64_t> fill(start.begin(), start.end() - 1);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const Target* t = entries_.data() + localFirst_[r];
-    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) {
-      const std::uint64_t at = fill[t->data - lo]++;
-      field[at] = t->field;
-      slot[at] = k;
-    }
-  }
+  std::vector<std::uint64_t> cursor(slotStart_.begin(),
+                                    slotStart_.end() - 1);  // next slot, per row
+  std::vector<std::uint64_t> start, fill;
+  // Mapped on their own (HugeAllocator): a run's 12 MB go back to the system when done.
+  std::vector<Index, HugeAllocator<Index>> field;
+  std::vector<std::uint64_t, HugeAllocator<std::uint64_t>> slot;
+  std::vector<char*> run;
   const DataElement* parent = fe->parentData();
-  for (Index d = lo; d < hi; ++d) {
-    const std::uint64_t b = start[d - lo], e = start[d - lo + 1];
-    if (b != e) fn(parent->localData(d), field.data() + b, slot.data() + b, e - b);
+  for (Index d0 = lo; d0 < hi;) {
+    Index d1 = d0;
+    std::size_t n = 0;
+    while (d1 < hi && (d1 == d0 || n + count[d1 - lo] <= kRun)) n += count[d1++ - lo];
+    start.assign(static_cast<std::size_t>(d1 - d0) + 1, 0);
+    for (Index d = d0; d < d1; ++d) start[d - d0 + 1] = start[d - d0] + count[d - lo];
+    fill.assign(start.begin(), start.end() - 1);
+    field.resize(n);
+    slot.resize(n);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::uint64_t k = cursor[r];
+      const Target* t = entries_.data() + localFirst_[r] + (k - slotStart_[r]);
+      for (; k < slotStart_[r + 1] && t->data < d1; ++k, ++t) {
+        const std::uint64_t at = fill[t->data - d0]++;
+        field[at] = t->field;
+        slot[at] = k;
+      }
+      cursor[r] = k;
+    }
+    // The run's parents with entries, and where their entries start (before(run, start, field)
+    // sees the same: parent k's fields are field[start[k] .. start[k + 1])).
+    run.clear();
+    std::size_t kept = 0;
+    for (Index d = d0; d < d1; ++d)
+      if (start[d - d0] != start[d - d0 + 1]) {
+        run.push_back(parent->localData(d));
+        start[kept++] = start[d - d0];
+      }
+    start[kept] = n;
+    before(run, start.data(), field.data());
+    for (std::size_t k = 0; k < run.size(); ++k)
+      fn(run[k], field.data() + start[k], slot.data() + start[k], start[k + 1] - start[k]);
+    d0 = d1;
   }
 }
 

@@ -130,7 +130,7 @@ class SparseMsg final : public Msg {
   /// matrix for a given seed whatever the node count. Replaces any previous entries.
   void setRandomConnectivity(double probability, std::uint64_t seed);
   /// Connects srcIndices[k] to destIndices[k] for every k. Replaces any previous entries.
-  void pairFill(const std::vector<Index>& srcIndices, const std::vector<Index>& destIndices);
+  void pairFill(std::span<const Index> srcIndices, std::span<const Index> destIndices);
   /// Number of entries.
   std::size_t numEntries() const { return entries_.size(); }
   /// Entries of row d.
@@ -150,9 +150,13 @@ class SparseMsg final : public Msg {
  private:
   void assignFields();
   void lendAll();
-  /// Calls fn(parent object, field indices, slots, n) for each local parent with entries here.
+  /// Calls fn(parent object, field indices, slots, n) for each local parent with entries here,
+  /// in runs of parents; before(parents, start, fields) sees each run first (parent k's field
+  /// indices are fields[start[k] .. start[k + 1])).
   template <class Fn>
   void byParent(Fn fn) const;
+  template <class Fn, class Before>
+  void byParent(Fn fn, Before before) const;
   std::vector<std::uint64_t> rowStart_;
   std::vector<Target> entries_;
   std::vector<Index> base_;  // local parents' entry counts before this message's first fill

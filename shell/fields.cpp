@@ -1,5 +1,7 @@
 // The Shell's client side of field access: set, get, vectors, lookup fields and calls, each
 // routed to the node that owns the object (handlers_fields.cpp runs them there).
+#include <cstring>
+
 #include "shell/detail/handlers.hpp"
 #include "shell/shell.hpp"
 #include "shell/simulation.hpp"
@@ -48,12 +50,23 @@ ByteBuffer Shell::getVecPacked(ObjId obj, std::string_view field, const std::typ
 
 void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
                          const ByteBuffer& values, std::uint64_t n, bool whole) {
+  setVecPacked(obj, field, type, whole, [&](ByteBuffer& c) {
+    c.append(values.data(), values.size());
+    return n;
+  });
+}
+
+void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info& type, bool whole,
+                         const std::function<std::uint64_t(ByteBuffer&)>& pack) {
   ByteBuffer c = command(Op::setVec);
   Writer w(c);
   w.put<ObjId>(obj).put<std::string>(std::string(field));
   put_type(w, type);
-  w.put<bool>(whole).put<std::uint64_t>(n);
-  c.append(values.data(), values.size());
+  w.put<bool>(whole);
+  const std::size_t countAt = c.size();
+  w.put<std::uint64_t>(0);
+  const std::uint64_t n = pack(c);
+  std::memcpy(c.data() + countAt, &n, sizeof n);
   dispatch(c);
 }
 

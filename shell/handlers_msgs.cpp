@@ -127,8 +127,8 @@ void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed) 
       ->setRandomConnectivity(p, seed);
 }
 
-void do_pair_fill(Simulation& sim, std::uint32_t id, const std::vector<Index>& s,
-                  const std::vector<Index>& d) {
+void do_pair_fill(Simulation& sim, std::uint32_t id, const ArrayView<Index>& s,
+                  const ArrayView<Index>& d) {
   static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "pairFill"))->pairFill(s, d);
 }
 

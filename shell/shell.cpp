@@ -76,9 +76,13 @@ void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::ui
   run<SetRandomConnectivity>(*this, msg, probability, seed);
 }
 
+void Shell::pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest) {
+  run<PairFill>(*this, msg, ArrayView<Index>(src), ArrayView<Index>(dest));
+}
+
 void Shell::pairFill(std::uint32_t msg, const std::vector<Index>& src,
                      const std::vector<Index>& dest) {
-  run<PairFill>(*this, msg, src, dest);
+  pairFill(msg, std::span<const Index>(src), std::span<const Index>(dest));
 }
 
 void Shell::setStride(std::uint32_t msg, long stride) {

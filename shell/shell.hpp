@@ -11,7 +11,9 @@
 /// choices; checks happen before any change, so a failed command changes nothing. An error on
 /// any node reaches the driver as an exception.
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -90,7 +92,10 @@ class Shell {
                        std::string_view dest, std::string_view destField);
   /// Fills a Sparse message at random (see SparseMsg::setRandomConnectivity).
   void setRandomConnectivity(std::uint32_t msg, double probability, std::uint64_t seed);
-  /// Fills a Sparse message from index pairs.
+  /// Fills a Sparse message from index pairs: (src[k], dest[k]) for every k. The indices are read
+  /// where they lie (a numpy array's memory, from Python) and travel to the nodes as one copy in
+  /// the command's bytes.
+  void pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest);
   void pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest);
   /// Sets the stride of a Diagonal message.
   void setStride(std::uint32_t msg, long stride);
@@ -231,6 +236,11 @@ class Shell {
   /// Sets field on every entry from n packed values (n must be the entry count).
   void setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
                     const ByteBuffer& values, std::uint64_t n, bool wholeElement);
+  /// The same with the values written by `pack` straight into the command's bytes (a vector of
+  /// 1e7 doubles is held once, not also in a buffer of its own): pack appends the packed values
+  /// to the buffer it is given and returns how many it wrote; if it throws, nothing is sent.
+  void setVecPacked(ObjId obj, std::string_view field, const std::type_info& type,
+                    bool wholeElement, const std::function<std::uint64_t(ByteBuffer&)>& pack);
   /// Sets field on every entry of the Element (every field entry of a FieldElement) to one value.
   void setAllPacked(ObjId obj, std::string_view field, const std::type_info& type,
                     const ByteBuffer& value);

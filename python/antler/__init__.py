@@ -616,6 +616,12 @@ class vec(object):
             if nn:
                 return _a.get(parent, nn)
             return _a.get(self._oid, "numField")
+        # Every parent's entries: the sum of the parents' counts ("numSynapses"), not the names of
+        # 1e7 synapses fetched to be counted.
+        pcls = _a.element_info((info[4], 0, 0))[0]
+        nn = _a.field_element_num(pcls, info[6])
+        if nn:
+            return int(_a.get_vec((info[4], 0, 0), nn, True).sum())
         return len(_a.get_vec(self._oid, "name", True))
 
     def __getitem__(self, i):

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <span>
 #include <typeindex>
 #include <unordered_map>
 #include <utility>
@@ -125,6 +127,31 @@ template <class E>
 struct is_vector<std::vector<E>> : std::true_type {};
 
 template <class T>
+T cast_value(py::handle h, const cv::Ctx& c);
+
+/// A sequence of indices read where it lies when it is a 1-D C-ordered numpy array of antler's
+/// Index (uint32: what np.unique, np.nonzero(...).astype(np.uint32) and friends give), so that 1e7
+/// synapses' indices are not copied before they reach the command; anything else is converted
+/// (each entry checked) into a vector of its own.
+struct IndexArg {
+  IndexArg(py::handle h, const cv::Ctx& c) {
+    if (py::array_t<Index, py::array::c_style>::check_(h)) {
+      auto a = py::reinterpret_borrow<py::array_t<Index, py::array::c_style>>(h);
+      if (a.ndim() == 1) {
+        keep = a;
+        view = std::span<const Index>(a.data(), static_cast<std::size_t>(a.size()));
+        return;
+      }
+    }
+    own = cast_value<std::vector<Index>>(h, c);
+    view = own;
+  }
+  py::object keep;  // the array viewed
+  std::vector<Index> own;
+  std::span<const Index> view;
+};
+
+template <class T>
 T cast_value(py::handle h, const cv::Ctx& c) {
   if constexpr (std::is_same_v<T, ObjId>) {
     return to_objid(h, c);
@@ -164,8 +191,18 @@ T cast_value(py::handle h, const cv::Ctx& c) {
           }
           return true;
         };
-        if (kind == 'i' && bulk(static_cast<long long*>(nullptr))) return out;
-        if (kind == 'u' && bulk(static_cast<unsigned long long*>(nullptr))) return out;
+        // Each integer width read as itself: no converted copy of the whole array.
+        const auto width = a.dtype().itemsize();
+        if (kind == 'i' && (width == 1   ? bulk(static_cast<std::int8_t*>(nullptr))
+                            : width == 2 ? bulk(static_cast<std::int16_t*>(nullptr))
+                            : width == 4 ? bulk(static_cast<std::int32_t*>(nullptr))
+                                         : bulk(static_cast<std::int64_t*>(nullptr))))
+          return out;
+        if (kind == 'u' && (width == 1   ? bulk(static_cast<std::uint8_t*>(nullptr))
+                            : width == 2 ? bulk(static_cast<std::uint16_t*>(nullptr))
+                            : width == 4 ? bulk(static_cast<std::uint32_t*>(nullptr))
+                                         : bulk(static_cast<std::uint64_t*>(nullptr))))
+          return out;
         if constexpr (std::is_floating_point_v<E>)
           if (kind == 'f' && bulk(static_cast<double*>(nullptr))) return out;
       }
@@ -343,8 +380,8 @@ void set_vec(const Triple& t, const std::string& field, py::handle value, bool w
     shell().setAllPacked(o, field, type, b);
     return;
   }
-  const std::size_t n = c.toMany(value, b, ctx);
-  shell().setVecPacked(o, field, type, b, n, whole);
+  shell().setVecPacked(o, field, type, whole,
+                       [&](ByteBuffer& out) -> std::uint64_t { return c.toMany(value, out, ctx); });
 }
 
 /// obj.field[key] for a lookup field (PulseGen's level[i], the clock's tickDt[i]).
@@ -684,9 +721,8 @@ void def_messages(py::module_& m) {
                                   cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
   });
   m.def("pair_fill", [](H id, H s, H d) {
-    shell().pairFill(u32(id, "pairFill: msg"),
-                     cast_value<std::vector<Index>>(s, {"pairFill: srcIndices"}),
-                     cast_value<std::vector<Index>>(d, {"pairFill: destIndices"}));
+    const IndexArg src(s, {"pairFill: srcIndices"}), dest(d, {"pairFill: destIndices"});
+    shell().pairFill(u32(id, "pairFill: msg"), src.view, dest.view);
   });
   m.def("set_stride", [](H id, H s) {
     shell().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));

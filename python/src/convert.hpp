@@ -21,6 +21,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -123,18 +124,38 @@ std::size_t append_many(py::handle h, const Ctx& c, ByteBuffer& out) {
             }
           }
         }
-        auto conv = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
-        if (!conv) throw TypeError(c.where + ": cannot convert the " + dt + " array");
-        if constexpr (std::is_same_v<T, float>) {
-          // A finite value past float's range would become inf: refuse it.
-          auto wide = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
-          for (std::size_t i = 0; i < n; ++i)
-            if (std::isinf(conv.data()[i]) && std::isfinite(wide.data()[i]))
-              throw ValueError(c.where + ": entry " + std::to_string(i) + " (" +
-                               format_double(wide.data()[i]) +
-                               ") does not fit in a float (32-bit)");
+        // An array of T itself is one copy into out; another dtype is converted a slice at a
+        // time, so that no converted copy of a large array is ever held whole.
+        if (py::array_t<T, py::array::c_style>::check_(a)) {
+          out.append(a.data(), n * sizeof(T));
+          return n;
         }
-        out.append(reinterpret_cast<const char*>(conv.data()), n * sizeof(T));
+        constexpr std::size_t kSlice = std::size_t{1} << 16;
+        const std::size_t before = out.size();
+        out.reserve(before + n * sizeof(T));
+        for (std::size_t i = 0; i < n; i += kSlice) {
+          const std::size_t m = std::min(kSlice, n - i);
+          py::object part =
+              a[py::slice(static_cast<py::ssize_t>(i), static_cast<py::ssize_t>(i + m), 1)];
+          auto conv = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(part);
+          if (!conv) {
+            out.resize(before);
+            throw TypeError(c.where + ": cannot convert the " + dt + " array");
+          }
+          if constexpr (std::is_same_v<T, float>) {
+            // A finite value past float's range would become inf: refuse it.
+            auto wide =
+                py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(part);
+            for (std::size_t j = 0; j < m; ++j)
+              if (std::isinf(conv.data()[j]) && std::isfinite(wide.data()[j])) {
+                out.resize(before);
+                throw ValueError(c.where + ": entry " + std::to_string(i + j) + " (" +
+                                 format_double(wide.data()[j]) +
+                                 ") does not fit in a float (32-bit)");
+              }
+          }
+          out.append(conv.data(), m * sizeof(T));
+        }
         return n;
       }
     }

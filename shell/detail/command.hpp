@@ -69,7 +69,8 @@ using AddMsg =
     Command<Op::addMsg, std::uint32_t(std::string, ObjId, std::string, ObjId, std::string)>;
 using SetRandomConnectivity =
     Command<Op::setRandomConnectivity, void(std::uint32_t, double, std::uint64_t)>;
-using PairFill = Command<Op::pairFill, void(std::uint32_t, std::vector<Index>, std::vector<Index>)>;
+// The indices travel as views: a fill of 1e7 synapses holds them once, in the command's bytes.
+using PairFill = Command<Op::pairFill, void(std::uint32_t, ArrayView<Index>, ArrayView<Index>)>;
 using SetStride = Command<Op::setStride, void(std::uint32_t, long)>;
 using SetClock = Command<Op::setClock, void(unsigned, double)>;
 using UseClock = Command<Op::useClock, void(unsigned, std::string, std::string)>;

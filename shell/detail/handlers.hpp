@@ -149,8 +149,8 @@ void do_destroy(Simulation& sim, ObjId o);
 std::uint32_t do_add_msg(Simulation& sim, const std::string& kind, ObjId src, const std::string& sf,
                          ObjId dest, const std::string& df);
 void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed);
-void do_pair_fill(Simulation& sim, std::uint32_t id, const std::vector<Index>& s,
-                  const std::vector<Index>& d);
+void do_pair_fill(Simulation& sim, std::uint32_t id, const ArrayView<Index>& s,
+                  const ArrayView<Index>& d);
 void do_set_stride(Simulation& sim, std::uint32_t id, long s);
 void do_set_clock(Simulation& sim, unsigned tick, double dt);
 void do_use_clock(Simulation& sim, unsigned tick, const std::string& path,

@@ -10,6 +10,7 @@
 
 #include "core/edge_array.hpp"
 #include "core/error.hpp"
+#include "models/synapse.hpp"
 #include "msg/msg.hpp"
 #include "tests/support/model.hpp"
 
@@ -195,12 +196,12 @@ TEST_CASE("EdgeArray: lent entries, given back, dropped, copied") {
   const std::uint64_t slot[] = {0, 1};
   arr.lend(f, slot, 2, store);
   // Lent entries are the store's slots, with the values they had.
-  CHECK(&arr[2] == &store.slot(0).obj);
-  CHECK(&arr[0] == &store.slot(1).obj);
-  CHECK(store.slot(0).obj.v == 12.0);
-  CHECK(store.slot(1).live);
+  CHECK(&arr[2] == &store.slot(0));
+  CHECK(&arr[0] == &store.slot(1));
+  CHECK(store.slot(0).v == 12.0);
+  CHECK(store.live(1));
   arr[0].v = 20.0;  // writes reach the slot
-  CHECK(store.slot(1).obj.v == 20.0);
+  CHECK(store.slot(1).v == 20.0);
   // A copy owns its values; the original keeps its slots.
   EdgeArray<W> copy = arr;
   CHECK(copy.size() == 3);
@@ -210,13 +211,13 @@ TEST_CASE("EdgeArray: lent entries, given back, dropped, copied") {
   CHECK(arr[0].v == 20.0);
   // Shrinking drops entry 2: its slot is no longer live.
   arr.resize(2);
-  CHECK_FALSE(store.slot(0).live);
-  CHECK(store.slot(1).live);
+  CHECK_FALSE(store.live(0));
+  CHECK(store.live(1));
   // Giving back: entry 0 takes the slot's value; entry 2 (dropped) is left alone.
   arr.unlend(f, slot, 2, store);
-  CHECK_FALSE(store.slot(1).live);
+  CHECK_FALSE(store.live(1));
   CHECK(arr[0].v == 20.0);
-  CHECK(&arr[0] != &store.slot(1).obj);
+  CHECK(&arr[0] != &store.slot(1));
   arr.resize(4);
   CHECK(arr[1].v == 11.0);
   CHECK(arr[3].v == 1.0);
@@ -226,5 +227,133 @@ TEST_CASE("EdgeArray: lent entries, given back, dropped, copied") {
   const std::uint64_t slot2[] = {0};
   arr.lend(f2, slot2, 1, store2);
   EdgeArray<W> moved = std::move(arr);
-  CHECK(&moved[3] == &store2.slot(0).obj);
+  CHECK(&moved[3] == &store2.slot(0));
+}
+
+TEST_CASE("EdgeArray: entries lent by two stores and its own, dropped and given back by address") {
+  // The slots hold the objects alone (no flag beside them): which store or own block an entry
+  // lies in is found from its address, and each store keeps a live bit per slot.
+  struct W {
+    double v = 0.0;
+  };
+  static_assert(sizeof(W) == sizeof(double));
+  EdgeArray<W> arr;
+  arr.resize(2);  // own entries 0 and 1
+  arr[0].v = 1.0;
+  arr[1].v = 2.0;
+  EdgeStore<W> a(3), b(2);
+  CHECK(a.stride() == sizeof(W));  // packed
+  const Index fa[] = {2, 3, 0};
+  const std::uint64_t sa[] = {0, 1, 2};
+  arr.lend(fa, sa, 3, a);  // 2 and 3 born in a; 0 moves into a (its value with it)
+  const Index fb[] = {4};
+  const std::uint64_t sb[] = {1};
+  arr.lend(fb, sb, 1, b);
+  CHECK(arr.size() == 5);
+  CHECK(&arr[0] == &a.slot(2));
+  CHECK(a.slot(2).v == 1.0);
+  CHECK(&arr[4] == &b.slot(1));
+  CHECK((a.live(0) && a.live(1) && a.live(2)));
+  CHECK((!b.live(0) && b.live(1)));
+  CHECK(a.indexOf(&a.slot(1)) == 1);
+  CHECK(a.indexOf(&b.slot(0)) == EdgeStore<W>::npos);
+  // Shrinking to 2 drops a's slots 0 and 1 (entries 2, 3) and b's slot 1 (entry 4); entry 1 stays
+  // own, entry 0 stays a's slot 2.
+  arr.resize(2);
+  CHECK((!a.live(0) && !a.live(1) && a.live(2)));
+  CHECK_FALSE(b.live(1));
+  CHECK(arr[1].v == 2.0);
+  // a gives back what it still lends: entry 0 becomes own again, with its value.
+  arr[0].v = 7.0;
+  arr.unlend(fa, sa, 3, a);
+  CHECK_FALSE(a.live(2));
+  CHECK(&arr[0] != &a.slot(2));
+  CHECK(arr[0].v == 7.0);
+  // Every entry is own now: shrinking frees them without asking any store.
+  arr.resize(0);
+  CHECK(arr.size() == 0);
+  arr.resize(3);
+  CHECK(arr[2].v == 0.0);
+}
+
+TEST_CASE(
+    "a fill of 1.5e6 synapses: lent in several runs, the arrays regrown in groups, values kept") {
+  // Past SparseMsg::byParent's run of 2^20 entries and EdgeArray::reserveAll's group of 2^20
+  // entries held: the per-row cursors carry from one run to the next, and a second message grows
+  // arrays that together hold more than one group.
+  Model m;
+  Shell& s = m.s;
+  constexpr Index kSrc = 1500, kNrn = 3000, kFan = 1000;
+  const ObjId a = s.create("RandSpike", "/a", kSrc);
+  const ObjId b = s.create("RandSpike", "/b", 500);
+  const ObjId nrn = s.create("IntFire", "/nrn", kNrn);
+  const ObjId syn = s.find("/nrn/synapse");
+  std::vector<Index> ps, pd;
+  ps.reserve(std::size_t{kSrc} * kFan);
+  pd.reserve(std::size_t{kSrc} * kFan);
+  for (Index i = 0; i < kSrc; ++i)
+    for (Index j = 0; j < kFan; ++j) {  // 13 is prime to 3000: no pair twice in a row
+      ps.push_back(i);
+      pd.push_back((i * 7 + j * 13) % kNrn);
+    }
+  const std::uint32_t ma = s.addMsg("Sparse", a, "spikeOut", syn, "addSpike");
+  s.pairFill(ma, ps, pd);
+  // By hand: neuron d's synapses are its entries in row order (sources ascending).
+  std::vector<std::vector<Index>> from(kNrn);
+  for (std::size_t k = 0; k < ps.size(); ++k) from[pd[k]].push_back(ps[k]);
+  std::vector<unsigned> count(kNrn);
+  for (Index d = 0; d < kNrn; ++d) count[d] = static_cast<unsigned>(from[d].size());
+  CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == count);
+  // Weights that name their synapse: source + 1e-4 x neuron.
+  std::vector<double> w;
+  for (Index d = 0; d < kNrn; ++d)
+    for (Index src : from[d]) w.push_back(src + 1e-4 * d);
+  Field<double>::setVec(s, syn.id, "weight", w);
+  // Each local entry is the store's slot, in row order; the slot holds the weight of its pair.
+  const SparseMsg& sm = sparse(s, ma);
+  auto* fe = static_cast<const FieldElement*>(antler::test::element(syn));
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  std::size_t k = 0, wrong = 0;
+  for (Index r = 0; r < kSrc; ++r) {
+    auto [rb, re] = sm.row(r);
+    for (const Target* t = rb; t != re; ++t) {
+      if (t->data < lo || t->data >= hi) continue;
+      const char* obj = sm.store()->object(k);
+      wrong += obj != fe->data(t->data, t->field) ||
+               reinterpret_cast<const Synapse*>(obj)->weight() != r + 1e-4 * t->data;
+      ++k;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(k == sm.store()->size());
+  // A second message adds one synapse to each of neurons 0, 6, 12, ...: the arrays grow, the
+  // first message's synapses keep their slots and values, the new ones start at the default.
+  std::vector<Index> bs, bd;
+  for (Index i = 0; i < 500; ++i) {
+    bs.push_back(i);
+    bd.push_back(6 * i);
+  }
+  const std::uint32_t mb = s.addMsg("Sparse", b, "spikeOut", syn, "addSpike");
+  s.pairFill(mb, bs, bd);
+  std::vector<double> w2;
+  std::size_t at = 0;
+  for (Index d = 0; d < kNrn; ++d) {
+    for (std::size_t j = 0; j < from[d].size(); ++j) w2.push_back(w[at++]);
+    if (d % 6 == 0) w2.push_back(Synapse().weight());
+  }
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == w2);
+  k = 0;
+  wrong = 0;
+  for (Index r = 0; r < kSrc; ++r) {
+    auto [rb, re] = sm.row(r);
+    for (const Target* t = rb; t != re; ++t)
+      if (t->data >= lo && t->data < hi)
+        wrong += sm.store()->object(k++) != fe->data(t->data, t->field);
+  }
+  CHECK(wrong == 0);
+  // Erasing the first message gives its synapses back to the arrays, values and all.
+  s.destroy(s.find("/a"));
+  const auto left = Field<double>::getVec(s, syn.id, "weight");
+  CHECK(left.size() == w2.size());
+  CHECK(left == w2);
 }

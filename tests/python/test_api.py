@@ -86,7 +86,7 @@ def test_field_elements(model, user_classes):
     assert antler.element("/r[2]").syn.weight.shape == (2,)
 
 
-@pytest.mark.parametrize("indices", ["list", "int64", "uint16"])
+@pytest.mark.parametrize("indices", ["list", "int64", "uint16", "int8", "uint32", "uint32-strided", ">u4"])
 def test_messages_and_run_match_a_serial_reference(model, user_classes, indices):
     a = antler.TestAdder("/a", 6)
     b = antler.TestAdder("/b", 6)
@@ -98,7 +98,10 @@ def test_messages_and_run_match_a_serial_reference(model, user_classes, indices)
     src, dst = [0, 0, 3, 5, 5], [1, 3, 0, 2, 3]
     if indices == "list":
         m.pairFill(src, dst)
-    else:  # numpy arrays take the bulk conversion
+    elif indices == "uint32-strided":  # every other entry of a uint32 array: converted, not viewed
+        m.pairFill(np.repeat(np.array(src, dtype=np.uint32), 2)[::2],
+                   np.repeat(np.array(dst, dtype=np.uint32), 2)[::2])
+    else:  # numpy arrays: uint32 read in place, other integer widths and byte orders converted
         m.pairFill(np.array(src, dtype=indices), np.array(dst, dtype=indices))
     assert m.type == "Sparse" and m.numEntries == 5
     antler.setClock(0, 1e-3)
@@ -119,6 +122,34 @@ def test_messages_and_run_match_a_serial_reference(model, user_classes, indices)
                     csum[d] = 0.5 * csum[d] + x[i]
     np.testing.assert_array_equal(antler.vec(b).sum, bsum)
     np.testing.assert_array_equal(antler.vec(c).sum, csum)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8", ">f8", "float64-strided", "float64"])
+def test_vector_writes_convert_any_numeric_dtype_across_slices(model, user_classes, dtype):
+    # 150,000 values: more than one slice of the conversion (65,536 values), so that a value in
+    # any slice must land at its own entry.
+    n = 150_000
+    a = antler.TestAdder("/a", n)
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 200, n).astype(np.float64) + (0.0 if dtype in ("int32", "uint8") else 0.375)
+    if dtype == "float64-strided":
+        values = np.repeat(base, 2)[::2]
+    else:
+        values = base.astype(dtype)
+    antler.vec(a).x = values
+    np.testing.assert_array_equal(antler.vec(a).x, np.asarray(values, dtype=np.float64))
+
+
+def test_a_refused_vector_write_leaves_every_entry_unchanged(model, user_classes):
+    n = 150_000
+    a = antler.TestAdder("/a", n)
+    antler.vec(a).x = np.arange(n, dtype=np.float64)
+    bad = np.arange(n, dtype=np.complex128)  # not a real number anywhere
+    with pytest.raises(TypeError, match="TestAdder.x"):
+        antler.vec(a).x = bad
+    with pytest.raises(ValueError):
+        antler.vec(a).x = np.zeros(n - 1)  # one short
+    np.testing.assert_array_equal(antler.vec(a).x, np.arange(n, dtype=np.float64))
 
 
 def test_random_connectivity_is_reproducible(model, user_classes):
