@@ -12,12 +12,17 @@
 /// object wherever it lives: the field element works as a `std::vector<F>` member does.
 ///
 /// Ownership: the message owns its store and lends each local entry to its parent's array
-/// (`attach`, which copies the entry's current value in: a refill keeps values by position, as
-/// a vector does). Erasing or refilling the message copies each value back (`detach`); messages
+/// (`lend`, which copies the entry's current value in: a refill keeps values by position, as
+/// a vector does). Erasing or refilling the message copies each value back (`unlend`); messages
 /// touching an element are erased before the element is (Shell delete, clear), so an array never
-/// outlives a store it points into. A slot's `live` flag says whether its parent's array still
-/// refers to it: shrinking an array (numSynapses) clears it, and delivery to a slot that is not
-/// live goes the slow way, through the array, exactly as before (an IndexError past the end).
+/// outlives a store it points into. A slot's live bit (kept by the store, beside the objects)
+/// says whether its parent's array still refers to it: shrinking an array (numSynapses) clears
+/// it, and delivery to a slot that is not live goes the slow way, through the array, exactly as
+/// before (an IndexError past the end).
+///
+/// Memory: a slot is the object alone (a Synapse's 16 bytes) and the array one pointer per entry;
+/// whether an entry is lent, and by which store, or own, and in which block, its address says
+/// (an array has a few of each), so nothing else is stored per entry.
 /// Copying an array copies the values (the copy owns them all); moving keeps the pointers. An
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
@@ -46,6 +51,11 @@ class EdgeStoreBase {
   char* object(std::size_t i) const { return base_ + i * stride_; }
   /// Whether slot i is still its parent's entry.
   bool live(std::size_t i) const { return (live_[i >> 6] >> (i & 63)) & 1u; }
+  /// Whether slots i .. i + n - 1 are all live, for n <= 64 - i % 64 (within one word of bits).
+  bool allLive(std::size_t i, std::size_t n) const {
+    const std::uint64_t want = n == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);
+    return ((live_[i >> 6] >> (i & 63)) & want) == want;
+  }
   std::size_t stride() const { return stride_; }
   std::size_t size() const { return size_; }
 
