@@ -4,7 +4,9 @@
 ///
 /// Max and Min skip NaNs (NaN compares false); with no values, has() is false and value() is the
 /// identity (lowest / highest representable value). Sum adds in thread order, then node order.
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -95,6 +97,16 @@ class ReduceSum {
       exact_.add(v, n);
     } else {
       for (std::size_t i = 0; i < n; ++i) exact_.add(static_cast<double>(v[i]));
+    }
+    n_ += n;
+  }
+  /// n values that are each 0 or 1 (a bool getter's flags), `ones` of them 1: one add of the count,
+  /// the same sum as adding them one by one (exactly: a count is an integer).
+  void primaryReduceFlags(std::size_t ones, std::size_t n) {
+    if constexpr (kExact) {
+      if (ones) exact_.add(static_cast<double>(ones));
+    } else {
+      v_ += static_cast<F>(ones);
     }
     n_ += n;
   }

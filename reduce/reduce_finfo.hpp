@@ -83,7 +83,13 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
       for (Index i = lo; i < hi; i += B) {
         const Index m = std::min(B, hi - i);
         tv->readBlock(e, i, m, src);
-        if constexpr (std::is_same_v<F, Src>) {
+        if constexpr (std::is_same_v<Src, bool> && !wants_objid<R, F> &&
+                      requires { r.primaryReduceFlags(std::size_t{}, std::size_t{}); }) {
+          // A bool getter (a flag) into a sum: counted, then added once.
+          std::size_t ones = 0;
+          for (Index k = 0; k < m; ++k) ones += src[k];
+          r.primaryReduceFlags(ones, m);
+        } else if constexpr (std::is_same_v<F, Src>) {
           fold_block(r, src, m, e, i);  // the values as read
         } else {
           F buf[B];

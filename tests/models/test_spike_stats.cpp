@@ -74,3 +74,29 @@ TEST_CASE("SpikeStats over an empty population reports num 0 and a NaN rate") {
   CHECK(Field<unsigned>::get(s, stats, "count") == 0u);
   CHECK(std::isnan(Field<double>::get(s, stats, "rate")));
 }
+
+TEST_CASE("SpikeStats over a bool getter: the flags counted a block at a time") {
+  // A Reduce message to a bool field folds each block of flags as a count (reduce_loop);
+  // checked against the count made here, on populations across several blocks of 512.
+  for (const Index n : {Index{1}, Index{511}, Index{1300}}) {
+    CAPTURE(n);
+    Model m;
+    Shell& s = m.s;
+    const ObjId a = s.create("TestAdder", "/a", n);
+    const ObjId stats = s.create("SpikeStats", "/stats");
+    std::vector<double> x(n);
+    unsigned positive = 0;
+    for (Index i = 0; i < n; ++i) {
+      x[i] = (i * 7919u) % 13 < 5 ? 1.0 + i : -1.0 * i;  // 0 at i = 0: not positive
+      positive += x[i] > 0;
+    }
+    Field<double>::setVec(s, a.id, "x", x);
+    s.addMsg("Reduce", stats, "reduce", a, "getPositive");
+    s.setClock(0, 1e-3);
+    s.useClock(0, "/stats");
+    s.reinit();
+    s.start(1e-3);
+    CHECK(Field<unsigned>::get(s, stats, "count") == positive);
+    CHECK(Field<unsigned>::get(s, stats, "num") == n);
+  }
+}

@@ -2,7 +2,10 @@
 // folded the way the reduce path folds them: chunks per "thread", merged per "node", merged.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -197,4 +200,42 @@ TEST_CASE("ReduceSum's sum is exact: the same bits however the values are cut an
     b.tertiaryReduce(a);  // merged the other way round
     CHECK(b.value() == exact);
   }
+}
+
+TEST_CASE("ReduceSum of flags counted a block at a time: the same sum and count as one by one") {
+  // reduce_loop counts a block of a bool getter's values and adds the count once.
+  std::vector<char> flags(5000);
+  unsigned long long x = 12345;
+  for (auto& f : flags) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    f = (x >> 60) == 0;  // about one in 16
+  }
+  ReduceSum<double> one, blocks;
+  ReduceSum<long> ione, iblocks;
+  std::size_t serial = 0;
+  for (char f : flags) {
+    one.primaryReduce(f ? 1.0 : 0.0);
+    ione.primaryReduce(f ? 1 : 0);
+    serial += f != 0;
+  }
+  for (std::size_t i = 0; i < flags.size(); i += 512) {
+    const std::size_t m = std::min<std::size_t>(512, flags.size() - i);
+    std::size_t ones = 0;
+    for (std::size_t k = 0; k < m; ++k) ones += flags[i + k] != 0;
+    blocks.primaryReduceFlags(ones, m);
+    iblocks.primaryReduceFlags(ones, m);
+  }
+  CHECK(one.value() == static_cast<double>(serial));
+  CHECK(blocks.value() == one.value());
+  CHECK(blocks.count() == one.count());
+  CHECK(iblocks.value() == ione.value());
+  CHECK(iblocks.count() == flags.size());
+  // Merged with a sum of other values, the result is the same too.
+  ReduceSum<double> a = one, b = blocks, other;
+  other.primaryReduce(0.1);
+  other.primaryReduce(1e300);
+  other.primaryReduce(-1e300);
+  a.secondaryReduce(other);
+  b.secondaryReduce(other);
+  CHECK(a.value() == b.value());
 }

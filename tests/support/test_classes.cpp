@@ -13,6 +13,8 @@ const Cinfo* Adder::initCinfo() {
           .readOnly("count", &Adder::count_, "values received")
           .readOnly("text", &Adder::text_, "strings received")
           .readOnly("doubled", &Adder::getDoubled, "2 x")
+          .readOnlyFn<bool>(
+              "positive", [](const Adder& a) { return a.x_ > 0; }, "x > 0 (a bool getter)")
           .lookup("weight", &Adder::weightOf, &Adder::setWeightOf, "a lookup field")
           .dest<&Adder::add>("add", "folds a value into sum")
           .dest<&Adder::relay>("relay", "sends v on out (a send from delivery)")
