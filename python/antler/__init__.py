@@ -863,6 +863,9 @@ class Msg(object):
         _a.set_random_connectivity(self.id, probability, seed)
 
     def pairFill(self, srcIndices, destIndices):
+        """Connects srcIndices[k] to destIndices[k] for every k (any integer sequences). A 1-D
+        numpy array of uint32 is read where it lies: 1e7 pairs are not copied before they reach
+        the message."""
         _a.pair_fill(self.id, srcIndices, destIndices)
 
     def setStride(self, stride):
