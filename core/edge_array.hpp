@@ -72,6 +72,15 @@ class EdgeStoreBase {
 template <class F>
 class EdgeArray;
 
+namespace detail {
+/// Which of n objects of type F from `base` p is, or ~0 if p lies outside them.
+template <class F>
+std::size_t index_in(const F* p, const F* base, std::size_t n) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(base);
+  return base && at >= b && at < b + n * sizeof(F) ? (at - b) / sizeof(F) : ~std::size_t{0};
+}
+}  // namespace detail
+
 template <class F>
 class EdgeStore final : public EdgeStoreBase {
  public:
@@ -85,9 +94,7 @@ class EdgeStore final : public EdgeStoreBase {
   F& slot(std::size_t i) { return slots_[i]; }
   /// Which slot p is, or npos if it is not one of this store's.
   std::size_t indexOf(const F* p) const {
-    const auto at = reinterpret_cast<std::uintptr_t>(p);
-    const auto b = reinterpret_cast<std::uintptr_t>(slots_.data());
-    return at >= b && at < b + slots_.size() * sizeof(F) ? (at - b) / sizeof(F) : npos;
+    return detail::index_in(p, slots_.data(), slots_.size());
   }
 
  private:
@@ -219,9 +226,7 @@ class EdgeArray {
     std::uint32_t size = 0;
     std::uint32_t used = 0;  // entries of the block that are still their array's
     bool holds(const F* e) const {
-      const auto at = reinterpret_cast<std::uintptr_t>(e);
-      const auto b = reinterpret_cast<std::uintptr_t>(mem.get());
-      return mem && at >= b && at < b + std::uintptr_t{size} * sizeof(F);
+      return detail::index_in<F>(e, mem.get(), size) != ~std::size_t{0};
     }
   };
   /// The stores whose slots some entries are: one or two in practice (the messages filling the

@@ -271,10 +271,11 @@ void SparseMsg::lendAll() {
              parents.clear();
              sizes.clear();
              for (std::size_t k = 0; k < run.size(); ++k) {
-               std::size_t top = fi->getNum(run[k]);
+               const std::size_t now = fi->getNum(run[k]);
+               std::size_t top = now;
                for (std::uint64_t j = start[k]; j < start[k + 1]; ++j)
                  top = std::max<std::size_t>(top, std::size_t{field[j]} + 1);
-               if (top > fi->getNum(run[k])) {
+               if (top > now) {
                  parents.push_back(run[k]);
                  sizes.push_back(top);
                }
