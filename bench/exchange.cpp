@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "antler/antler.hpp"
@@ -202,8 +203,11 @@ int main(int argc, char** argv) {
     std::printf(
         "MPI, %d ranks%s, %u neurons, %d steps, best of %d: bytes received per node per "
         "step, ms per step\n",
-        P, P > 2 ? " (OVERSUBSCRIBED on 2 cores: times measure the scheduler)" : "", N, steps,
-        reps);
+        P,
+        P > static_cast<int>(std::thread::hardware_concurrency())
+            ? " (OVERSUBSCRIBED: more ranks than cores, times measure the scheduler)"
+            : "",
+        N, steps, reps);
   for (const std::string& net : networks) {
     double best[2] = {1e30, 1e30}, bytes[2] = {0, 0}, bytesMax[2] = {0, 0};
     std::string modes[2];

@@ -1,7 +1,9 @@
 // intfire_network: cost per step of a network of N IntFire neurons (default 1e5) with ~100
 // synapses each, driven by RandSpike Poisson inputs, with a Stats reduction of Vm every step, on
 // one thread, next to hand-written loops doing the same neuron and synapse updates over plain
-// arrays, timed in the same run. Also antler at 2 threads against 1.
+// arrays, timed in the same run. Also antler at 2 threads against 1, and at the thread counts that
+// ANTLER_BENCH_THREADS lists (e.g. ANTLER_BENCH_THREADS=4,8,16: thread scaling on a larger
+// machine).
 //
 // Usage: intfire_network [N [steps [repetitions [antler|handler|ring|queue|heap]]]]
 //        (defaults: 100000 1000 3). Naming one side times only that side on one thread, without
@@ -62,6 +64,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/args.hpp"
 #include "bench/machine.hpp"
 #include "core/element.hpp"
 #include "core/random.hpp"
@@ -551,17 +554,26 @@ int main(int argc, char** argv) {
     return seconds_since(t0);
   };
   s.setNumThreads(1);
+  const char* more = std::getenv("ANTLER_BENCH_THREADS");
+  const std::vector<unsigned> listed = bench::count_list(more ? more : "");
+  if (more && listed.empty()) {
+    std::fprintf(
+        stderr, "ANTLER_BENCH_THREADS='%s': expected thread counts such as 4,8,16 (1..64)\n", more);
+    return rt.finish(2);
+  }
 
   if (!only.empty()) {
-    // Profiling: one side only, no checks.
+    // Profiling: one side only, no checks; antler at the first count ANTLER_BENCH_THREADS lists.
+    const unsigned threads = (only == "antler" || only == "handler") && more ? listed[0] : 1;
+    s.setNumThreads(threads);
     double best = 1e300;
     for (unsigned r = 0; r < reps; ++r)
       best = std::min(best, only == "antler" || only == "handler" ? run_antler()
                             : only == "ring"                      ? run_hand(ring)
                             : only == "queue"                     ? run_hand(queue)
                                                                   : run_hand(heap));
-    std::printf("  %s, 1 thread: %.4f s  %.3f ms/step  %.2f ns/neuron-step\n", only.c_str(), best,
-                1e3 * best / steps, 1e9 * best / steps / n);
+    std::printf("  %s, %u thread(s): %.4f s  %.3f ms/step  %.2f ns/neuron-step\n", only.c_str(),
+                threads, best, 1e3 * best / steps, 1e9 * best / steps / n);
     s.clearModel();
     return rt.finish(0);
   }
@@ -594,11 +606,20 @@ int main(int argc, char** argv) {
   const double sdev = Field<double>::get(s, m.stats, "sdev");
   bool statsClose = close_stats(mean, sdev, ring.mean(), ring.sdev());
 
-  // ---- two threads ----
-  s.setNumThreads(2);
-  double tAntler2 = 1e300;
-  for (unsigned r = 0; r < reps; ++r) tAntler2 = std::min(tAntler2, run_antler());
-  const Diff threadsVm = compare(Field<double>::getVec(s, m.neurons.id, "Vm"), vm1);
+  // ---- more threads: 2, then any counts ANTLER_BENCH_THREADS lists (e.g. 4,8,16) ----
+  std::vector<unsigned> counts{2};
+  for (unsigned k : listed)
+    if (k > 1 && std::find(counts.begin(), counts.end(), k) == counts.end()) counts.push_back(k);
+  std::vector<double> tThreads;
+  std::size_t threadsDiffer = 0;
+  for (unsigned k : counts) {
+    s.setNumThreads(k);
+    double t = 1e300;
+    for (unsigned r = 0; r < reps; ++r) t = std::min(t, run_antler());
+    tThreads.push_back(t);
+    threadsDiffer += compare(Field<double>::getVec(s, m.neurons.id, "Vm"), vm1).differ;
+  }
+  const double tAntler2 = tThreads[0];
 
   // ---- spike counts, step by step (untimed): a SpikeStats sums the neurons' spike flags ----
   s.setNumThreads(1);
@@ -639,7 +660,8 @@ int main(int argc, char** argv) {
   line("hand loop (queue)", tQueue);
   line("hand loop (heap)", tHeap);
   line("antler, 1 thread", tAntler);
-  line("antler, 2 threads", tAntler2);
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    line(("antler, " + std::to_string(counts[i]) + " threads").c_str(), tThreads[i]);
   const double tBest = std::min(tRing, tQueue);
   const double ratio = tAntler / tBest, ratioHeap = tAntler / tHeap;
   std::printf("  ratio (antler 1 thread / the faster hand loop, %s): %.2f   goal <= 1.3: %s\n",
@@ -649,7 +671,11 @@ int main(int argc, char** argv) {
   std::printf(
       "  ratio (antler 1 thread / hand loop, heap): %.2f   (IntFire's queue before issue 9)\n",
       ratioHeap);
-  std::printf("  speedup (antler 1 thread / 2 threads): %.2f\n", tAntler / tAntler2);
+  std::printf("  speedup (antler 1 thread / 2 threads): %.2f   goal >= 1.8: %s\n",
+              tAntler / tAntler2, tAntler / tAntler2 >= 1.8 ? "met" : "NOT met");
+  for (std::size_t i = 1; i < counts.size(); ++i)
+    std::printf("  speedup (antler 1 thread / %u threads): %.2f   (parallel efficiency %.2f)\n",
+                counts[i], tAntler / tThreads[i], tAntler / tThreads[i] / counts[i]);
 
   const bool ringOk = ringVm.differ == 0 && ringLast.differ == 0 && ringStepsBad == 0 &&
                       antlerSpikes == ring.spikes() && queueVm.differ == 0 &&
@@ -678,11 +704,11 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(heap.spikes()));
   std::printf("  Stats mean/sdev vs the hand loop's two-pass loop, every step: %s\n",
               statsClose ? "agree (rel. 1e-12 / 1e-9)" : "DISAGREE");
-  std::printf("  Vm at 2 threads vs 1 thread: %s\n",
-              threadsVm.differ == 0 ? "bit-identical" : "MISMATCH");
+  std::printf("  Vm at every thread count vs 1 thread: %s\n",
+              threadsDiffer == 0 ? "bit-identical" : "MISMATCH");
   // The exit status follows the exact checks. The heap loop rounds differently (see the top), so
   // in a long enough run one neuron may cross its threshold a step apart and the runs diverge.
-  bool match = ringOk && statsClose && threadsVm.differ == 0;
+  bool match = ringOk && statsClose && threadsDiffer == 0;
   if (match && !heapOk)
     std::printf(
         "  note: the heap loop differs beyond rounding: a threshold crossing must have "

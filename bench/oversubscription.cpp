@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/args.hpp"
 #include "bench/machine.hpp"
 #include "core/random.hpp"
 #include "shell/clock.hpp"
@@ -53,23 +54,6 @@ unsigned count_arg(int argc, char** argv, int i, unsigned dflt) {
   char* end = nullptr;
   const long v = std::strtol(argv[i], &end, 10);
   return (*end == '\0' && v >= 1 && v <= 100000000) ? static_cast<unsigned>(v) : 0;
-}
-
-/// "1,2,4" -> {1, 2, 4}; empty if malformed.
-std::vector<unsigned> list_arg(const char* s) {
-  std::vector<unsigned> out;
-  while (*s) {
-    char* end = nullptr;
-    const long v = std::strtol(s, &end, 10);
-    if (end == s || v < 1 || v > 64) return {};
-    out.push_back(static_cast<unsigned>(v));
-    s = end;
-    if (*s == ',')
-      ++s;
-    else if (*s)
-      return {};
-  }
-  return out;
 }
 
 void build(Shell& s, Index n) {
@@ -110,7 +94,7 @@ int main(int argc, char** argv) {
   const unsigned n = count_arg(argc, argv, 1, 200);
   const unsigned steps = count_arg(argc, argv, 2, 20000);
   const unsigned reps = count_arg(argc, argv, 3, 7);
-  const std::vector<unsigned> threads = list_arg(argc > 4 ? argv[4] : "2,4");
+  const std::vector<unsigned> threads = bench::count_list(argc > 4 ? argv[4] : "2,4");
   if (n == 0 || steps == 0 || reps == 0 || threads.empty() || argc > 5) {
     std::fprintf(stderr,
                  "usage: %s [N >= 1 [steps >= 1 [repetitions >= 1 [threads per node, e.g. 2,4 "

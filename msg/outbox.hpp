@@ -49,7 +49,10 @@ constexpr std::uint32_t padded(std::size_t n) {
 /// the header. The buffer's size and the header's record count are brought up to date (sync) when
 /// the batch closes: at mark(), before any other kind of append, and in reserveDense. Readers of
 /// the bytes (the post office, after the clock marked every segment) never see an open cursor.
-class Outbox {
+///
+/// Aligned to a cache line: each clock thread writes its own outbox's cursor at every send, and
+/// the outboxes lie side by side in the post office's vector.
+class alignas(64) Outbox {
  public:
   /// Appends a send of (a...) from entry (d, f) of Element `src` through port `bind`.
   template <class... A>

@@ -189,7 +189,8 @@ class ReduceQueue final : public ExchangeContributor {
   NodeStage forced_ = NodeStage::automatic;
   NodeStage last_ = NodeStage::automatic;
   std::array<NodeStage, kMaxTicks> predictedStage_{};
-  std::vector<std::vector<ReduceBase*>> requests_;  // per thread
+  struct alignas(64) Requests : std::vector<ReduceBase*> {};  // a cache line each: threads
+  std::vector<Requests> requests_;                            // append at once; per thread
   std::array<std::vector<ReduceBase*>, kMaxTicks> predicted_{};
   std::vector<ReduceBase*> pending_;
   // Scratch reused between rounds (only the master thread folds).
