@@ -193,6 +193,31 @@ void exact_bands_avx2(const double* v, std::size_t m, std::uint64_t top, int ban
   table[bands - 1][scan][squares][below](v, m, top, emin, emax, lo, hi, out);
 }
 
+__attribute__((target("avx2,popcnt"))) bool count_flags_avx2(const double* v, std::size_t n,
+                                                             std::size_t& ones) {
+  const __m256i zero = _mm256_setzero_si256(),
+                one = _mm256_set1_epi64x(static_cast<long long>(std::bit_cast<std::uint64_t>(1.0)));
+  std::size_t count = 0, k = 0;
+  for (; k + 8 <= n; k += 8) {  // two vectors a round: one test of both
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + k));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + k + 4));
+    const __m256i oa = _mm256_cmpeq_epi64(a, one), ob = _mm256_cmpeq_epi64(b, one);
+    const __m256i ok = _mm256_and_si256(_mm256_or_si256(oa, _mm256_cmpeq_epi64(a, zero)),
+                                        _mm256_or_si256(ob, _mm256_cmpeq_epi64(b, zero)));
+    if (_mm256_movemask_pd(_mm256_castsi256_pd(ok)) != 0xF) return false;
+    count += static_cast<std::size_t>(__builtin_popcount(
+        static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(oa)) |
+                              (_mm256_movemask_pd(_mm256_castsi256_pd(ob)) << 4))));
+  }
+  for (; k < n; ++k) {
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(v[k]);
+    if (b != 0 && b != std::bit_cast<std::uint64_t>(1.0)) return false;
+    count += b != 0;
+  }
+  ones = count;
+  return true;
+}
+
 __attribute__((target("avx2"))) void exact_below_avx2(const double* v, std::size_t m,
                                                       std::uint64_t bottom, BandSums& out) {
   const __m256i expMask = _mm256_set1_epi64x(0x7FF), zero = _mm256_setzero_si256(),

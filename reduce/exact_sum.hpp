@@ -67,6 +67,10 @@ struct BandSums {
 void exact_bands_avx2(const double* v, std::size_t m, std::uint64_t top, int bands, bool scan,
                       bool squares, bool below, std::uint64_t& emin, std::uint64_t& emax,
                       double& lo, double& hi, BandSums& out);
+// True if every one of v[0, n) is +0.0 or 1.0 (by its bits: -0.0 is not), with `ones` set to how
+// many are 1.0: a block of spike flags, whose exact sum is that count; false at the first value
+// that is neither (then `ones` means nothing). With AVX2: the caller checks exact_vector_path().
+bool count_flags_avx2(const double* v, std::size_t n, std::size_t& ones);
 // out.below alone: the nonzero values with exponents under `bottom`.
 void exact_below_avx2(const double* v, std::size_t m, std::uint64_t bottom, BandSums& out);
 void exact_scan_avx2(const double* v, std::size_t m, std::uint64_t& emin, std::uint64_t& emax,

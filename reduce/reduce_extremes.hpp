@@ -94,7 +94,15 @@ class ReduceSum {
   }
   void primaryReduceBlock(const F* v, std::size_t n) requires std::is_floating_point_v<F> {
     if constexpr (std::is_same_v<F, double>) {
-      exact_.add(v, n);
+      // A block of 0/1 flags in doubles (IntFire's spiked) is counted: the same exact sum, a few
+      // instructions per 8 values instead of the band sums (a block of other values leaves the
+      // test at its first vector).
+      std::size_t ones = 0;
+      if (detail::exact_vector_path() && detail::count_flags_avx2(v, n, ones)) {
+        if (ones) exact_.add(static_cast<double>(ones));
+      } else {
+        exact_.add(v, n);
+      }
     } else {
       for (std::size_t i = 0; i < n; ++i) exact_.add(static_cast<double>(v[i]));
     }

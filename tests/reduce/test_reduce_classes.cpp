@@ -202,6 +202,52 @@ TEST_CASE("ReduceSum's sum is exact: the same bits however the values are cut an
   }
 }
 
+TEST_CASE("ReduceSum of double 0/1 blocks (spike flags): counted, the same bits as the band sums") {
+  // primaryReduceBlock counts a block whose values are all +0.0 or 1.0 (with AVX2); a block with
+  // any other value (-0.0, 2, 1 + ulp, a tiny value, NaN), wherever it sits, takes the exact sums.
+  // Oracle: the scalar path (set_exact_vector_path(false)) and, for pure flags, the count.
+  std::vector<double> v(1003);
+  unsigned long long x = 777;
+  std::size_t serial = 0;
+  for (auto& f : v) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    f = (x >> 61) == 0 ? 1.0 : 0.0;
+    serial += f == 1.0;
+  }
+  const double odd[] = {-0.0,   2.0,  std::nextafter(1.0, 2.0),
+                        1e-300, -1.0, std::numeric_limits<double>::quiet_NaN()};
+  const bool vec = detail::exact_vector_path();
+  auto sum = [](const std::vector<double>& w, bool vector, std::size_t block) {
+    detail::set_exact_vector_path(vector);
+    ReduceSum<double> r;
+    for (std::size_t i = 0; i < w.size(); i += block)
+      r.primaryReduceBlock(w.data() + i, std::min(block, w.size() - i));
+    return std::pair{r.value(), r.count()};
+  };
+  for (std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{512}}) {
+    const auto [value, count] = sum(v, true, block);
+    CHECK(value == static_cast<double>(serial));
+    CHECK(count == v.size());
+    for (std::size_t at : {std::size_t{0}, std::size_t{5}, std::size_t{511}, v.size() - 1})
+      for (double o : odd) {
+        std::vector<double> w = v;
+        w[at] = o;
+        const auto [fast, n1] = sum(w, true, block);
+        const auto [scalar, n2] = sum(w, false, block);
+        CHECK(n1 == n2);
+        if (std::isnan(o))
+          CHECK(std::isnan(fast));
+        else
+          CHECK(std::bit_cast<std::uint64_t>(fast) == std::bit_cast<std::uint64_t>(scalar));
+      }
+  }
+  // All -0.0: not flags; the exact sum keeps the sign, as the scalar path does.
+  std::vector<double> negz(100, -0.0);
+  CHECK(std::bit_cast<std::uint64_t>(sum(negz, true, 8).first) ==
+        std::bit_cast<std::uint64_t>(sum(negz, false, 8).first));
+  detail::set_exact_vector_path(vec);
+}
+
 TEST_CASE("ReduceSum of flags counted a block at a time: the same sum and count as one by one") {
   // reduce_loop counts a block of a bool getter's values and adds the count once.
   std::vector<char> flags(5000);
