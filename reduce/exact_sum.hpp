@@ -48,6 +48,11 @@ namespace detail {
 // loops; set_exact_vector_path switches for a test.
 bool exact_vector_path();
 void set_exact_vector_path(bool on);
+// Which kernels: 0 the scalar loops, 1 AVX2, 2 AVX2 with the band sums in AVX-512 (the best the
+// CPU has, unless ANTLER_EXACT_SCALAR=1 or ANTLER_EXACT_NO_AVX512=1 say less). All give the same
+// bits. set_exact_vector_level asks for one (a test), returns the one the CPU allows.
+int exact_vector_level();
+int set_exact_vector_level(int level);
 // A chunk's values by band, for ExactSum's fast path (below). Band j of a chunk with top exponent
 // `top` holds the values with biased exponents in [top - 6j - 5, top - 6j]: each is exactly a
 // 58-bit integer times 2^(top - 6j - 5 - 1075), and its square a 116-bit integer times the square

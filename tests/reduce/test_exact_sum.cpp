@@ -29,14 +29,15 @@ using antler::test::fsum;
 
 namespace {
 
-/// v folded by ExactSum's block path on the AVX2 kernels (path 1) or the scalar loops (path 0):
+/// v folded by ExactSum's block path on the scalar loops (path 0), the AVX2 kernels (1) or the
+/// AVX-512 band sums (2; a CPU without them runs the best it has):
 /// the sum, the squares, the plain add's sum, and the extremes.
 struct Folded {
   ExactSum s, q, plain;
   double mn = std::numeric_limits<double>::infinity(), mx = -mn;
 };
 Folded fold_block(const std::vector<double>& v, int path) {
-  detail::set_exact_vector_path(path == 1);
+  detail::set_exact_vector_level(path);
   Folded f;
   f.s.addWithSquares(v.data(), v.size(), f.q, f.mn, f.mx);
   f.plain.add(v.data(), v.size());
@@ -380,12 +381,16 @@ TEST_CASE("Stats over the issue's cancelling values: fsum's sum and mean on ever
   CHECK(std::fabs(sdevs[0] - std::sqrt(static_cast<double>(q / n))) <= 1e-13 * sdevs[0]);
 }
 
-TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") {
+TEST_CASE("ExactSum: the AVX-512 and AVX2 kernels and the scalar loops give the same bits") {
   // Chunks of one band (up to 6 binades), of several (up to 48), wider ones (value by value),
   // with zeros of both signs among them, chunks of zeros only, and NaNs; every length, so that
   // the kernels' tails and the short chunks' scalar loops are covered.
   std::mt19937_64 g(99);
   const bool had = detail::exact_vector_path();
+  // Each level this CPU has is granted (so that the comparisons below run its kernels).
+  CHECK(detail::set_exact_vector_level(0) == 0);
+  if (__builtin_cpu_supports("avx2")) CHECK(detail::set_exact_vector_level(1) == 1);
+  if (__builtin_cpu_supports("avx512f")) CHECK(detail::set_exact_vector_level(2) == 2);
   int compared = 0;
   for (int t = 0; t < 2000; ++t) {
     const int n = 1 + static_cast<int>(g() % 300);
@@ -400,8 +405,8 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
       if (t % 5 != 0 && g() % 997 == 0) x = std::nan("");
     }
     if (t % 50 == 7) std::fill(v.begin(), v.end(), -0.0);  // a sum of -0.0s only is -0.0
-    double r[2][6];
-    for (int path = 0; path < 2; ++path) {
+    double r[3][6];
+    for (int path = 0; path < 3; ++path) {
       const Folded f = fold_block(v, path);
       const double got[6] = {f.s.value(), f.s.rest(), f.q.value(), f.plain.value(), f.mn, f.mx};
       std::memcpy(r[path], got, sizeof got);
@@ -412,7 +417,10 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
       one.add(x);
       oneSq.addProduct(x, x);
     }
-    for (int k = 0; k < 6; ++k) CHECK(same(r[0][k], r[1][k]));
+    for (int k = 0; k < 6; ++k) {
+      CHECK(same(r[0][k], r[1][k]));
+      CHECK(same(r[0][k], r[2][k]));
+    }
     CHECK(same(r[0][0], one.value()));
     CHECK(same(r[0][2], oneSq.value()));
     if (t % 5 == 0) {  // no NaN: fsum's bits, and the squares' too (x^2 = hi + lo by fma)
@@ -434,7 +442,7 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     v.push_back(0x1p-1070);                                                       // subnormal
     for (int i = 0; i < 300; ++i) v.push_back(1.75 - i * 1e-4);                   // back
     for (int i = 0; i < 1000; ++i) v.push_back(1.0 + i * 0.126);  // drifting out by one binade
-    for (int path = 0; path < 2; ++path) {
+    for (int path = 0; path < 3; ++path) {
       const Folded f = fold_block(v, path);
       CHECK(same(f.s.value(), fsum(v)));
       CHECK(same(f.plain.value(), fsum(v)));
@@ -457,8 +465,8 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
   {
     std::mt19937_64 h(7);
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    ExactSum acc[2], accSq[2];
-    double mn[2] = {INFINITY, INFINITY}, mx[2] = {-INFINITY, -INFINITY};
+    ExactSum acc[3], accSq[3];
+    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
     std::vector<double> all;
     for (int block = 0; block < 60; ++block) {
       const int n =
@@ -479,13 +487,13 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
           x = (block % 3 ? 1.0 : 64.0) * (u(h) * 1.1 - 0.1);  // tops move between blocks
       }
       all.insert(all.end(), v.begin(), v.end());
-      for (int path = 0; path < 2; ++path) {
-        detail::set_exact_vector_path(path == 1);
+      for (int path = 0; path < 3; ++path) {
+        detail::set_exact_vector_level(path);
         acc[path].addWithSquares(v.data(), v.size(), accSq[path], mn[path], mx[path]);
       }
     }
     std::vector<double> squares = exact_squares(all);
-    for (int path = 0; path < 2; ++path) {
+    for (int path = 0; path < 3; ++path) {
       CHECK(same(acc[path].value(), fsum(all)));
       CHECK(same(acc[path].rest(), acc[0].rest()));
       CHECK(same(accSq[path].value(), fsum(squares)));
@@ -501,8 +509,8 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
       wide[k] = scale * (1.0 + 0.001 * static_cast<double>(k));
       squared[k] = scale * (1.5 - 0.002 * static_cast<double>(k));  // (squares past the range)
     }
-    for (int path = 0; path < 2; ++path) {
-      detail::set_exact_vector_path(path == 1);
+    for (int path = 0; path < 3; ++path) {
+      detail::set_exact_vector_level(path);
       ExactSum s, q, one, oneSq;
       double mn = INFINITY, mx = -INFINITY;
       s.add(wide.data(), wide.size());
@@ -522,7 +530,7 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     std::vector<double> v(128 * 40, sign * 0x1.fffffffffffffp+5);
     for (std::size_t k = 0; k < v.size(); k += 97) v[k] = sign * 0x1.fffffffffffffp-1;  // band 1
     const std::vector<double> squares = exact_squares(v);
-    for (int path = 0; path < 2; ++path) {
+    for (int path = 0; path < 3; ++path) {
       const Folded f = fold_block(v, path);
       CHECK(same(f.s.value(), fsum(v)));
       CHECK(same(f.q.value(), fsum(squares)));
@@ -534,7 +542,7 @@ TEST_CASE("ExactSum: the AVX2 kernels and the scalar loops give the same bits") 
     std::vector<double> v(128, sign * 0x1.fffffffffffffp+5);
     v[0] = sign * 1.0;
     const std::vector<double> squares = exact_squares(v);
-    for (int path = 0; path < 2; ++path) {
+    for (int path = 0; path < 3; ++path) {
       const Folded f = fold_block(v, path);
       CHECK(same(f.s.value(), fsum(v)));
       CHECK(same(f.q.value(), fsum(squares)));
