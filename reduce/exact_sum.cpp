@@ -95,6 +95,34 @@ __attribute__((target("avx2"))) void exact_scan_avx2(const double* v, std::size_
 }
 
 namespace {
+// Band j's lane sums into out: L lanes, each the sum, and the square's three parts (h^2, h l, l^2
+// with x = h 2^29 + l), of at most 32 values of < 2^58 (within int64).
+template <int L, bool Squares>
+void add_lanes(BandSums& out, int j, const std::int64_t* s, const std::uint64_t* a,
+               const std::uint64_t* p, const std::uint64_t* c) {
+  for (int l = 0; l < L; ++l) {
+    out.sum[j] += s[l];
+    if (Squares)
+      out.sq[j] += (static_cast<unsigned __int128>(a[l]) << 58) +
+                   (static_cast<unsigned __int128>(p[l]) << 30) + c[l];
+  }
+}
+// A kernel's last values, fewer than a vector (from v[whole] to v[m - 1]), by the scalar loops.
+template <int Bands, bool Scan, bool Squares, bool Below>
+void add_tail(const double* v, std::size_t m, std::size_t whole, std::uint64_t top,
+              std::uint64_t& emin, std::uint64_t& emax, double& lo, double& hi, BandSums& out) {
+  if constexpr (Scan) exact_scan(v + whole, m - whole, emin, emax, lo, hi, Squares);
+  BandSums tail{};
+  exact_bands(v + whole, m - whole, whole, top, Bands, Squares, tail);
+  for (int j = 0; j < Bands; ++j) {
+    out.sum[j] += tail.sum[j];
+    out.sq[j] += tail.sq[j];
+  }
+  if constexpr (Below) {
+    out.below[0] |= tail.below[0];
+    out.below[1] |= tail.below[1];
+  }
+}
 // exact_bands_avx2 for one choice of its flags. Per value, with e its exponent: band 1 holds
 // e < top - 5 (m1); the integer is the significand shifted left by e - (top - 5) (+ 6 in band
 // 1), which gives 0 for a zero or a value under the bands (a negative count wraps past 63, and
@@ -169,27 +197,10 @@ __attribute__((target("avx2"))) void bands_impl(const double* v, std::size_t m, 
     _mm256_store_si256(reinterpret_cast<__m256i*>(la), j ? a1 : a);
     _mm256_store_si256(reinterpret_cast<__m256i*>(lp), j ? p1 : p);
     _mm256_store_si256(reinterpret_cast<__m256i*>(lc), j ? c1 : c);
-    for (int l = 0; l < 4; ++l) {
-      out.sum[j] += ls[l];
-      if (Squares)
-        out.sq[j] += (static_cast<unsigned __int128>(la[l]) << 58) +
-                     (static_cast<unsigned __int128>(lp[l]) << 30) + lc[l];
-    }
+    add_lanes<4, Squares>(out, j, ls, la, lp, lc);
   }
   if constexpr (Scan) scan_lanes(vmin, vmax, dlo, dhi, emin, emax, lo, hi, Squares);
-  if (whole < m) {
-    if constexpr (Scan) exact_scan(v + whole, m - whole, emin, emax, lo, hi, Squares);
-    BandSums tail{};
-    exact_bands(v + whole, m - whole, whole, top, Bands, Squares, tail);
-    for (int j = 0; j < Bands; ++j) {
-      out.sum[j] += tail.sum[j];
-      out.sq[j] += tail.sq[j];
-    }
-    if constexpr (Below) {
-      out.below[0] |= tail.below[0];
-      out.below[1] |= tail.below[1];
-    }
-  }
+  if (whole < m) add_tail<Bands, Scan, Squares, Below>(v, m, whole, top, emin, emax, lo, hi, out);
 }
 // GCC 12 warns inside its own AVX-512 headers (the undefined vectors some intrinsics start from:
 // GCC bug 105593), not in this code.
@@ -274,12 +285,7 @@ __attribute__((target("avx512f"))) void bands512(const double* v, std::size_t m,
     _mm512_store_si512(la, j ? a1 : a);
     _mm512_store_si512(lp, j ? p1 : p);
     _mm512_store_si512(lc, j ? c1 : c);
-    for (int l = 0; l < 8; ++l) {
-      out.sum[j] += ls[l];
-      if (Squares)
-        out.sq[j] += (static_cast<unsigned __int128>(la[l]) << 58) +
-                     (static_cast<unsigned __int128>(lp[l]) << 30) + lc[l];
-    }
+    add_lanes<8, Squares>(out, j, ls, la, lp, lc);
   }
   if constexpr (Scan) {
     alignas(64) std::uint64_t mn[8], mx[8];
@@ -297,19 +303,7 @@ __attribute__((target("avx512f"))) void bands512(const double* v, std::size_t m,
       }
     }
   }
-  if (whole < m) {
-    if constexpr (Scan) exact_scan(v + whole, m - whole, emin, emax, lo, hi, Squares);
-    BandSums tail{};
-    exact_bands(v + whole, m - whole, whole, top, Bands, Squares, tail);
-    for (int j = 0; j < Bands; ++j) {
-      out.sum[j] += tail.sum[j];
-      out.sq[j] += tail.sq[j];
-    }
-    if constexpr (Below) {
-      out.below[0] |= tail.below[0];
-      out.below[1] |= tail.below[1];
-    }
-  }
+  if (whole < m) add_tail<Bands, Scan, Squares, Below>(v, m, whole, top, emin, emax, lo, hi, out);
 }
 #pragma GCC diagnostic pop
 }  // namespace
