@@ -96,10 +96,11 @@ class ReduceSum {
     if constexpr (std::is_same_v<F, double>) {
       // A block of 0/1 flags in doubles (IntFire's spiked) is counted: the same exact sum, a few
       // instructions per 8 values instead of the band sums (a block of other values leaves the
-      // test at its first vector).
+      // test at its first vector). A count of 0 is added too: the block's +0.0s make a sum of
+      // -0.0s so far +0.0, as adding them one by one would.
       std::size_t ones = 0;
       if (detail::exact_vector_path() && detail::count_flags_avx2(v, n, ones)) {
-        if (ones) exact_.add(static_cast<double>(ones));
+        exact_.add(static_cast<double>(ones));
       } else {
         exact_.add(v, n);
       }

@@ -241,10 +241,15 @@ TEST_CASE("ReduceSum of double 0/1 blocks (spike flags): counted, the same bits 
           CHECK(std::bit_cast<std::uint64_t>(fast) == std::bit_cast<std::uint64_t>(scalar));
       }
   }
-  // All -0.0: not flags; the exact sum keeps the sign, as the scalar path does.
+  // All -0.0: not flags; the exact sum keeps the sign, as the scalar path does. Then a block of
+  // +0.0 flags: the sum becomes +0.0 on both paths.
   std::vector<double> negz(100, -0.0);
   CHECK(std::bit_cast<std::uint64_t>(sum(negz, true, 8).first) ==
         std::bit_cast<std::uint64_t>(sum(negz, false, 8).first));
+  CHECK(std::signbit(sum(negz, false, 100).first));
+  negz.insert(negz.end(), 100, 0.0);
+  CHECK(!std::signbit(sum(negz, true, 100).first));
+  CHECK(!std::signbit(sum(negz, false, 100).first));
   detail::set_exact_vector_path(vec);
 }
 
