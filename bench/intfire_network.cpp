@@ -122,12 +122,14 @@ Csr copy_csr(const SparseMsg& m, const std::vector<std::uint64_t>& synStart,
   c.col.reserve(m.numEntries());
   c.weight.reserve(m.numEntries());
   c.delay.reserve(m.numEntries());
+  const Index* field = m.fieldIndices();
   for (Index r = 0; r < m.numRows(); ++r) {
     auto [b, e] = m.row(r);
-    for (const Target* t = b; t != e; ++t) {
-      c.col.push_back(t->data);
-      c.weight.push_back(w[synStart[t->data] + t->field]);
-      c.delay.push_back(delay[synStart[t->data] + t->field]);
+    for (const Index* t = b; t != e; ++t) {
+      const Index f = field[m.entryOf(t)];
+      c.col.push_back(*t);
+      c.weight.push_back(w[synStart[*t] + f]);
+      c.delay.push_back(delay[synStart[*t] + f]);
     }
     c.rowStart.push_back(c.col.size());
   }
@@ -435,7 +437,7 @@ Model build(Shell& s, Index n, bool handler) {
   const auto* rec = static_cast<const SparseMsg*>(s.msg(msgRec));
   std::vector<Index> numIn(n, 0);  // input synapses come first in each array
   for (Index r = 0; r < in->numRows(); ++r)
-    for (auto [b, e] = in->row(r); b != e; ++b) ++numIn[b->data];
+    for (auto [b, e] = in->row(r); b != e; ++b) ++numIn[*b];
   std::vector<double> w(synStart[n]), delay(synStart[n]);
   for (Index i = 0; i < n; ++i)
     for (std::uint64_t k = synStart[i]; k < synStart[i + 1]; ++k) {

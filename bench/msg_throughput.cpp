@@ -186,7 +186,7 @@ Case make_sparse(Shell& s, Index nsrc, Index ndst, double p, std::uint64_t seed)
   std::size_t minRow = ~std::size_t{0}, maxRow = 0;
   for (Index r = 0; r < m->numRows(); ++r) {
     auto [b, e] = m->row(r);
-    for (const Target* t = b; t != e; ++t) c.col.push_back(t->data);
+    c.col.insert(c.col.end(), b, e);
     c.rowStart.push_back(c.col.size());
     minRow = std::min(minRow, static_cast<std::size_t>(e - b));
     maxRow = std::max(maxRow, static_cast<std::size_t>(e - b));

@@ -65,7 +65,10 @@ struct unpack<std::tuple<A...>> {
 /// fetch must only read (and may assume nothing the call would check: it is a hint). Add
 /// `static constexpr bool kParent = false;` when the call does not read the parent object, so
 /// that it is not fetched either, and `static bool active(const Element* dest)` when only some
-/// destinations want fetch (asked once per delivery, not per target).
+/// destinations want fetch (asked once per delivery, not per target). Add
+/// `static constexpr bool kFieldIndex = false;` when the call (and fetch) never read the Eref's
+/// field index: the message then need not keep the entries' field indices (4 bytes per entry),
+/// and the Eref carries Eref::kNoField.
 template <auto Fn>
 struct DestPrefetch {};
 
@@ -86,11 +89,11 @@ class DestFinfoT final : public DestFinfoBase {
         },
         a);
   }
-  void checkField(const Element* dest, Target t) const {
-    if (t.field >= dest->numField(t.data))
-      throw IndexError(name() + ": no entry " + std::to_string(t.field) + " in " + dest->path() +
-                       "[" + std::to_string(t.data) + "], which has " +
-                       std::to_string(dest->numField(t.data)) + " entries");
+  void checkField(const Element* dest, Index d, Index f) const {
+    if (f >= dest->numField(d))
+      throw IndexError(name() + ": no entry " + std::to_string(f) + " in " + dest->path() + "[" +
+                       std::to_string(d) + "], which has " + std::to_string(dest->numField(d)) +
+                       " entries");
   }
 
  public:
@@ -102,23 +105,24 @@ class DestFinfoT final : public DestFinfoBase {
     const Args a = detail::unpack<Args>::read(r);
     invoke(e, d, f, *reinterpret_cast<T*>(e->data(d, f)), a);
   }
-  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
-                   std::size_t n) const override {
+  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Index* data,
+                   const Index* field, std::size_t n) const override {
     const Args a = detail::unpack<Args>::read(args, argBytes);
     if (!dest->isField()) {
       auto* de = static_cast<const DataElement*>(dest);
       for (std::size_t i = 0; i < n; ++i)
-        invoke(dest, t[i].data, 0, *reinterpret_cast<T*>(de->localData(t[i].data)), a);
+        invoke(dest, data[i], 0, *reinterpret_cast<T*>(de->localData(data[i])), a);
     } else {
       for (std::size_t i = 0; i < n; ++i) {
-        checkField(dest, t[i]);
-        invoke(dest, t[i].data, t[i].field,
-               *reinterpret_cast<T*>(dest->data(t[i].data, t[i].field)), a);
+        const Index f = field ? field[i] : 0;
+        checkField(dest, data[i], f);
+        invoke(dest, data[i], f, *reinterpret_cast<T*>(dest->data(data[i], f)), a);
       }
     }
   }
-  void callEdges(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
-                 std::size_t n, const EdgeStoreBase& s, std::size_t slot0) const override {
+  void callEdges(const Element* dest, const char* args, std::size_t argBytes, const Index* data,
+                 std::size_t n, const EdgeStoreBase& s, std::size_t slot0,
+                 const FieldIndices& fields, std::size_t entry0) const override {
     const Args a = detail::unpack<Args>::read(args, argBytes);
     // The slots are read in order; the parents are fetched 2 * kAhead targets ahead, and what
     // the call reaches through them (DestPrefetch: a SimpleSynHandler's ring slot) kAhead targets
@@ -134,6 +138,15 @@ class DestFinfoT final : public DestFinfoBase {
       else
         return true;
     }();
+    constexpr bool kField = [] {
+      if constexpr (requires { DestPrefetch<Fn>::kFieldIndex; })
+        return DestPrefetch<Fn>::kFieldIndex;
+      else
+        return true;
+    }();
+    // The field indices, when the call reads them (else the message need not build them).
+    const Index* field = kField ? fields.fieldIndices() + entry0 : nullptr;
+    auto fieldOf = [&](std::size_t i) { return kField ? field[i] : Eref::kNoField; };
     // A hook may say, once per call, whether this destination wants it at all.
     bool hookOn = kHook;
     if constexpr (requires { DestPrefetch<Fn>::active(dest); })
@@ -144,7 +157,7 @@ class DestFinfoT final : public DestFinfoBase {
         if (s.live(slot0 + j))
           std::apply(
               [&](const auto&... x) {
-                DestPrefetch<Fn>::fetch(Eref(dest, t[j].data, t[j].field),
+                DestPrefetch<Fn>::fetch(Eref(dest, data[j], fieldOf(j)),
                                         *reinterpret_cast<const T*>(ahead), x...);
               },
               a);
@@ -153,7 +166,7 @@ class DestFinfoT final : public DestFinfoBase {
     // A row starts cold: ask for its first parents, then for what the first calls reach.
     if constexpr (kParent)
       for (std::size_t j = 0; j < std::min(n, 2 * kAhead); ++j)
-        prefetch(parent->localData(t[j].data));
+        prefetch(parent->localData(data[j]));
     if constexpr (kHook)
       if (hookOn)
         for (std::size_t j = 0; j < std::min(n, kAhead); ++j) hook(j);
@@ -165,15 +178,18 @@ class DestFinfoT final : public DestFinfoBase {
       const bool all = s.allLive(k, end - i);
       for (; i < end; ++i) {
         if constexpr (kParent)
-          if (i + 2 * kAhead < n) prefetch(parent->localData(t[i + 2 * kAhead].data));
+          if (i + 2 * kAhead < n) prefetch(parent->localData(data[i + 2 * kAhead]));
         if constexpr (kHook)
           if (hookOn && i + kAhead < n) hook(i + kAhead);
         char* obj = s.object(slot0 + i);
+        Index f = fieldOf(i);
         if (!all && !s.live(slot0 + i)) [[unlikely]] {
-          checkField(dest, t[i]);
-          obj = dest->data(t[i].data, t[i].field);
+          // The entry is its parent's array's own again (or gone): reach it by its field index.
+          f = fields.fieldIndices()[entry0 + i];
+          checkField(dest, data[i], f);
+          obj = dest->data(data[i], f);
         }
-        invoke(dest, t[i].data, t[i].field, *reinterpret_cast<T*>(obj), a);
+        invoke(dest, data[i], f, *reinterpret_cast<T*>(obj), a);
       }
     }
   }
@@ -230,15 +246,16 @@ class LambdaDestFinfo final : public DestFinfoBase {
     const auto a = detail::unpack<std::tuple<A...>>::read(r);
     apply(e, d, f, a);
   }
-  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Target* t,
-                   std::size_t n) const override {
+  void callTargets(const Element* dest, const char* args, std::size_t argBytes, const Index* data,
+                   const Index* field, std::size_t n) const override {
     Reader r(args, argBytes);
     const auto a = detail::unpack<std::tuple<A...>>::read(r);
     for (std::size_t i = 0; i < n; ++i) {
-      if (t[i].field >= dest->numField(t[i].data))
-        throw IndexError(name() + ": no entry " + std::to_string(t[i].field) + " in " +
-                         dest->path() + "[" + std::to_string(t[i].data) + "]");
-      apply(dest, t[i].data, t[i].field, a);
+      const Index f = field ? field[i] : 0;
+      if (f >= dest->numField(data[i]))
+        throw IndexError(name() + ": no entry " + std::to_string(f) + " in " + dest->path() + "[" +
+                         std::to_string(data[i]) + "]");
+      apply(dest, data[i], f, a);
     }
   }
   void callRange(const Element* dest, const char* args, std::size_t argBytes, Index lo,

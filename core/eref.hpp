@@ -8,6 +8,9 @@ namespace antler {
 /// One object of a local Element: what process, dest and digest functions receive.
 class Eref {
  public:
+  /// The field index of an Eref given to a call declared not to read it (DestPrefetch's
+  /// kFieldIndex = false, core/dest_finfo.hpp): no entry has it.
+  static constexpr Index kNoField = ~Index{0};
   Eref() = default;
   Eref(const Element* e, Index d, Index f = 0) : e_(const_cast<Element*>(e)), d_(d), f_(f) {}
   Element* element() const { return e_; }

@@ -104,6 +104,17 @@ class LookupValueFinfoBase : public Finfo {
   virtual bool hasSetter() const = 0;
 };
 
+/// The field indices of a Sparse message's entries (msg/msg.hpp), which it does not keep beside
+/// its data indices: built on the first call (thread-safe), 4 bytes per entry from then on.
+class FieldIndices {
+ public:
+  /// Entry k's field index is fieldIndices()[k].
+  virtual const Index* fieldIndices() const = 0;
+
+ protected:
+  ~FieldIndices() = default;
+};
+
 /// A function that messages and the Shell can call.
 ///
 /// Arguments arrive packed by Codec (memcpy for trivially copyable types). callTargets and
@@ -118,15 +129,19 @@ class DestFinfoBase : public Finfo {
   std::string type() const override { return type_list_name(argTypes()); }
   /// Calls the function on one local object with arguments read from r.
   virtual void call(const Element* e, Index d, Index f, Reader& r) const = 0;
-  /// Calls the function with the same packed arguments on each local target of dest.
+  /// Calls the function with the same packed arguments on each local target of dest: target i is
+  /// data entry data[i], field entry field[i] (field == nullptr: entry 0, a DataElement's).
   virtual void callTargets(const Element* dest, const char* args, std::size_t argBytes,
-                           const Target* t, std::size_t n) const = 0;
-  /// callTargets for targets whose objects a Sparse message keeps in its store (targets t[i] is
-  /// slot slot0 + i of s: core/edge_array.hpp). A slot that is no longer live goes through dest.
+                           const Index* data, const Index* field, std::size_t n) const = 0;
+  /// callTargets for targets whose objects a Sparse message keeps in its store (target i is
+  /// slot slot0 + i of s: core/edge_array.hpp). The message keeps only the data indices; a call
+  /// that needs a target's field index (a slot no longer live goes through dest; an Eref's
+  /// field) asks `fields` for entry entry0 + i's.
   virtual void callEdges(const Element* dest, const char* args, std::size_t argBytes,
-                         const Target* t, std::size_t n, const EdgeStoreBase& /*s*/,
-                         std::size_t /*slot0*/) const {
-    callTargets(dest, args, argBytes, t, n);
+                         const Index* data, std::size_t n, const EdgeStoreBase& /*s*/,
+                         std::size_t /*slot0*/, const FieldIndices& fields,
+                         std::size_t entry0) const {
+    callTargets(dest, args, argBytes, data, fields.fieldIndices() + entry0, n);
   }
   /// Calls the function on every local entry with data index in [lo, hi) (all field entries of
   /// those parents when dest is a FieldElement).

@@ -30,6 +30,8 @@ class Synapse {
 template <>
 struct DestPrefetch<&Synapse::addSpike> {
   static constexpr bool kParent = false;
+  /// addSpike reads its Eref's parent index only: the message keeps no field indices for it.
+  static constexpr bool kFieldIndex = false;
   /// Only a SimpleSynHandler's ring slot is worth fetching (an IntFire appends to a queue).
   static bool active(const Element* dest);
   static void fetch(const Eref& e, const Synapse& s, double time);

@@ -42,21 +42,21 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
       auto* m = static_cast<const SingleMsg*>(this);
       const Target from = m->from(), to = m->to();
       if (from.data == d && (!src_->isField() || from.field == f) && to.data >= lo && to.data < hi)
-        func->callTargets(dest_, args, argBytes, &to, 1);
+        func->callTargets(dest_, args, argBytes, &to.data, &to.field, 1);
       return;
     }
     case MsgKind::oneToOne: {
       if (d >= lo && d < hi) {
-        const Target t{d, (src_->isField() && dest_->isField()) ? f : 0};
-        func->callTargets(dest_, args, argBytes, &t, 1);
+        const Index tf = (src_->isField() && dest_->isField()) ? f : 0;
+        func->callTargets(dest_, args, argBytes, &d, &tf, 1);
       }
       return;
     }
     case MsgKind::diagonal: {
       const long j = static_cast<long>(d) + static_cast<const DiagonalMsg*>(this)->stride();
       if (j >= static_cast<long>(lo) && j < static_cast<long>(hi)) {
-        const Target t{static_cast<Index>(j), 0};
-        func->callTargets(dest_, args, argBytes, &t, 1);
+        const Index t = static_cast<Index>(j);
+        func->callTargets(dest_, args, argBytes, &t, nullptr, 1);
       }
       return;
     }
@@ -64,28 +64,24 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
       if (lo < hi) func->callRange(dest_, args, argBytes, lo, hi);
       return;
     case MsgKind::sparse: {
-      auto [b, e] = static_cast<const SparseMsg*>(this)->row(d);
-      if (b == e) return;
       auto* sm = static_cast<const SparseMsg*>(this);
-      if (b->data >= lo && (e - 1)->data < hi) {  // the whole row is ours (always, with one thread)
-        if (const EdgeStoreBase* s = sm->store())
-          func->callEdges(dest_, args, argBytes, b, static_cast<std::size_t>(e - b), *s,
-                          sm->slotOf(d, b));
-        else
-          func->callTargets(dest_, args, argBytes, b, static_cast<std::size_t>(e - b));
-        return;
+      auto [first, e] = sm->row(d);
+      if (first == e) return;
+      const Index* last = e;
+      if (!(*first >= lo && *(e - 1) < hi)) {  // not the whole row (always, with one thread)
+        // Rows are sorted by data index: skip to this thread's slice, stop past it.
+        first = std::lower_bound(first, e, lo);
+        last = first;
+        while (last != e && *last < hi) ++last;
+        if (last == first) return;
       }
-      // Rows are sorted by data index: skip to this thread's slice, stop past it.
-      const Target* first =
-          std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
-      const Target* last = first;
-      while (last != e && last->data < hi) ++last;
-      if (last == first) return;
+      const std::size_t n = static_cast<std::size_t>(last - first);
       if (const EdgeStoreBase* s = sm->store())
-        func->callEdges(dest_, args, argBytes, first, static_cast<std::size_t>(last - first), *s,
-                        sm->slotOf(d, first));
+        func->callEdges(dest_, args, argBytes, first, n, *s, sm->slotOf(d, first), *sm,
+                        sm->entryOf(first));
       else
-        func->callTargets(dest_, args, argBytes, first, static_cast<std::size_t>(last - first));
+        func->callTargets(dest_, args, argBytes, first,
+                          dest_->isField() ? sm->fieldIndices() + sm->entryOf(first) : nullptr, n);
       return;
     }
     case MsgKind::reduce:
@@ -117,7 +113,8 @@ std::vector<Target> Msg::targets(Index d, Index f) const {
       auto* m = static_cast<const SparseMsg*>(this);
       if (d < m->numRows()) {
         auto [b, e] = m->row(d);
-        out.assign(b, e);
+        const Index* f = m->fieldIndices() + m->entryOf(b);
+        for (const Index* t = b; t != e; ++t) out.push_back({*t, *f++});
       }
       break;
     }
@@ -141,7 +138,7 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
                      " is not in [0, 1]");
   const Index nsrc = src()->numData(), ndest = dest()->numData();
   std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
-  std::vector<Target> ent;
+  std::vector<Index> ent;
   if (p > 0.0)
     ent.reserve(static_cast<std::size_t>(p * nsrc * static_cast<double>(ndest) * 1.05) + 16);
   // Each row draws from its own stream keyed by (seed, row), so the matrix does not depend on the
@@ -157,16 +154,12 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
         else
           j += 1 + std::floor(std::log(rng.uniformPositive()) / logq);
         if (j >= ndest) break;
-        ent.push_back({static_cast<Index>(j), 0});
+        ent.push_back(static_cast<Index>(j));
       }
     }
     rs[i + 1] = ent.size();
   }
-  unlendAll();
-  rowStart_ = std::move(rs);
-  entries_ = std::move(ent);
-  assignFields();
-  src()->context().touchTopology();
+  setEntries(std::move(rs), std::move(ent));
 }
 
 void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> destIdx) {
@@ -187,26 +180,59 @@ void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> d
   std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
   for (Index s : srcIdx) ++rs[s + 1];
   std::partial_sum(rs.begin(), rs.end(), rs.begin());
-  std::vector<Target> ent(srcIdx.size());
+  std::vector<Index> ent(srcIdx.size());
   std::vector<std::uint64_t> fill(rs.begin(), rs.end() - 1);
-  for (std::size_t k = 0; k < srcIdx.size(); ++k) ent[fill[srcIdx[k]]++] = {destIdx[k], 0};
+  for (std::size_t k = 0; k < srcIdx.size(); ++k) ent[fill[srcIdx[k]]++] = destIdx[k];
   for (Index i = 0; i < nsrc; ++i)
-    std::stable_sort(ent.begin() + static_cast<long>(rs[i]),
-                     ent.begin() + static_cast<long>(rs[i + 1]),
-                     [](const Target& a, const Target& b) { return a.data < b.data; });
+    std::sort(ent.begin() + static_cast<long>(rs[i]), ent.begin() + static_cast<long>(rs[i + 1]));
+  setEntries(std::move(rs), std::move(ent));
+}
+
+void SparseMsg::setEntries(std::vector<std::uint64_t> rowStart, std::vector<Index> cols) {
   unlendAll();
-  rowStart_ = std::move(rs);
-  entries_ = std::move(ent);
+  rowStart_ = std::move(rowStart);
+  cols_ = std::move(cols);
+  {
+    std::lock_guard<std::mutex> g(fieldsLock_);
+    std::vector<Index>().swap(fields_);
+    fieldsBuilt_.store(false, std::memory_order_release);
+  }
   assignFields();
   src()->context().touchTopology();
+}
+
+std::vector<Index> SparseMsg::computeFields() const {
+  // As assignFields counts: a local parent's entries from its count before the first fill, in
+  // entry (row) order; a remote parent's from 0 (this node never delivers to those).
+  std::vector<Index> out(cols_.size(), 0);
+  if (!dest()->isField()) return out;
+  auto* fe = static_cast<const FieldElement*>(dest());
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  std::vector<Index> count(dest()->numData(), 0);
+  if (filled_)
+    for (Index d = lo; d < hi; ++d) count[d] = base_[d - lo];
+  for (std::size_t k = 0; k < cols_.size(); ++k) out[k] = count[cols_[k]]++;
+  return out;
+}
+
+const Index* SparseMsg::fieldIndices() const {
+  if (!fieldsBuilt_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> g(fieldsLock_);
+    if (!fieldsBuilt_.load(std::memory_order_relaxed)) {
+      fields_ = computeFields();
+      fieldsBuilt_.store(true, std::memory_order_release);
+    }
+  }
+  return fields_.data();
 }
 
 void SparseMsg::assignFields() {
   if (!dest()->isField()) return;
   // Field index of an entry = the parent's entries before this message's, plus how many entries of
-  // this message reached the same parent before it (in row order); each local parent's array is
-  // then sized to match. Only a parent's owner delivers to it, so only local parents need their
-  // real offsets. A refill of this message starts again from the counts before its first fill.
+  // this message reached the same parent before it (in row order): computeFields, when asked.
+  // Here each local parent's array is sized to match. Only a parent's owner delivers to it, so
+  // only local parents need their real offsets. A refill of this message starts again from the
+  // counts before its first fill.
   auto* fe = static_cast<FieldElement*>(dest());
   const Index lo = fe->localBegin(), hi = fe->localEnd();
   if (!filled_) {
@@ -217,9 +243,9 @@ void SparseMsg::assignFields() {
   std::vector<Index> count(dest()->numData(), 0);
   for (Index d = lo; d < hi; ++d) count[d] = base_[d - lo];
   std::vector<Index> mine(dest()->numData(), 0);
-  for (auto& t : entries_) {
-    t.field = count[t.data]++;
-    ++mine[t.data];
+  for (Index t : cols_) {
+    ++count[t];
+    ++mine[t];
   }
   // An EdgeArray grows as it is lent the new entries (lendAll): they are born in the message's
   // store, never allocated in the array first. Other arrays, and shrinking, are sized here.
@@ -249,13 +275,12 @@ void SparseMsg::lendAll() {
   std::size_t slots = 0;
   for (std::size_t r = 0; r < rows; ++r) {
     // Rows are sorted by data index: this node's entries are one run of each row.
-    const Target* b = entries_.data() + rowStart_[r];
-    const Target* e = entries_.data() + rowStart_[r + 1];
-    const Target* first =
-        std::lower_bound(b, e, lo, [](const Target& t, Index v) { return t.data < v; });
-    const Target* last = first;
-    while (last != e && last->data < hi) ++last;
-    localFirst_[r] = static_cast<std::uint64_t>(first - entries_.data());
+    const Index* b = cols_.data() + rowStart_[r];
+    const Index* e = cols_.data() + rowStart_[r + 1];
+    const Index* first = std::lower_bound(b, e, lo);
+    const Index* last = first;
+    while (last != e && *last < hi) ++last;
+    localFirst_[r] = static_cast<std::uint64_t>(first - cols_.data());
     slotStart_[r] = slots;
     slots += static_cast<std::size_t>(last - first);
   }
@@ -311,8 +336,8 @@ void SparseMsg::byParent(Fn fn, Before before) const {
   const std::size_t rows = numRows();
   std::vector<std::uint64_t> count(static_cast<std::size_t>(hi - lo), 0);
   for (std::size_t r = 0; r < rows; ++r) {
-    const Target* t = entries_.data() + localFirst_[r];
-    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) ++count[t->data - lo];
+    const Index* t = cols_.data() + localFirst_[r];
+    for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) ++count[*t - lo];
   }
   std::vector<std::uint64_t> cursor(slotStart_.begin(),
                                     slotStart_.end() - 1);  // next slot, per row
@@ -333,10 +358,12 @@ void SparseMsg::byParent(Fn fn, Before before) const {
     slot.resize(n);
     for (std::size_t r = 0; r < rows; ++r) {
       std::uint64_t k = cursor[r];
-      const Target* t = entries_.data() + localFirst_[r] + (k - slotStart_[r]);
-      for (; k < slotStart_[r + 1] && t->data < d1; ++k, ++t) {
-        const std::uint64_t at = fill[t->data - d0]++;
-        field[at] = t->field;
+      const Index* t = cols_.data() + localFirst_[r] + (k - slotStart_[r]);
+      for (; k < slotStart_[r + 1] && *t < d1; ++k, ++t) {
+        // Parent *t's entries come in row order, as assignFields counted them: the rank of this
+        // one among them gives its field index.
+        const std::uint64_t at = fill[*t - d0]++;
+        field[at] = base_[*t - lo] + static_cast<Index>(at - start[*t - d0]);
         slot[at] = k;
       }
       cursor[r] = k;

@@ -3,8 +3,10 @@
 /// Msg: a typed connection from a SrcFinfo on one Element to a DestFinfo on another, and the
 /// index mapping that says which destination entries a send from source entry (d, f) reaches.
 /// Message metadata is replicated on every node; each node delivers only to its own entries.
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -111,18 +113,24 @@ class DiagonalMsg final : public Msg {
   long stride_;
 };
 
-/// A sparse matrix in CSR form: row = source data index, entries = (destination data index,
-/// destination field index), each row sorted by data index (so a thread finds its slice by
-/// binary search). When the destination is a FieldElement, filling the matrix assigns each entry
-/// the next free field index of its destination parent and sizes the parents' arrays to match:
-/// several Sparse messages can feed one synapse array, each appending after those filled before
-/// it. Fill each message once (a refill replaces its own entries and keeps earlier messages').
+/// A sparse matrix in CSR form: row = source data index, entries = destination data indices,
+/// each row sorted (so a thread finds its slice by binary search). When the destination is a
+/// FieldElement, filling the matrix assigns each entry the next free field index of its
+/// destination parent and sizes the parents' arrays to match: several Sparse messages can feed
+/// one synapse array, each appending after those filled before it. Fill each message once (a
+/// refill replaces its own entries and keeps earlier messages').
+///
+/// An entry's field index follows from the order (the parent's entries before this message's
+/// first fill, plus the entries of this message that reached the same parent before it, row by
+/// row), so it is not kept beside the data index: fieldIndices() computes them all on first use
+/// (introspection, a dest function that reads its Eref's field index, a field element without
+/// a store, a slot no longer live) and keeps them until the next fill.
 ///
 /// When the field element is an EdgeArray (core/edge_array.hpp; IntFire's synapse), the message
 /// also holds the objects of its local entries, in its own order (slot = rank of the entry among
 /// this node's entries, row by row), and lends them to the parents' arrays: delivering a row then
 /// reads them sequentially. unlendAll() gives them back (erase, refill).
-class SparseMsg final : public Msg {
+class SparseMsg final : public Msg, public FieldIndices {
  public:
   SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf, const Finfo* df);
   ~SparseMsg() override;
@@ -132,17 +140,25 @@ class SparseMsg final : public Msg {
   /// Connects srcIndices[k] to destIndices[k] for every k. Replaces any previous entries.
   void pairFill(std::span<const Index> srcIndices, std::span<const Index> destIndices);
   /// Number of entries.
-  std::size_t numEntries() const { return entries_.size(); }
-  /// Entries of row d.
-  std::pair<const Target*, const Target*> row(Index d) const {
-    return {entries_.data() + rowStart_[d], entries_.data() + rowStart_[d + 1]};
+  std::size_t numEntries() const { return cols_.size(); }
+  /// The destination data indices of row d's entries.
+  std::pair<const Index*, const Index*> row(Index d) const {
+    return {cols_.data() + rowStart_[d], cols_.data() + rowStart_[d + 1]};
   }
   std::size_t numRows() const { return rowStart_.size() - 1; }
+  /// Which entry `entry` (a pointer into a row) is: its index in fieldIndices().
+  std::size_t entryOf(const Index* entry) const {
+    return static_cast<std::size_t>(entry - cols_.data());
+  }
+  /// Every entry's field index, in entry order (0 for a DataElement destination); built on the
+  /// first call, from any thread, and kept until the next fill. Exact for the entries of this
+  /// node's parents (the only ones a node delivers to).
+  const Index* fieldIndices() const override;
   /// The store of this node's entries (nullptr unless the destination is an EdgeArray).
   const EdgeStoreBase* store() const { return store_.get(); }
-  /// The slot of local entry `entry` (an index into the entries) of row d.
-  std::size_t slotOf(Index d, const Target* entry) const {
-    return slotStart_[d] + static_cast<std::size_t>(entry - (entries_.data() + localFirst_[d]));
+  /// The slot of local entry `entry` (a pointer into row d).
+  std::size_t slotOf(Index d, const Index* entry) const {
+    return slotStart_[d] + static_cast<std::size_t>(entry - (cols_.data() + localFirst_[d]));
   }
   /// Every lent entry goes back to its parent's array, with its value; the store is dropped.
   void unlendAll();
@@ -150,6 +166,10 @@ class SparseMsg final : public Msg {
  private:
   void assignFields();
   void lendAll();
+  /// The entries' field indices, computed (no lock: the caller holds fieldsLock_ or is alone).
+  std::vector<Index> computeFields() const;
+  /// Replaces the entries (a fill): the field indices are computed again when next asked for.
+  void setEntries(std::vector<std::uint64_t> rowStart, std::vector<Index> cols);
   /// Calls fn(parent object, field indices, slots, n) for each local parent with entries here,
   /// in runs of parents; before(parents, start, fields) sees each run first (parent k's field
   /// indices are fields[start[k] .. start[k + 1])).
@@ -158,12 +178,15 @@ class SparseMsg final : public Msg {
   template <class Fn, class Before>
   void byParent(Fn fn, Before before) const;
   std::vector<std::uint64_t> rowStart_;
-  std::vector<Target> entries_;
+  std::vector<Index> cols_;  // destination data index per entry
   std::vector<Index> base_;  // local parents' entry counts before this message's first fill
   bool filled_ = false;
   std::unique_ptr<EdgeStoreBase> store_;   // this node's entries' objects (EdgeArray only)
   std::vector<std::uint64_t> slotStart_;   // per row: the slot of its first local entry
   std::vector<std::uint64_t> localFirst_;  // per row: the index of its first local entry
+  mutable std::mutex fieldsLock_;
+  mutable std::vector<Index> fields_;             // fieldIndices(), once built
+  mutable std::atomic<bool> fieldsBuilt_{false};  // whether fields_ holds them
 };
 
 /// Owns every message of a simulation, indexed by message id (ids are never reused).

@@ -41,8 +41,8 @@ bool target_nodes(const Msg* m, Index d, int P, std::vector<std::int32_t>& out) 
       if (d >= s->numRows()) return true;
       auto [b, e] = s->row(d);
       int last = -1;
-      for (const Target* t = b; t != e; ++t) {  // a row is sorted: its owners ascend
-        const int o = owner(t->data);
+      for (const Index* t = b; t != e; ++t) {  // a row is sorted: its owners ascend
+        const int o = owner(*t);
         if (o != last) out.push_back(last = o);
       }
       return true;

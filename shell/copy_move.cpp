@@ -156,7 +156,7 @@ Pairs pairs_of(const Msg* m) {
       auto* sm = static_cast<const SparseMsg*>(m);
       for (Index i = 0; i < sm->numRows(); ++i) {
         auto [b, e] = sm->row(i);
-        for (const Target* t = b; t != e; ++t) p.add(i, t->data);
+        for (const Index* t = b; t != e; ++t) p.add(i, *t);
       }
       break;
     }

@@ -208,7 +208,7 @@ TEST_CASE("events due in one step from several messages are summed in the serial
     for (std::uint32_t id : {mA, mB, mA2}) {
       const auto* sm = static_cast<const SparseMsg*>(m.s.msg(id));
       for (Index row = 0; row < sm->numRows(); ++row)
-        for (auto [t, e] = sm->row(row); t != e; ++t) synOf[id].push_back(next[t->data]++);
+        for (auto [t, e] = sm->row(row); t != e; ++t) synOf[id].push_back(next[*t]++);
     }
     REQUIRE(next == std::vector<std::uint64_t>(start.begin() + 1, start.end()));
   }
@@ -224,10 +224,10 @@ TEST_CASE("events due in one step from several messages are summed in the serial
         for (Index row = 0; row < first->numRows(); ++row)
           for (const Source& src : msgs) {
             const auto* sm = static_cast<const SparseMsg*>(m.s.msg(src.msg));
-            const Target* rowBegin = sm->row(0).first;
+            const Index* rowBegin = sm->row(0).first;
             for (auto [t, e] = sm->row(row); t != e; ++t) {
               const std::uint64_t k = synOf.at(src.msg)[static_cast<std::size_t>(t - rowBegin)];
-              sent.push_back({t->data, {n + delaySteps[k], w[k]}});
+              sent.push_back({*t, {n + delaySteps[k], w[k]}});
             }
           }
       }

@@ -44,11 +44,11 @@ TEST_CASE("a Sparse message keeps the synapses it fills in its own order; the fi
   std::size_t k = 0;
   for (Index r = 0; r < 7; ++r) {
     auto [b, e] = sm.row(r);
-    for (const Target* t = b; t != e; ++t) {
-      if (t->data < lo || t->data >= hi) continue;
+    for (const Index* t = b; t != e; ++t) {
+      if (*t < lo || *t >= hi) continue;
       CAPTURE(r);
       CHECK(sm.slotOf(r, t) == k);
-      CHECK(sm.store()->object(k) == fe->data(t->data, t->field));
+      CHECK(sm.store()->object(k) == fe->data(*t, sm.fieldIndices()[sm.entryOf(t)]));
       ++k;
     }
   }
@@ -359,11 +359,11 @@ TEST_CASE(
   std::size_t k = 0, wrong = 0;
   for (Index r = 0; r < kSrc; ++r) {
     auto [rb, re] = sm.row(r);
-    for (const Target* t = rb; t != re; ++t) {
-      if (t->data < lo || t->data >= hi) continue;
+    for (const Index* t = rb; t != re; ++t) {
+      if (*t < lo || *t >= hi) continue;
       const char* obj = sm.store()->object(k);
-      wrong += obj != fe->data(t->data, t->field) ||
-               reinterpret_cast<const Synapse*>(obj)->weight() != r + 1e-4 * t->data;
+      wrong += obj != fe->data(*t, sm.fieldIndices()[sm.entryOf(t)]) ||
+               reinterpret_cast<const Synapse*>(obj)->weight() != r + 1e-4 * *t;
       ++k;
     }
   }
@@ -389,9 +389,9 @@ TEST_CASE(
   wrong = 0;
   for (Index r = 0; r < kSrc; ++r) {
     auto [rb, re] = sm.row(r);
-    for (const Target* t = rb; t != re; ++t)
-      if (t->data >= lo && t->data < hi)
-        wrong += sm.store()->object(k++) != fe->data(t->data, t->field);
+    for (const Index* t = rb; t != re; ++t)
+      if (*t >= lo && *t < hi)
+        wrong += sm.store()->object(k++) != fe->data(*t, sm.fieldIndices()[sm.entryOf(t)]);
   }
   CHECK(wrong == 0);
   // Erasing the first message gives its synapses back to the arrays, values and all.

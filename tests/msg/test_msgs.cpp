@@ -18,8 +18,8 @@ void matrix_hash(Simulation& sim, Reader& r, Writer& w) {
   std::uint64_t h = 1469598103934665603ull;
   for (Index i = 0; i < m->numRows(); ++i) {
     auto [b, e] = m->row(i);
-    for (const Target* t = b; t != e; ++t)
-      h = (h ^ (std::uint64_t{i} << 32 | t->data)) * 1099511628211ull;
+    for (const Index* t = b; t != e; ++t)
+      h = (h ^ (std::uint64_t{i} << 32 | *t)) * 1099511628211ull;
   }
   w.put<std::uint64_t>(h);
 }

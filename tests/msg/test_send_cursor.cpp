@@ -196,7 +196,7 @@ TEST_CASE("bulk send and send cursor: every path, bit for bit against a serial r
       const auto* msg = static_cast<const SparseMsg*>(m.s.msg(sp));
       for (Index i = 0; i < msg->numRows(); ++i) {
         auto [lo, hi] = msg->row(i);
-        for (const Target* t = lo; t != hi; ++t) sparse[t->data].push_back(i);
+        for (const Index* t = lo; t != hi; ++t) sparse[*t].push_back(i);
       }
       // OneToOne (one value from i) then OneToAll (every sender) per sender, sender by sender.
       for (Index i = 0; i < nm; ++i)
