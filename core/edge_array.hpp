@@ -20,10 +20,11 @@
 /// it, and delivery to a slot that is not live goes the slow way, through the array, exactly as
 /// before (an IndexError past the end).
 ///
-/// Memory: a slot is the object alone (a Synapse's 16 bytes) and the array one pointer per entry;
-/// whether an entry is lent, and by which store, or own, and in which block, its address says
-/// (an array has a few of each), so nothing else is stored per entry.
-/// Copying an array copies the values (the copy owns them all); moving keeps the pointers. An
+/// Memory: a slot is the object alone (a Synapse's 16 bytes) and the array one 32-bit address per
+/// entry, in a space of its own where each own block and each lending store holds a range:
+/// whether an entry is lent, and by which store, or own, and in which block, the range says (an
+/// array has a few of each), so nothing else is stored per entry.
+/// Copying an array copies the values (the copy owns them all); moving keeps the entries. An
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
 #include <algorithm>
@@ -103,8 +104,10 @@ class EdgeStore final : public EdgeStoreBase {
 };
 
 /// The array member: entries of its own, or lent by a message's store (see the file comment).
-/// Eight bytes in the parent object. Each entry is reached through one pointer; own entries are
-/// allocated a block per resize, and a block is freed when all its entries have been lent.
+/// Eight bytes in the parent object. Each entry is a 32-bit address in the array's own space, in
+/// which each source of objects (a block of own entries, allocated a block per resize, or a
+/// lending store, all of its slots) holds a range: an entry is found by the few ranges, not kept
+/// as an 8-byte pointer. A block is freed when all its entries have been lent or dropped.
 template <class F>
 class EdgeArray {
  public:
@@ -117,15 +120,15 @@ class EdgeArray {
     if (this == &o) return *this;
     auto r = makeRep();
     r->grow(o.size());
-    for (std::size_t i = 0; i < o.size(); ++i) *r->at[i] = o[i];
+    for (std::size_t i = 0; i < o.size(); ++i) *r->object(r->at[i]) = o[i];
     release(0);
     rep_ = std::move(r);
     return *this;
   }
 
   std::size_t size() const { return rep_ ? rep_->at.size() : 0; }
-  F& operator[](std::size_t i) { return *rep_->at[i]; }
-  const F& operator[](std::size_t i) const { return *rep_->at[i]; }
+  F& operator[](std::size_t i) { return *rep_->object(rep_->at[i]); }
+  const F& operator[](std::size_t i) const { return *rep_->object(rep_->at[i]); }
   /// New entries are default-constructed and owned; entries past n are dropped (a lent one's
   /// slot stops being live).
   void resize(std::size_t n) {
@@ -142,36 +145,37 @@ class EdgeArray {
   /// the size grow the array, and must together cover every index from the size up: those
   /// entries are born in the store (default values), never allocated in the array first.
   void lend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
+    if (n == 0) return;
     if (!rep_) rep_ = makeRep();
+    const std::uint32_t lo = rep_->lender(store);  // first: it may throw, or renumber entries
     const std::size_t old = size();
     std::size_t top = old;
     for (std::size_t j = 0; j < n; ++j) top = std::max<std::size_t>(top, std::size_t{f[j]} + 1);
     if (top > old) {
       rep_->at.reserve(top);  // exactly: a filled array does not grow again
-      rep_->at.resize(top, nullptr);
+      rep_->at.resize(top, kNone);
     }
-    if (n) rep_->lenders.add(&store);
     for (std::size_t j = 0; j < n; ++j) {
-      F*& e = rep_->at[f[j]];
+      std::uint32_t& e = rep_->at[f[j]];
       F& s = store.slot(slot[j]);
-      if (e) {
-        s = *e;
-        rep_->drop(e);
+      if (e != kNone) {
+        s = *rep_->object(e);
+        rep_->drop(e);  // may free an own block: never the store's range, so lo holds
       }
       store.setLive(slot[j], true);
-      e = &s;
+      e = lo + static_cast<std::uint32_t>(slot[j]);
     }
     for (std::size_t i = old; i < top; ++i)
-      if (!rep_->at[i]) throw_gap(i);
+      if (rep_->at[i] == kNone) throw_gap(i);
   }
   /// Makes room for sizes[k] entries in arrays[k] (more than it holds), for a lend to follow:
   /// every array's entry vector is set aside first, then each is allocated again at its new
   /// size, in order, so that the new vectors take the space the old ones leave together rather
   /// than leaving a hole each (see FieldElementFinfoBase::reserve).
-  /// The arrays go in groups of about 1M entries held, so that what is set aside is 8 MB at most.
+  /// The arrays go in groups of about 1M entries held, so that what is set aside is 4 MB at most.
   static void reserveAll(EdgeArray* const* arrays, const std::size_t* sizes, std::size_t n) {
     constexpr std::size_t kAside = std::size_t{1} << 20;
-    std::vector<F*, HugeAllocator<F*>> aside;  // mapped on its own: gone when done
+    std::vector<std::uint32_t, HugeAllocator<std::uint32_t>> aside;  // mapped on its own
     std::vector<std::size_t> held;
     for (std::size_t k0 = 0; k0 < n;) {
       std::size_t k1 = k0, total = 0;
@@ -184,10 +188,10 @@ class EdgeArray {
         held.push_back(arrays[k]->size());
         if (Rep* r = arrays[k]->rep_.get()) {
           aside.insert(aside.end(), r->at.begin(), r->at.end());
-          std::vector<F*>().swap(r->at);
+          std::vector<std::uint32_t>().swap(r->at);
         }
       }
-      F* const* from = aside.data();
+      const std::uint32_t* from = aside.data();
       for (std::size_t k = k0; k < k1; ++k) {
         EdgeArray& a = *arrays[k];
         const std::size_t had = held[k - k0];
@@ -205,109 +209,132 @@ class EdgeArray {
   /// refers to the store.
   void unlend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
     if (!rep_) return;
-    rep_->lenders.remove(&store);
+    const Source* src = rep_->find(&store);
+    if (!src) return;
+    std::uint32_t lo = src->lo;
     std::size_t mine = 0;
     for (std::size_t j = 0; j < n; ++j)
-      mine += f[j] < size() && rep_->at[f[j]] == &store.slot(slot[j]);
-    if (mine == 0) return;
-    F* own = rep_->allocate(mine);
-    for (std::size_t j = 0; j < n; ++j) {
-      F& s = store.slot(slot[j]);
-      if (f[j] >= size() || rep_->at[f[j]] != &s) continue;
-      *own = s;
-      rep_->at[f[j]] = own++;
-      store.setLive(slot[j], false);
+      mine += f[j] < size() && rep_->at[f[j]] == lo + static_cast<std::uint32_t>(slot[j]);
+    if (mine) {
+      std::uint32_t own = rep_->allocate(mine);  // may renumber the ranges: lo is asked again
+      lo = rep_->find(&store)->lo;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (f[j] >= size() || rep_->at[f[j]] != lo + static_cast<std::uint32_t>(slot[j])) continue;
+        *rep_->object(own) = store.slot(slot[j]);
+        rep_->at[f[j]] = own++;
+        store.setLive(slot[j], false);
+      }
     }
+    rep_->forget(&store);
   }
 
  private:
-  struct Block {
-    std::unique_ptr<F[]> mem;
-    std::uint32_t size = 0;
-    std::uint32_t used = 0;  // entries of the block that are still their array's
-    bool holds(const F* e) const {
-      return detail::index_in<F>(e, mem.get(), size) != ~std::size_t{0};
-    }
-  };
-  /// The stores whose slots some entries are: one or two in practice (the messages filling the
-  /// array), held inline, so that filling 1e5 arrays allocates nothing between their entry
-  /// vectors (the old ones, freed side by side when a later fill grows them, then coalesce).
-  class Lenders {
-   public:
-    void add(EdgeStore<F>* s) {
-      if (find(s)) return;
-      for (auto& p : inline_)
-        if (!p) {
-          p = s;
-          return;
-        }
-      if (!more_) more_ = std::make_unique<std::vector<EdgeStore<F>*>>();
-      more_->push_back(s);
-    }
-    void remove(EdgeStore<F>* s) {
-      for (auto& p : inline_)
-        if (p == s) p = nullptr;
-      if (more_) std::erase(*more_, s);
-    }
-    /// The store one of whose slots e is, with the slot's index (nullptr if none).
-    EdgeStore<F>* holder(const F* e, std::size_t& i) const {
-      for (EdgeStore<F>* p : inline_)
-        if (p && (i = p->indexOf(e)) != EdgeStore<F>::npos) return p;
-      if (more_)
-        for (EdgeStore<F>* p : *more_)
-          if ((i = p->indexOf(e)) != EdgeStore<F>::npos) return p;
-      return nullptr;
-    }
-
-   private:
-    bool find(const EdgeStore<F>* s) const {
-      return std::find(inline_.begin(), inline_.end(), s) != inline_.end() ||
-             (more_ && std::find(more_->begin(), more_->end(), s) != more_->end());
-    }
-    std::array<EdgeStore<F>*, 2> inline_{};
-    std::unique_ptr<std::vector<EdgeStore<F>*>> more_;
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};  // no entry yet (inside lend)
+  /// Addresses lo .. lo + n - 1 are objects base[0 .. n - 1]: an own block (store == nullptr;
+  /// `used` of its entries are still the array's) or all the slots of a lending store.
+  struct Source {
+    F* base;
+    EdgeStore<F>* store;
+    std::uint32_t lo, n, used;
   };
   struct Rep {
-    std::vector<F*> at;         // entry i
-    std::vector<Block> blocks;  // own storage (a freed block keeps its place)
-    Lenders lenders;
-    F* allocate(std::size_t n) {
-      blocks.push_back(
-          {std::make_unique<F[]>(n), static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)});
-      return blocks.back().mem.get();
+    std::vector<std::uint32_t> at;  // entry i's address
+    std::vector<Source> sources;    // a few: own blocks, lending stores
+    std::uint64_t next = 0;         // the first address no source holds
+    ~Rep() {
+      for (Source& s : sources)
+        if (!s.store) delete[] s.base;
+    }
+    /// The source address v lies in (a linear search: an array has a few).
+    Source& sourceOf(std::uint32_t v) {
+      for (Source& s : sources)
+        if (v - s.lo < s.n) return s;
+      throw_stray();
+    }
+    F* object(std::uint32_t v) {
+      Source& s = sourceOf(v);
+      return s.base + (v - s.lo);
+    }
+    const Source* find(const EdgeStore<F>* store) const {
+      for (const Source& s : sources)
+        if (s.store == store) return &s;
+      return nullptr;
+    }
+    /// The first address of store's range, added if it has none.
+    std::uint32_t lender(EdgeStore<F>& store) {
+      if (const Source* s = find(&store)) return s->lo;
+      const std::uint32_t lo = addresses(store.size());
+      sources.push_back(
+          {store.slots_.data(), &store, lo, static_cast<std::uint32_t>(store.size()), 0});
+      return lo;
+    }
+    void forget(const EdgeStore<F>* store) {
+      std::erase_if(sources, [store](const Source& s) { return s.store == store; });
+    }
+    /// n new own entries, default-constructed: the first one's address.
+    std::uint32_t allocate(std::size_t n) {
+      const std::uint32_t lo = addresses(n);
+      sources.push_back(
+          {new F[n](), nullptr, lo, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)});
+      return lo;
     }
     void grow(std::size_t n) {
       if (n == 0) return;
-      F* m = allocate(n);
+      const std::uint32_t lo = allocate(n);
       if (n >= at.size()) at.reserve(at.size() + n);  // a big step: exactly (small ones double)
-      for (std::size_t j = 0; j < n; ++j) at.push_back(m + j);
+      for (std::size_t j = 0; j < n; ++j) at.push_back(lo + static_cast<std::uint32_t>(j));
     }
-    /// The entry stops being this array's: a lent slot is no longer live, an own one's block is
-    /// freed with its last entry. (Which it is, the addresses say: an array has a few blocks
-    /// and lenders, and entries are dropped only when an array shrinks or is refilled.)
-    void drop(F* e) {
-      for (Block& b : blocks)
-        if (b.holds(e)) {
-          if (--b.used == 0) b.mem.reset();
-          return;
-        }
-      std::size_t i = 0;
-      if (EdgeStore<F>* s = lenders.holder(e, i)) {
-        s->setLive(i, false);
-        return;
+    /// The entry at v stops being this array's: a lent slot is no longer live, an own one's block
+    /// is freed with its last entry.
+    void drop(std::uint32_t v) {
+      Source& s = sourceOf(v);
+      if (s.store) {
+        s.store->setLive(v - s.lo, false);
+      } else if (--s.used == 0) {
+        delete[] s.base;
+        sources.erase(sources.begin() + (&s - sources.data()));
       }
-      throw_stray();
+    }
+    /// A range of n new addresses. When the space (2^32 - 1 addresses, kNone excluded) would
+    /// overflow, the live ranges are renumbered from 0 first (ranges freed by refills and
+    /// dropped blocks leave gaps behind them).
+    std::uint32_t addresses(std::size_t n) {
+      constexpr std::uint64_t kSpace = kNone;
+      if (next + n > kSpace) {
+        std::uint64_t total = n;
+        for (const Source& s : sources) total += s.n;
+        if (total > kSpace) throw_space(total);
+        std::vector<std::uint32_t> old;
+        for (const Source& s : sources) old.push_back(s.lo);
+        next = 0;
+        for (Source& s : sources) {
+          s.lo = static_cast<std::uint32_t>(next);
+          next += s.n;
+        }
+        for (std::uint32_t& v : at) {
+          if (v == kNone) continue;
+          for (std::size_t k = 0; k < sources.size(); ++k)
+            if (v - old[k] < sources[k].n) {
+              v = v - old[k] + sources[k].lo;
+              break;
+            }
+        }
+      }
+      const auto lo = static_cast<std::uint32_t>(next);
+      next += n;
+      return lo;
     }
   };
   [[noreturn]] static void throw_gap(std::size_t i);
   [[noreturn]] static void throw_stray();
+  [[noreturn]] static void throw_space(std::uint64_t total);
   /// Drops entries n.. (see Rep::drop).
   void release(std::size_t n) {
     if (!rep_) return;
     for (std::size_t i = n; i < rep_->at.size(); ++i) rep_->drop(rep_->at[i]);
   }
   // The Rep itself comes from the small-block pool, away from the heap that holds the entry
-  // pointers: when a later fill grows those vectors, the old ones, freed side by side, coalesce
+  // vectors: when a later fill grows those vectors, the old ones, freed side by side, coalesce
   // into space the new ones reuse, instead of staying resident between the Reps.
   struct RepDelete {
     void operator()(Rep* r) const noexcept {
@@ -321,6 +348,14 @@ class EdgeArray {
   }
   RepPtr rep_;
 };
+
+template <class F>
+void EdgeArray<F>::throw_space(std::uint64_t total) {
+  throw ValueError("EdgeArray: an array's own entries and the stores that lend to it hold " +
+                   std::to_string(total) +
+                   " objects, past the 2^32 - 1 that its 32-bit entries can address (split the "
+                   "Sparse messages that fill it, or run on more nodes)");
+}
 
 template <class F>
 void EdgeArray<F>::throw_stray() {

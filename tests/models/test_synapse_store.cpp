@@ -319,6 +319,35 @@ TEST_CASE("EdgeArray: entries lent by two stores and its own, dropped and given 
   CHECK(arr[2].v == 0.0);
 }
 
+TEST_CASE("EdgeArray: a thousand refills use up its 2^32 addresses; the ranges are renumbered") {
+  // Each store that lends to an array takes a range of the array's 32-bit address space as large
+  // as the store (4M slots here); a refill drops the old store and takes a new range. After
+  // ~1024 refills the space is used up and the live ranges are renumbered from 0, entries with
+  // them: every value must survive that, own and lent alike.
+  struct W {
+    std::uint8_t v = 0;
+  };
+  EdgeArray<W> arr;
+  arr.resize(3);
+  arr[0].v = 7;
+  arr[2].v = 9;
+  constexpr std::size_t kSlots = std::size_t{1} << 22;
+  const Index f[] = {1};
+  std::size_t wrong = 0;
+  for (std::size_t round = 0; round < 1100; ++round) {
+    EdgeStore<W> store(kSlots);
+    const std::uint64_t slot[] = {(round * 2654435761u) % kSlots};
+    arr.lend(f, slot, 1, store);
+    wrong += &arr[1] != &store.slot(slot[0]);
+    wrong += arr[1].v != static_cast<std::uint8_t>(round);  // the value it had, moved in
+    arr[1].v = static_cast<std::uint8_t>(round + 1);
+    arr.unlend(f, slot, 1, store);
+    wrong += arr[0].v != 7 || arr[2].v != 9 || arr[1].v != static_cast<std::uint8_t>(round + 1);
+  }
+  CHECK(wrong == 0);
+  CHECK(arr.size() == 3);
+}
+
 TEST_CASE(
     "a fill of 1.5e6 synapses: lent in several runs, the arrays regrown in groups, values kept") {
   // Past SparseMsg::byParent's run of 2^20 entries and EdgeArray::reserveAll's group of 2^20
