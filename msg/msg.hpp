@@ -154,6 +154,8 @@ class SparseMsg final : public Msg, public FieldIndices {
   /// first call, from any thread, and kept until the next fill. Exact for the entries of this
   /// node's parents (the only ones a node delivers to).
   const Index* fieldIndices() const override;
+  /// Whether fieldIndices() has been built (and holds 4 bytes per entry) since the last fill.
+  bool keepsFieldIndices() const { return fieldsBuilt_.load(std::memory_order_acquire); }
   /// The store of this node's entries (nullptr unless the destination is an EdgeArray).
   const EdgeStoreBase* store() const { return store_.get(); }
   /// The slot of local entry `entry` (a pointer into row d).

@@ -151,6 +151,58 @@ TEST_CASE("erasing or refilling a Sparse message gives its synapses back with th
   }
 }
 
+TEST_CASE("field indices: an IntFire network never builds them; introspection gets them right") {
+  // A Sparse message keeps only data indices. Synapse::addSpike does not read its field index, so
+  // running the network leaves them unbuilt (4 bytes per synapse saved); targets() builds them,
+  // and they must be those a per-parent count in row order gives, after the earlier message's.
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1e-3;
+  constexpr Index kSrc = 40, kNrn = 30;
+  const ObjId a = s.create("RandSpike", "/a", kSrc);
+  const ObjId b = s.create("RandSpike", "/b", kSrc);
+  const ObjId nrn = s.create("IntFire", "/nrn", kNrn);
+  const ObjId syn = s.find("/nrn/synapse");
+  Field<double>::setAll(s, a.id, "rate", 200.0);
+  Field<double>::setAll(s, b.id, "rate", 200.0);
+  const std::uint32_t ma = s.addMsg("Sparse", a, "spikeOut", syn, "addSpike");
+  const std::uint32_t mb = s.addMsg("Sparse", b, "spikeOut", syn, "addSpike");
+  s.setRandomConnectivity(ma, 0.3, 11);
+  s.setRandomConnectivity(mb, 0.2, 12);
+  s.setClock(0, dt);
+  s.useClock(0, "/a");
+  s.useClock(0, "/b");
+  s.useClock(0, "/nrn");
+  s.reinit();
+  s.start(20 * dt);
+  CHECK_FALSE(sparse(s, ma).keepsFieldIndices());
+  CHECK_FALSE(sparse(s, mb).keepsFieldIndices());
+  // The reference: each local parent's entries numbered in row order, message a's first.
+  auto* fe = static_cast<const FieldElement*>(antler::test::element(syn));
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  std::vector<Index> next(kNrn, 0);
+  std::size_t wrong = 0, checked = 0;
+  for (std::uint32_t id : {ma, mb}) {
+    const SparseMsg& sm = sparse(s, id);
+    for (Index r = 0; r < kSrc; ++r) {
+      const std::vector<Target> got = sm.targets(r, 0);
+      auto [rb, re] = sm.row(r);
+      REQUIRE(got.size() == static_cast<std::size_t>(re - rb));
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        wrong += got[k].data != rb[k];
+        if (got[k].data < lo || got[k].data >= hi) continue;  // another node's parent
+        wrong += got[k].field != next[got[k].data]++;
+        ++checked;
+      }
+    }
+    CHECK(sm.keepsFieldIndices());
+  }
+  CHECK(wrong == 0);
+  std::size_t local = 0;
+  for (Index d = lo; d < hi; ++d) local += fe->numField(d);
+  CHECK(checked == local);
+}
+
 TEST_CASE("numSynapses shrunk under a message's entries, then grown: as with a plain array") {
   Model m;
   Shell& s = m.s;
