@@ -164,6 +164,21 @@ class SparseMsg final : public Msg, public FieldIndices {
   }
   /// Every lent entry goes back to its parent's array, with its value; the store is dropped.
   void unlendAll();
+  /// Delivery hints for a row about to be delivered (they change nothing). A row is found
+  /// through per-row arrays and starts in the column and the store at places no earlier row
+  /// left in cache: fetchRow(d), a few rows ahead, asks for row d's starts; fetchEntries(d), a
+  /// row or two ahead (when those have come), for its first data indices, slots and live bits.
+  void fetchRow(Index d) const {
+    prefetch(rowStart_.data() + d);
+    if (store_) {
+      prefetch(slotStart_.data() + d);
+      prefetch(localFirst_.data() + d);
+    }
+  }
+  void fetchEntries(Index d) const {
+    prefetch(cols_.data() + rowStart_[d]);
+    if (store_) store_->prefetchSlot(slotStart_[d]);
+  }
 
  private:
   void assignFields();

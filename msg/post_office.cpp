@@ -690,6 +690,15 @@ void PostOffice::deliver(unsigned t) const {
   for (const Span& s : spans_) deliverSpan(s, t);
 }
 
+namespace {
+/// One record of a batch, as for_each_record gives it.
+struct RecordRef {
+  Index d, f;
+  const char* args;
+  std::size_t n;
+};
+}  // namespace
+
 void PostOffice::deliverSpan(Span s, unsigned t) const {
   const unsigned T = numThreads();
   const char* p = s.begin;
@@ -724,6 +733,29 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
         if (a < e)
           sl.func->callDense(sl.msg->dest(), b.recs + static_cast<std::size_t>(a - d0) * b.recBytes,
                              b.recBytes, static_cast<Index>(a), static_cast<std::size_t>(e - a));
+        continue;
+      }
+      if (k == MsgKind::sparse && b.count > 1) {
+        // Each row of a Sparse message starts cold (its starts, first indices and slots lie
+        // where no earlier row left them): the rows a few records ahead are fetched while this
+        // one is delivered.
+        auto* sm = static_cast<const SparseMsg*>(sl.msg);
+        thread_local std::vector<RecordRef> recs;
+        recs.clear();
+        for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {
+          recs.push_back({d, f, args, n});
+        });
+        constexpr std::size_t kFar = 4, kNear = 2;
+        const std::size_t K = recs.size();
+        for (std::size_t i = 0; i < std::min(K, kFar); ++i)
+          if (recs[i].d < sm->numRows()) sm->fetchRow(recs[i].d);
+        for (std::size_t i = 0; i < K; ++i) {
+          if (i + kFar < K && recs[i + kFar].d < sm->numRows()) sm->fetchRow(recs[i + kFar].d);
+          if (i + kNear < K && recs[i + kNear].d < sm->numRows())
+            sm->fetchEntries(recs[i + kNear].d);
+          const RecordRef& r = recs[i];
+          sm->deliver(sl.func, r.d, r.f, r.args, r.n, sl.lo, sl.hi);
+        }
         continue;
       }
       for_each_record(b, [&](Index d, Index f, const char* args, std::size_t n) {
