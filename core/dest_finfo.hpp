@@ -72,6 +72,19 @@ struct unpack<std::tuple<A...>> {
 template <auto Fn>
 struct DestPrefetch {};
 
+/// Optional, for a dest function that a Sparse message delivers through its store: a run of
+/// live slots of one row (the objects contiguous, the targets' data indices beside them) in one
+/// call, for a class whose per-call work (finding its Element's state, the thread's queue) is the
+/// same for every target of the run. Specialise it next to the class, e.g.
+///   template <> struct DestRun<&Synapse::addSpike> {
+///     static bool accepts(const Element* dest);  // asked once per delivery
+///     static void call(const Element* dest, const Index* data, const Synapse* objs,
+///                      std::size_t n, double time);
+///   };
+/// call must do what calling Fn on each target in order would (so the results are the same).
+template <auto Fn>
+struct DestRun {};
+
 /// The DestFinfo of member function Fn.
 template <auto Fn>
 class DestFinfoT final : public DestFinfoBase {
@@ -151,6 +164,12 @@ class DestFinfoT final : public DestFinfoBase {
     bool hookOn = kHook;
     if constexpr (requires { DestPrefetch<Fn>::active(dest); })
       hookOn = DestPrefetch<Fn>::active(dest);
+    // Runs of live slots in one call, where the class takes them (and wants no fetch per target).
+    constexpr bool kRun = requires {
+      DestRun<Fn>::accepts(dest);
+    };
+    bool runOn = false;
+    if constexpr (kRun) runOn = !hookOn && DestRun<Fn>::accepts(dest);
     auto hook = [&](std::size_t j) {
       if constexpr (kHook) {
         const char* ahead = s.object(slot0 + j);
@@ -176,6 +195,18 @@ class DestFinfoT final : public DestFinfoBase {
       const std::size_t k = slot0 + i;
       const std::size_t end = std::min(n, i + (64 - (k & 63)));
       const bool all = s.allLive(k, end - i);
+      if constexpr (kRun) {
+        if (runOn && all) {
+          std::apply(
+              [&](const auto&... x) {
+                DestRun<Fn>::call(dest, data + i, reinterpret_cast<const T*>(s.object(k)), end - i,
+                                  x...);
+              },
+              a);
+          i = end;
+          continue;
+        }
+      }
       for (; i < end; ++i) {
         if constexpr (kParent)
           if (i + 2 * kAhead < n) prefetch(parent->localData(data[i + 2 * kAhead]));

@@ -72,11 +72,17 @@ class IntFire::Ring final : public ElementState {
   /// Queues event (col, weight, count) for step `due` (within the rows): on the calling clock
   /// thread's queue during a run, else on thread 0's (merged first).
   void add(std::uint64_t due, Index col, double weight, unsigned count) {
-    unsigned t = 0;
-    if (PostOffice::inRun())
-      t = PostOffice::thread();
-    else if (ran.load(std::memory_order_relaxed))
-      merge();
+    addOn(queueThread(), due, col, weight, count);
+  }
+  /// The queue an event goes to now: the calling clock thread's during a run, else thread 0's
+  /// (the threads' queues merged into it first).
+  unsigned queueThread() {
+    if (PostOffice::inRun()) return static_cast<unsigned>(PostOffice::thread());
+    if (ran.load(std::memory_order_relaxed)) merge();
+    return 0;
+  }
+  /// add, on queue t (from queueThread, asked once for a run of events).
+  void addOn(unsigned t, std::uint64_t due, Index col, double weight, unsigned count) {
     row(due)[t].push_back({static_cast<std::uint32_t>(col), count, weight});
   }
   /// Outside a run: every row's queues into thread 0's, in thread order (a neuron's events keep
@@ -145,6 +151,11 @@ IntFire& IntFire::operator=(const IntFire& o) {
 
 bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
                       unsigned count) {
+  return placeIn(r, ~0u, col, last, time, weight, count);
+}
+
+bool IntFire::placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double time,
+                      double weight, unsigned count) {
   if (!(r.dt > 0)) return false;
   const std::uint64_t due = detail::due_step(time, r.dt, r.invDt, last, last + 1 + kMaxSlots);
   const std::uint64_t ahead = due - last - 1;
@@ -160,7 +171,10 @@ bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, double time, doubl
     s.count += count;
     return true;
   }
-  r.add(due, col, weight, count);
+  if (t == ~0u)
+    r.add(due, col, weight, count);
+  else
+    r.addOn(t, due, col, weight, count);
   return true;
 }
 
@@ -198,6 +212,24 @@ void IntFire::addEvent(const DataElement* e, Index d, double time, double weight
       [[likely]]
     return;
   reinterpret_cast<IntFire*>(e->localData(d))->putAside(r, time, weight, 1);
+}
+
+void IntFire::addEvents(const DataElement* e, const Index* d, const Synapse* syn, std::size_t n,
+                        double time) {
+  // addEvent for each, in order, with what it looks up per event looked up once: the queues, the
+  // last step, the thread's queue (the arithmetic, time + delay, is addSpike's).
+  Ring* r = ring_of(e);
+  if (!r || !(r->dt > 0)) {
+    for (std::size_t i = 0; i < n; ++i) addEvent(e, d[i], time + syn[i].delay(), syn[i].weight());
+    return;
+  }
+  const unsigned t = r->queueThread();
+  const std::uint64_t last = r->last.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double at = time + syn[i].delay();
+    if (!placeIn(*r, t, d[i] - r->begin, last, at, syn[i].weight(), 1)) [[unlikely]]
+      reinterpret_cast<IntFire*>(e->localData(d[i]))->putAside(r, at, syn[i].weight(), 1);
+  }
 }
 
 void IntFire::activation(const Eref& e, double v) {

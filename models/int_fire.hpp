@@ -96,6 +96,10 @@ class alignas(32) IntFire {
   static bool quiet(const Element* e);
   /// Schedules `weight` on neuron d (local) of e at `time` (what Synapse::addSpike calls).
   static void addEvent(const DataElement* e, Index d, double time, double weight);
+  /// Synapse::addSpike(time) of syn[i], an entry of neuron d[i] (local) of e, for i in 0 .. n-1,
+  /// in that order: what a row of a Sparse message delivers (the queues found once).
+  static void addEvents(const DataElement* e, const Index* d, const Synapse* syn, std::size_t n,
+                        double time);
   /// MOOSE's `activation` input (from a SimpleSynHandler's activationOut): v is added to Vm in
   /// the neuron's next process, with the events due then (in arrival order), as MOOSE's IntFire
   /// adds its summed activation (Vm += activation: a handler's weight w arrives as w / dt).
@@ -132,6 +136,8 @@ class alignas(32) IntFire {
   static Ring* ring_of(const DataElement* e);
   /// Queues an event for its step if the step is within reach (after step `last`); false if
   /// not.
+  static bool placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double time,
+                      double weight, unsigned count);
   static bool placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
                       unsigned count);
   void place(Ring* r, Index col, std::uint64_t last, double time, double weight, unsigned count);

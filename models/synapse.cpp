@@ -41,6 +41,16 @@ void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, do
     SimpleSynHandler::prefetchEvent(parent, e.dataIndex(), time + s.delay());
 }
 
+bool DestRun<&Synapse::addSpike>::accepts(const Element* dest) {
+  return dest->isField() &&
+         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kIntFire;
+}
+
+void DestRun<&Synapse::addSpike>::call(const Element* dest, const Index* data, const Synapse* objs,
+                                       std::size_t n, double time) {
+  IntFire::addEvents(static_cast<const FieldElement*>(dest)->parentData(), data, objs, n, time);
+}
+
 const Cinfo* Synapse::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<Synapse>("Synapse",

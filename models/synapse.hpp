@@ -37,5 +37,14 @@ struct DestPrefetch<&Synapse::addSpike> {
   static void fetch(const Eref& e, const Synapse& s, double time);
 };
 
+/// An IntFire's synapses take a row's run of live slots in one call (IntFire::addEvents: its
+/// queues and the thread's found once, not per event); a SimpleSynHandler's go one by one.
+template <>
+struct DestRun<&Synapse::addSpike> {
+  static bool accepts(const Element* dest);
+  static void call(const Element* dest, const Index* data, const Synapse* objs, std::size_t n,
+                   double time);
+};
+
 }  // namespace antler
 #pragma GCC visibility pop

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -175,6 +176,9 @@ TEST_CASE("field indices: an IntFire network never builds them; introspection ge
   s.useClock(0, "/nrn");
   s.reinit();
   s.start(20 * dt);
+  double moved = 0.0;  // the spikes reached the neurons
+  for (double v : Field<double>::getVec(s, nrn.id, "Vm")) moved += std::abs(v);
+  CHECK(moved > 0.0);
   CHECK_FALSE(sparse(s, ma).keepsFieldIndices());
   CHECK_FALSE(sparse(s, mb).keepsFieldIndices());
   // The reference: each local parent's entries numbered in row order, message a's first.
