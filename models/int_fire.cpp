@@ -149,13 +149,8 @@ IntFire& IntFire::operator=(const IntFire& o) {
   return *this;
 }
 
-bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
-                      unsigned count) {
-  return placeIn(r, ~0u, col, last, time, weight, count);
-}
-
-bool IntFire::placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double time,
-                      double weight, unsigned count) {
+inline bool IntFire::placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double time,
+                             double weight, unsigned count) {
   if (!(r.dt > 0)) return false;
   const std::uint64_t due = detail::due_step(time, r.dt, r.invDt, last, last + 1 + kMaxSlots);
   const std::uint64_t ahead = due - last - 1;
@@ -176,6 +171,11 @@ bool IntFire::placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double
   else
     r.addOn(t, due, col, weight, count);
   return true;
+}
+
+bool IntFire::placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
+                      unsigned count) {
+  return placeIn(r, ~0u, col, last, time, weight, count);
 }
 
 void IntFire::place(Ring* r, Index col, std::uint64_t last, double time, double weight,

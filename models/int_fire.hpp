@@ -136,8 +136,9 @@ class alignas(32) IntFire {
   static Ring* ring_of(const DataElement* e);
   /// Queues an event for its step if the step is within reach (after step `last`); false if
   /// not.
-  static bool placeIn(Ring& r, unsigned t, Index col, std::uint64_t last, double time,
-                      double weight, unsigned count);
+  [[gnu::always_inline]] static inline bool placeIn(Ring& r, unsigned t, Index col,
+                                                    std::uint64_t last, double time, double weight,
+                                                    unsigned count);
   static bool placeIn(Ring& r, Index col, std::uint64_t last, double time, double weight,
                       unsigned count);
   void place(Ring* r, Index col, std::uint64_t last, double time, double weight, unsigned count);
