@@ -735,10 +735,10 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
                              b.recBytes, static_cast<Index>(a), static_cast<std::size_t>(e - a));
         continue;
       }
-      if (k == MsgKind::sparse && b.count > 1) {
+      if (k == MsgKind::sparse && !b.dense && b.count > 1) {
         // Each row of a Sparse message starts cold (its starts, first indices and slots lie
         // where no earlier row left them): the rows a few records ahead are fetched while this
-        // one is delivered.
+        // one is delivered. (A dense batch walks the rows in order, as the hardware fetches.)
         auto* sm = static_cast<const SparseMsg*>(sl.msg);
         thread_local std::vector<RecordRef> recs;
         recs.clear();
