@@ -135,7 +135,8 @@ class alignas(32) IntFire {
   class Ring;
   static Ring* ring_of(const DataElement* e);
   /// Queues an event for its step if the step is within reach (after step `last`); false if
-  /// not.
+  /// not. t: the queue it goes to (Ring::queueThread, asked once for a run of events), or ~0u
+  /// for the queue asked now (the second form).
   [[gnu::always_inline]] static inline bool placeIn(Ring& r, unsigned t, Index col,
                                                     std::uint64_t last, double time, double weight,
                                                     unsigned count);
