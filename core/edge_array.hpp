@@ -28,7 +28,6 @@
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
