@@ -89,16 +89,16 @@ int main(int argc, char** argv) {
   double bestA = 1e300, bestB = 1e300, bestC = 1e300;
   // Calls into the communicators of the exchange and of the reduce queue (a vendor collective
   // counts as one message on the MPI backend), per step: the one-collective steady state.
-  comm::Comm& po = rt.simulation().post().comm();
+  const PostOffice& po = rt.simulation().post();
   comm::Comm& rq = rt.simulation().reduces().comm();
   double callsPerStep = 0;
   for (int rep = 0; rep < 5; ++rep) {
-    const auto calls0 = po.stats().messagesSent + rq.stats().messagesSent;
+    const auto calls0 = po.messagesSent() + rq.stats().messagesSent;
     const auto t = WallClock::now();
     s.start(steps * 1e-3);
     bestA = std::min(bestA, std::chrono::duration<double>(WallClock::now() - t).count() / steps);
     callsPerStep =
-        static_cast<double>(po.stats().messagesSent + rq.stats().messagesSent - calls0) / steps;
+        static_cast<double>(po.messagesSent() + rq.stats().messagesSent - calls0) / steps;
     ByteBuffer a;
     Writer(a).put<int>(steps);
     const auto replies = s.dispatchExtension("bench.allreduce", a);
@@ -115,6 +115,11 @@ int main(int argc, char** argv) {
               callsPerStep);
   std::printf("%-40s %10.2f us  (context: the one collective a step makes)\n",
               "raw MPI_Allgather (128-byte blocks)", bestC * 1e6);
+  const ExchangeStats& xs = rt.simulation().post().exchangeStats();
+  std::printf("%-40s %10s   (point-to-point rounds: %llu run, %llu skipped)\n", "exchange mode",
+              to_string(rt.simulation().post().exchangeMode()),
+              static_cast<unsigned long long>(xs.forestRounds),
+              static_cast<unsigned long long>(xs.forestRoundsSkipped));
   std::printf("Stats result correct (num=%u, mean=1): %s\n", 2u * s.numNodes(), ok ? "yes" : "NO");
   return rt.finish(ok ? 0 : 1);
 }

@@ -29,6 +29,8 @@ constexpr std::size_t kMinInlineTargeted = 40;
 /// An exchange part's flag (beside ExchangeFlags): the node has contributors' bytes or deferred
 /// sends this round.
 constexpr std::uint32_t kHasParts = 1u << 31;
+/// Another (targeted path): the node has records for another node this round.
+constexpr std::uint32_t kHasTargeted = 1u << 30;
 
 /// A validated view of one batch.
 struct BatchView {
@@ -165,6 +167,12 @@ std::uint64_t PostOffice::bytesReceived() const {
   return n;
 }
 
+std::uint64_t PostOffice::messagesSent() const {
+  std::uint64_t n = comm_.valid() ? comm_.stats().messagesSent : 0;
+  if (forest_) n += forest_->comm().stats().messagesSent;
+  return n;
+}
+
 std::size_t PostOffice::routeEntries() const {
   return routes_->size();
 }
@@ -226,6 +234,7 @@ void PostOffice::prepareRun() {
   forest_->setGraph(1, leaves, {}, std::move(roots));
   forest_->setUp();
   mode_ = ExchangeMode::targeted;
+  forestExpected_ = true;
   slotOf_.assign(static_cast<std::size_t>(P), -1);
   for (std::size_t k = 0; k < targets.size(); ++k)
     slotOf_[static_cast<std::size_t>(targets[k])] = static_cast<int>(k);
@@ -340,8 +349,13 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
       for (std::size_t k = 0; k < outTargeted_.size(); ++k) outPayloads_->push_back("");
     }
     if (targetedError_) flags |= kFlagError;
+    for (const auto& b : outTargeted_)
+      if (!b.empty()) flags |= kHasTargeted;
     inPayloads_->clear();  // (a reducev merges into what the roots hold)
-    forest_->reducevBegin(*outPayloads_, *inPayloads_);
+    // The forest's round runs beside the collective when last round's agreed answer says some
+    // node had records for another; otherwise (a model that only reduces between nodes) it runs
+    // after the collective, and only where this round's agreed flags say a node has records.
+    if (forestExpected_) forest_->reducevBegin(*outPayloads_, *inPayloads_);
   }
   // On the targeted path, a round where no node has contributors' bytes or deferred sends needs
   // only the flags: one all-reduce of three words (flags, and the segment count both ways, so
@@ -371,10 +385,10 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
                                    gathered_);
     }
   } catch (...) {
-    if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
+    if (targeted && forestExpected_) forest_->reducevEnd(*outPayloads_, *inPayloads_);
     throw;
   }
-  if (targeted) forest_->reducevEnd(*outPayloads_, *inPayloads_);
+  if (targeted && forestExpected_) forest_->reducevEnd(*outPayloads_, *inPayloads_);
   std::uint32_t all = 0;
   if (quick) {
     // Every node's contributions are empty: each contributor gets P empty parts.
@@ -391,7 +405,15 @@ std::uint32_t PostOffice::exchange(std::uint32_t flags, unsigned tick) {
     all = unpack(nseg, disagreement);
     expectParts_ = (all & kHasParts) != 0;
   }
-  all &= ~kHasParts;
+  if (targeted) {
+    // Every node saw the same flags: the same choice everywhere.
+    const bool agreed = (all & kHasTargeted) != 0;
+    if (!forestExpected_ && agreed && !(all & kFlagError))
+      forest_->reducev(*outPayloads_, *inPayloads_);
+    forestExpected_ = agreed;
+    ++(agreed ? xstats_.forestRounds : xstats_.forestRoundsSkipped);
+  }
+  all &= ~(kHasParts | kHasTargeted);
   if (all & kFlagError) return all;
   if (!disagreement.empty()) throw CommError(disagreement);
   if (targeted) {

@@ -72,6 +72,9 @@ struct ExchangeStats {
   std::uint64_t recordsSent = 0;      ///< records sent to other nodes (one per target node)
   std::uint64_t recordsReceived = 0;  ///< records received from other nodes
   std::uint64_t bytesSent = 0, bytesReceived = 0;  ///< their payloads' bytes
+  /// Rounds whose point-to-point part (the star forest's reducev) ran, and rounds where no node
+  /// had records for another, so none ran (every node agrees on both counts).
+  std::uint64_t forestRounds = 0, forestRoundsSkipped = 0;
 };
 
 class PostOffice {
@@ -149,6 +152,9 @@ class PostOffice {
   /// Every byte this node's exchanges received from other nodes (the allgather's, and the
   /// targeted path's forest's).
   std::uint64_t bytesReceived() const;
+  /// Every message this node's exchanges sent (a vendor collective counts as one; the targeted
+  /// path's point-to-point messages each).
+  std::uint64_t messagesSent() const;
   /// What bytesReceived() counted since the current (or last) run started.
   std::uint64_t runBytesReceived() const { return bytesReceived() - runStartBytes_; }
   /// The routes' size: node entries held (memory grows with this node's sources).
@@ -247,8 +253,9 @@ class PostOffice {
   std::vector<Index> tgtNext_;
   ExchangeStats xstats_;
   std::uint64_t runStartBytes_ = 0;
-  bool expectParts_ = true;    // targeted: last round some node had contributions or deferred
-  std::vector<char> noParts_;  // every contributor's empty part
+  bool expectParts_ = true;     // targeted: last round some node had contributions or deferred
+  bool forestExpected_ = true;  // targeted: last round some node had records for another
+  std::vector<char> noParts_;   // every contributor's empty part
   std::exception_ptr targetedError_;  // this node's, raised at the next exchange
 };
 

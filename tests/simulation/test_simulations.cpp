@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "antler/antler.hpp"
@@ -338,6 +339,24 @@ TEST_CASE("the targeted exchange: a node receives only the records its targets n
       CAPTURE(q);
       CHECK(counts[static_cast<std::size_t>(q)].xs.recordsReceived == want);
     }
+    // The point-to-point part of a round runs only in the rounds where some node has records for
+    // another: the steps in which a neuron with a target on another node spiked (from the
+    // one-node raster). Every node counts the same; the other rounds are one collective.
+    std::set<long> crossing;
+    for (Index i = 0; i < kLocalNeurons; ++i) {
+      bool crosses = false;
+      for (Index j = i + 1; j <= i + kReach && j < kLocalNeurons; ++j)
+        crosses = crosses || block_owner(kLocalNeurons, P, j) != block_owner(kLocalNeurons, P, i);
+      if (crosses)
+        for (double t : one.spikes[i]) crossing.insert(std::lround(t / kDt));
+    }
+    REQUIRE(!crossing.empty());
+    for (auto& n : counts) {
+      CHECK(n.xs.forestRounds == crossing.size());
+      CHECK(n.xs.forestRounds + n.xs.forestRoundsSkipped == n.xs.steps);
+    }
+    MESSAGE("P = " << P << ": " << crossing.size() << " rounds with records between nodes of "
+                   << counts[0].xs.steps);
   }
   // Against the allgather on the same network at P = 8: what a node receives in all.
   setenv("ANTLER_EXCHANGE", "allgather", 1);
