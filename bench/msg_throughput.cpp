@@ -271,8 +271,11 @@ void report(const Case& c, const Result& r, unsigned steps) {
               msgs / r.hand);
   std::printf("  antler      %9.4f s  %8.3f ns/msg  %10.3e msg/s\n", r.antler,
               1e9 * r.antler / msgs, msgs / r.antler);
-  std::printf("  ratio (antler time / hand-loop time): %.2f   goal <= 3: %s\n", ratio,
-              ratio <= 3 ? "met" : "NOT met");
+  // Issue 23's goals: one send() per object within 2x the hand loop; the bulk send and Sparse
+  // no worse than the 3x they met before it.
+  const double goal = c.name == "OneToOne" ? 2.0 : 3.0;
+  std::printf("  ratio (antler time / hand-loop time): %.2f   goal <= %g: %s\n", ratio, goal,
+              ratio <= goal ? "met" : "NOT met");
   if (r.mismatches == 0)
     std::printf("  sums: antler and hand loop match (all %zu receivers, bit-identical)\n",
                 static_cast<std::size_t>(c.numReceivers));

@@ -5,7 +5,7 @@
 // the reduction request) and the reduce path (primary, secondary, one allgather of the partials,
 // tertiary, digest). The baseline, timed in the same program on the same ranks, is a raw
 // MPI_Allreduce of 3 doubles (what a hand-written code would do for count/sum/sum of squares).
-// The goal is a ratio <= 1.5. Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
+// The goal is a ratio <= 1.3 (issue 23; 1.5 before it). Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
 #include <mpi.h>
 
 #include <chrono>
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
                   Field<double>::get(s, stats, "mean") == 1.0;
   std::printf("%-40s %10.2f us\n", "antler step with one Stats reduction", bestA * 1e6);
   std::printf("%-40s %10.2f us\n", "raw MPI_Allreduce (3 doubles)", bestB * 1e6);
-  std::printf("%-40s %10.2f   (goal <= 1.5)\n", "ratio", bestA / bestB);
+  std::printf("%-40s %10.2f   (goal <= 1.3)\n", "ratio", bestA / bestB);
   std::printf("%-40s %10.3f   (per node; 1 = the exchange only)\n", "communication calls per step",
               callsPerStep);
   std::printf("%-40s %10.2f us  (context: the one collective a step makes)\n",
