@@ -46,7 +46,14 @@ class IntFire::Ring final : public ElementState {
   // due in s + 1 .. s + slots); a power of two, so that an event finds its row with a mask, not
   // a division (an empty row is a few words).
   std::vector<Queues> rows;
-  std::vector<Slot, HugeAllocator<Slot>> sums;  // this step: each neuron's events, summed
+  // This step: each neuron's events' weights, summed in arrival order from -0.0, the one value x
+  // with x + w == w for every w (0.0 + -0.0 is 0.0). So a step with no events adds -0.0 to Vm,
+  // which leaves every Vm as it was, and the neuron loop adds without asking whether any came;
+  // 8 bytes a neuron (the array the events write at random, which is what must stay in cache).
+  // (Against a sum from 0.0 with a count, which skipped a step without events: the same bits
+  // except where every weight of the step was -0.0 and Vm was -0.0, which then stays -0.0.)
+  static constexpr double kNoEvents = -0.0;
+  std::vector<double, HugeAllocator<double>> sums;
   std::atomic<bool> ran{false};       // a run added to the threads' queues since the last merge
   const DataElement* feed = nullptr;  // the SimpleSynHandler Element that feeds it directly
   // With a feed: true if the queues are empty and no neuron has events aside, so that a step
@@ -112,7 +119,7 @@ class IntFire::Ring final : public ElementState {
       qs.resize(std::max(1u, threads));
       for (auto& q : qs) q.clear();
     }
-    sums.assign(n, Slot{});
+    sums.assign(n, kNoEvents);
     ran.store(false, std::memory_order_relaxed);
   }
 };
@@ -161,9 +168,8 @@ inline bool IntFire::placeIn(Ring& r, unsigned t, Index col, std::uint64_t last,
   if (due == r.last.load(std::memory_order_relaxed)) {
     // The step being processed (an event aside that falls due in it, placed by its neuron's
     // thread after the queues were added up): straight into its sum.
-    Slot& s = r.sums[col];
-    s.sum += weight;
-    s.count += count;
+    (void)count;  // (the count matters to the queues' introspection only: numPending)
+    r.sums[col] += weight;
     return true;
   }
   if (t == ~0u)
@@ -270,7 +276,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   const std::uint64_t step = k > 1 ? static_cast<std::uint64_t>(k) : 1;
   r->setLast(step);  // for the events delivered after this phase (same values on every thread)
   const Index first = lo - r->begin;  // this slice's columns: first .. first + n - 1
-  Slot* sums = r->sums.data();
+  double* sums = r->sums.data();
   if constexpr (kRows != Rows::feed) {
     // The thread whose slice begins the Element empties the previous step's row: every thread
     // has added it up, and no event can fall due in it any more.
@@ -281,11 +287,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     // neuron's weights are summed in the order they arrived (see the header comment).
     for (const auto& q : r->row(step))
       for (const Ring::Pending& ev : q)
-        if (ev.col - first < n) {
-          Slot& s = sums[ev.col];
-          s.sum += ev.weight;
-          s.count += ev.count;
-        }
+        if (ev.col - first < n) sums[ev.col] += ev.weight;
   }
   const double slack = detail::step_slack(p->dt);
   SimpleSynHandler::Slot* fed = nullptr;
@@ -306,8 +308,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
           if constexpr (kRows == Rows::feed) {
             x.Vm_ += 0.0 + h.sum / p->dt;
           } else {
-            sums[col].sum += h.sum / p->dt;
-            sums[col].count += 1;
+            sums[col] += h.sum / p->dt;
           }
         }
         h = SimpleSynHandler::Slot{};
@@ -321,13 +322,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     // is further ahead go to their step's queue, before this step's deliveries could.
     if (x.hasFar() && step - 1 >= x.cold()->far.next) [[unlikely]]
       x.placeAside(*r, col, step - 1);
-    // This step's weights, summed as they arrived (see the header comment). A step without
-    // events leaves Vm untouched.
-    Slot& s = sums[col];
-    if (s.count) {
-      x.Vm_ += s.sum;
-      s = Slot{};
-    }
+    // This step's weights, summed as they arrived (see the header comment); a step without
+    // events adds -0.0, which leaves Vm untouched (Ring::sums).
+    x.Vm_ += sums[col];
+    sums[col] = Ring::kNoEvents;
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
       x.placeAside(*r, col, step);
     x.fireOrDecay(e, lo + i, p, slack);

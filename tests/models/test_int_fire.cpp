@@ -160,6 +160,36 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a step without events leaves Vm's bits alone, a signed zero's sign included") {
+  // The step sums start from -0.0 and are added to Vm whether or not events came: -0.0 is the
+  // one value that leaves every Vm as it is (0.0 would turn a Vm of -0.0 into +0.0). Vm then
+  // decays by (1 - dt/tau) each step: -0.0 stays -0.0, +0.0 stays +0.0, x becomes x * decay.
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1e-3, tau = 0.02;
+  const ObjId nrn = m.s.create("IntFire", "/nrn", 3);
+  Field<double>::setAll(s, nrn.id, "thresh", 1.0);
+  Field<double>::setAll(s, nrn.id, "tau", tau);
+  Field<double>::setVec(s, nrn.id, "initVm", {-0.0, 0.0, 0.25});
+  m.s.setClock(0, dt);
+  m.s.useClock(0, "/nrn");
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    m.s.setNumThreads(threads);
+    m.s.reinit();
+    m.s.start(5 * dt);
+    const auto vm = Field<double>::getVec(s, nrn.id, "Vm");
+    REQUIRE(vm.size() == 3);
+    CHECK(vm[0] == 0.0);
+    CHECK(std::signbit(vm[0]));
+    CHECK(vm[1] == 0.0);
+    CHECK(!std::signbit(vm[1]));
+    double want = 0.25;
+    for (int k = 0; k < 5; ++k) want *= 1.0 - dt / tau;
+    CHECK(vm[2] == want);  // bit for bit: nothing but the decay touched it
+  }
+}
+
 TEST_CASE("reinit drops pending synaptic events and resets Vm and lastSpike") {
   Model m;
   Shell& s = m.s;
