@@ -5,7 +5,8 @@
 // the reduction request) and the reduce path (primary, secondary, one allgather of the partials,
 // tertiary, digest). The baseline, timed in the same program on the same ranks, is a raw
 // MPI_Allreduce of 3 doubles (what a hand-written code would do for count/sum/sum of squares).
-// The goal is a ratio <= 1.3 (issue 23; 1.5 before it). Run it at -n 2: `mpirun -n 2 reduce_latency [steps]`.
+// The goal is a ratio <= 1.3 (issue 23; 1.5 before it). Run it at -n 2: `mpirun -n 2 reduce_latency
+// [steps]`.
 #include <mpi.h>
 
 #include <chrono>
