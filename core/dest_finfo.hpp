@@ -59,8 +59,8 @@ struct unpack<std::tuple<A...>> {
 /// Optional, for a dest function that a Sparse message delivers through its store
 /// (core/edge_array.hpp): what the call will touch beyond the entry and its parent object,
 /// fetched a few targets ahead. Specialise it next to the class, e.g.
-///   template <> struct DestPrefetch<&Synapse::addSpike> {
-///     static void fetch(const Eref& e, const Synapse& s, double time);
+///   template <> struct DestPrefetch<&MySynapse::addSpike> {
+///     static void fetch(const Eref& e, const MySynapse& s, double time);
 ///   };
 /// fetch must only read (and may assume nothing the call would check: it is a hint). Add
 /// `static constexpr bool kParent = false;` when the call does not read the parent object, so
@@ -138,7 +138,7 @@ class DestFinfoT final : public DestFinfoBase {
                  const FieldIndices& fields, std::size_t entry0) const override {
     const Args a = detail::unpack<Args>::read(args, argBytes);
     // The slots are read in order; the parents are fetched 2 * kAhead targets ahead, and what
-    // the call reaches through them (DestPrefetch: a SimpleSynHandler's ring slot) kAhead targets
+    // the call reaches through them (DestPrefetch::fetch, where a class declares it) kAhead targets
     // ahead.
     const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
     constexpr std::size_t kAhead = 8;

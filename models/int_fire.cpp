@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -10,42 +9,24 @@
 
 #include "core/huge_pages.hpp"
 #include "models/simple_syn_handler.hpp"
+#include "models/step_queues.hpp"
 #include "models/step_time.hpp"
 
 namespace antler {
 
 /// The Element's pending events (see the header comment): per step, per clock thread, a queue of
-/// the events due in that step, in the order that thread added them. During a run the thread
-/// that delivers to a neuron is the one that processes it (its slice), so a neuron's events are
-/// all in one thread's queue, in arrival order; outside a run (a Shell call) the queues are first
-/// merged into thread 0's, in thread order, and events go there. A step's threads each add the
-/// events of their slice, queue by queue, into `sums` (one entry per neuron of this node, which
-/// stays in cache), and then walk their neurons. Set up by prepare (one thread, between runs);
-/// `last` is written by every thread that processes the Element with the same value.
-class IntFire::Ring final : public ElementState {
+/// the events due in that step (models/step_queues.hpp), added up in the step into `sums`, one
+/// entry per neuron of this node, and then the neurons are walked. Set up by prepare (one thread,
+/// between runs); `last` is written by every thread that processes the Element with the same
+/// value.
+class IntFire::Ring final : public ElementState, public detail::StepQueues {
  public:
-  struct Pending {
-    std::uint32_t col;    // the neuron (data index - begin)
-    std::uint32_t count;  // events summed in weight (1, or an aside event's count)
-    double weight;
-  };
-  // One clock thread's queue of a step, a cache line of its own: the threads append to theirs
-  // at the same time, and queue headers sharing a line made every append a coherence miss on
-  // the other cores (2 threads ran a step's delivery slower than 1, on a 16-core Xeon).
-  struct alignas(64) ThreadQueue : std::vector<Pending> {};
-  using Queues = std::vector<ThreadQueue>;  // one per clock thread
-  double dt = 0.0;                          // the step length the rows count in (0: not set up)
-  double invDt = 0.0;                       // 1 / dt: a first guess of an event's step
-  std::atomic<std::uint64_t> last{0};       // the last step processed (or being processed)
-  std::uint32_t slots = 1;                  // steps ahead an event may wait in: last + 1 .. + slots
+  double dt = 0.0;                       // the step length the rows count in (0: not set up)
+  double invDt = 0.0;                    // 1 / dt: a first guess of an event's step
+  std::atomic<std::uint64_t> last{0};    // the last step processed (or being processed)
+  std::uint32_t slots = 1;               // steps ahead an event may wait in: last + 1 .. + slots
   Index begin = 0, n = 0;                // the node's neurons: data indices begin .. begin + n - 1
   std::atomic<std::uint64_t> wanted{0};  // most steps ahead an event that did not fit asked for
-  // Row step % rows.size() holds the queues of `step`: at least two more than the steps an event
-  // may be ahead, so that the row of step s - 1 is emptied during step s (by the thread whose
-  // slice begins the Element), when no thread reads it and none can add to it (events then fall
-  // due in s + 1 .. s + slots); a power of two, so that an event finds its row with a mask, not
-  // a division (an empty row is a few words).
-  std::vector<Queues> rows;
   // This step: each neuron's events' weights, summed in arrival order from -0.0, the one value x
   // with x + w == w for every w (0.0 + -0.0 is 0.0). So a step with no events adds -0.0 to Vm,
   // which leaves every Vm as it was, and the neuron loop adds without asking whether any came;
@@ -54,7 +35,6 @@ class IntFire::Ring final : public ElementState {
   // except where every weight of the step was -0.0 and Vm was -0.0, which then stays -0.0.)
   static constexpr double kNoEvents = -0.0;
   std::vector<double, HugeAllocator<double>> sums;
-  std::atomic<bool> ran{false};       // a run added to the threads' queues since the last merge
   const DataElement* feed = nullptr;  // the SimpleSynHandler Element that feeds it directly
   // With a feed: true if the queues are empty and no neuron has events aside, so that a step
   // need read only the feed. Found at a run's start (a scan, when not known). During a fed run
@@ -65,7 +45,6 @@ class IntFire::Ring final : public ElementState {
   void calledOutsideRun() override { onlyFeed = false; }
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
-  Queues& row(std::uint64_t step) { return rows[step & (rows.size() - 1)]; }
   void want(std::uint64_t s) {
     std::uint64_t w = wanted.load(std::memory_order_relaxed);
     while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
@@ -76,51 +55,11 @@ class IntFire::Ring final : public ElementState {
     invDt = 1.0 / d;
   }
   void setLast(std::uint64_t s) { last.store(s, std::memory_order_relaxed); }
-  /// Queues event (col, weight, count) for step `due` (within the rows): on the calling clock
-  /// thread's queue during a run, else on thread 0's (merged first).
-  void add(std::uint64_t due, Index col, double weight, unsigned count) {
-    addOn(queueThread(), due, col, weight, count);
-  }
-  /// The queue an event goes to now: the calling clock thread's during a run, else thread 0's
-  /// (the threads' queues merged into it first).
-  unsigned queueThread() {
-    if (PostOffice::inRun()) return static_cast<unsigned>(PostOffice::thread());
-    if (ran.load(std::memory_order_relaxed)) merge();
-    return 0;
-  }
-  /// add, on queue t (from queueThread, asked once for a run of events).
-  void addOn(unsigned t, std::uint64_t due, Index col, double weight, unsigned count) {
-    row(due)[t].push_back({static_cast<std::uint32_t>(col), count, weight});
-  }
-  /// Outside a run: every row's queues into thread 0's, in thread order (a neuron's events keep
-  /// their order: those queued before the run come first in queue 0, and its run's are in one
-  /// queue).
-  void merge() {
-    for (Queues& qs : rows)
-      for (std::size_t t = 1; t < qs.size(); ++t) {
-        qs[0].insert(qs[0].end(), qs[t].begin(), qs[t].end());
-        qs[t].clear();
-      }
-    ran.store(false, std::memory_order_relaxed);
-  }
-  /// Before a run of `threads` clock threads (one thread, between runs): queues merged, the
-  /// row of the last step (already added into the neurons) emptied, a queue per thread.
-  void prepareQueues(unsigned threads) {
-    if (ran.load(std::memory_order_relaxed)) merge();
-    for (auto& q : row(last.load())) q.clear();
-    for (Queues& qs : rows) qs.resize(std::max(1u, threads));
-  }
-  /// Empty rows for events up to `s` steps ahead (the queues keep their capacity: a run after
-  /// reinit does not grow them again, page by page).
+  /// Empty rows for events up to `s` steps ahead, and every sum empty.
   void reset(std::size_t s, unsigned threads) {
     slots = static_cast<std::uint32_t>(s);
-    rows.resize(std::bit_ceil(s + 2));
-    for (Queues& qs : rows) {
-      qs.resize(std::max(1u, threads));
-      for (auto& q : qs) q.clear();
-    }
+    resetRows(s, threads);
     sums.assign(n, kNoEvents);
-    ran.store(false, std::memory_order_relaxed);
   }
 };
 
@@ -278,41 +217,30 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   const Index first = lo - r->begin;  // this slice's columns: first .. first + n - 1
   double* sums = r->sums.data();
   if constexpr (kRows != Rows::feed) {
-    // The thread whose slice begins the Element empties the previous step's row: every thread
-    // has added it up, and no event can fall due in it any more.
-    if (first == 0)
-      for (auto& q : r->row(step - 1)) q.clear();
-    r->ran.store(true, std::memory_order_relaxed);
     // This step's events of this slice, queue by queue, each in the order it was filled: a
     // neuron's weights are summed in the order they arrived (see the header comment).
-    for (const auto& q : r->row(step))
-      for (const Ring::Pending& ev : q)
-        if (ev.col - first < n) sums[ev.col] += ev.weight;
+    r->addUp(step, first, n, sums);
   }
   const double slack = detail::step_slack(p->dt);
-  SimpleSynHandler::Slot* fed = nullptr;
+  double* fed = nullptr;
   if constexpr (kRows != Rows::own) {
-    // The handler's row of this step (it ran it on an earlier tick with the same step).
-    fed = SimpleSynHandler::feedRow(r->feed, static_cast<std::uint64_t>(std::max(k, 0LL))) + first;
+    // The handlers' activations of this step (they ran it on an earlier tick with the same step).
+    fed = SimpleSynHandler::feedActivations(r->feed) + first;
   }
   for (Index i = 0; i < n; ++i) {
     IntFire& x = objs[i];
     const Index col = first + i;
     if constexpr (kRows != Rows::own) {
       // What the handler's activation message would have added, where it would have: after the
-      // events already in this step's sum, before the side list's. With nothing else (the sum
-      // empty), it would have held 0.0 + sum / dt, which Vm takes directly.
-      SimpleSynHandler::Slot& h = fed[i];
-      if (h.count) {
-        if (h.sum != 0.0) {
-          if constexpr (kRows == Rows::feed) {
-            x.Vm_ += 0.0 + h.sum / p->dt;
-          } else {
-            sums[col] += h.sum / p->dt;
-          }
-        }
-        h = SimpleSynHandler::Slot{};
+      // events already in this step's sum, before the side list's (a handler that would send
+      // nothing left -0.0, which adds nothing). With nothing else, the sum would have been
+      // -0.0 + the activation, which Vm takes directly.
+      if constexpr (kRows == Rows::feed) {
+        x.Vm_ += fed[i];
+      } else {
+        sums[col] += fed[i];
       }
+      fed[i] = SimpleSynHandler::kNoEvents;
       if constexpr (kRows == Rows::feed) {
         x.fireOrDecay(e, lo + i, p, slack);
         continue;
@@ -356,13 +284,9 @@ unsigned IntFire::numPending(const Eref& e) const {
   for (const Event& ev : cold()->far.events) n += ev.count;
   Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
   const Index d = e.dataIndex();
-  if (r && !r->rows.empty() && d >= r->begin && d - r->begin < r->n) {
+  if (r && d >= r->begin && d - r->begin < r->n) {
     const std::uint64_t last = r->last.load();
-    const auto col = static_cast<std::uint32_t>(d - r->begin);
-    for (std::uint64_t s = last + 1; s <= last + r->slots; ++s)
-      for (const auto& q : r->row(s))
-        for (const Ring::Pending& ev : q)
-          if (ev.col == col) n += ev.count;
+    n += r->pending(d - r->begin, last + 1, last + r->slots);
   }
   return n;
 }
@@ -392,9 +316,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
     const IntFire* objs = reinterpret_cast<const IntFire*>(e->base());
     bool empty = std::none_of(objs, objs + r->n, [](const IntFire& x) { return x.hasFar(); });
     const std::uint64_t last = r->last.load();
-    for (std::uint64_t s = last + 1; empty && s <= last + r->slots; ++s)
-      for (const auto& q : r->row(s)) empty = empty && q.empty();
-    r->onlyFeed = empty;
+    r->onlyFeed = empty && r->empty(last + 1, last + r->slots);
   }
 }
 
@@ -430,8 +352,9 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
     return;
   }
   const std::uint64_t asked = r->wanted.exchange(0);
-  if (!r->rows.empty()) r->prepareQueues(threads);  // merged, a queue per thread of this run
-  if (r->dt == p.dt && asked <= r->slots) return;   // the common case: nothing more to do
+  if (!r->rows.empty())
+    r->prepareQueues(threads, r->last.load());     // merged, a queue per thread of this run
+  if (r->dt == p.dt && asked <= r->slots) return;  // the common case: nothing more to do
   // The step length changed (a first run without reinit, or setClock between runs without
   // reinit), or events asked for more rows. Every pending event goes to its neuron's side list,
   // in the order the neuron would add them (the side list first, then the queues by step), with

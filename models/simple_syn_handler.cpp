@@ -2,60 +2,58 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
 
-#include "core/fast_mod.hpp"
 #include "core/huge_pages.hpp"
-#include "core/prefetch.hpp"
+#include "models/step_queues.hpp"
 #include "models/step_time.hpp"
 #include "msg/context.hpp"
 #include "msg/msg.hpp"
 
 namespace antler {
 
-/// The Element's slots (see the header comment), in rows: row s % R holds step s's slot of every
-/// handler of the node (data index begin + i at column i), R being the largest R_i, so that a
-/// step walks one row in handler order. Handler i takes an event only if it is less than its own
-/// R_i steps ahead (the rest of its column stays empty): which events wait in its heap depends on
-/// its synapses alone, not on the node's other handlers. Set up by prepare (one thread, between
-/// runs); during a run each thread touches only its handlers' columns; `last` is written by every
-/// thread that processes the Element, with the same value, and read after the barrier that ends
-/// the process phase.
-class SimpleSynHandler::Ring final : public ElementState {
+/// The Element's queues (see the header comment): detail::StepQueues for the node's handlers
+/// (data index begin + i at column i), rows for the largest R_i; handler i takes an event only if
+/// it is due within its own R_i steps (the rest wait in its heap), so which events wait where
+/// depends on its synapses alone, not on the node's other handlers. Set up by prepare (one
+/// thread, between runs); during a run each thread touches only its handlers' sums; `last` is
+/// written by every thread that processes the Element, with the same value, and read after the
+/// barrier that ends the process phase.
+class SimpleSynHandler::Ring final : public ElementState, public detail::StepQueues {
  public:
   double dt = 0.0, invDt = 0.0;
   std::atomic<std::uint64_t> last{0};  // the last step processed
   Index begin = 0, n = 0;
-  std::uint32_t rows = 0;           // R (plus one on the direct path: see below)
-  FastMod rowOf;                    // step % rows, without a division (setRows keeps it)
   std::uint32_t longest = 0;        // the largest R_i
+  std::uint32_t shortest = 0;       // the smallest R_i
   std::vector<std::uint32_t> own;   // R_i
   std::vector<std::uint8_t> aside;  // 1 if handler i's heap may hold events (a step need not
                                     // read the handler itself otherwise)
-  std::vector<Slot, HugeAllocator<Slot>> slots;
-  // The cell Element this run feeds directly, or nullptr. Then a step's row is cleared by the
-  // cell, in a later round of the step, so the rows are one more than the longest R_i: events
-  // that arrive in between (at most R_i steps ahead) never reach the row still to be read.
-  const DataElement* fed = nullptr;
+  // This step's sum per handler, from kNoEvents: the queues' weights in arrival order, then the
+  // heap's due ones. Emptied by the handler's process as it sends, or on the direct path by the
+  // cell that reads it in a later round of the step.
+  std::vector<double, HugeAllocator<double>> sums;
+  const DataElement* fed = nullptr;  // the cell Element this run feeds directly, or nullptr
+  // On the direct path: this step's activation per handler, what its message would carry (sum /
+  // dt), or kNoEvents where it would send none (no events, or a sum of 0). The cell adds it,
+  // without a test or a division, and empties it.
+  std::vector<double, HugeAllocator<double>> act;
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
-  std::uint32_t size(Index i) const { return own[i]; }
-  Slot* row(std::uint64_t step) { return slots.data() + rowOf(step) * n; }
-  void setRows(std::uint32_t r) {
-    rows = r;
-    rowOf = FastMod(r ? r : 1);
-  }
-  Slot& slot(Index i, std::uint64_t step) { return row(step)[i]; }
-  /// Lays the slots out in `r` rows, each waiting event staying at its step.
-  void relayout(std::uint32_t r) {
-    std::vector<Slot, HugeAllocator<Slot>> next(static_cast<std::size_t>(r) * n);
-    const std::uint64_t l = last.load();
-    for (Index i = 0; i < n; ++i)
-      for (std::uint64_t s = l + 1; s <= l + own[i]; ++s) next[(s % r) * n + i] = slot(i, s);
-    slots.swap(next);
-    setRows(r);
+  /// Queues an event for handler col on queue t if it is due within the handler's R_i steps
+  /// after step `last`; false if not (then it waits in the heap).
+  /// (An event within the shortest R_i fits every handler's queues: only the others read
+  /// their handler's R_i, a read at random the common event skips.)
+  bool place(unsigned t, Index col, std::uint64_t last, double time, double weight) {
+    const std::uint64_t due = detail::due_step(time, dt, invDt, last, last + 1 + longest);
+    const std::uint64_t ahead = due - last - 1;
+    if (ahead >= shortest && ahead >= own[col]) [[unlikely]]
+      return false;
+    addOn(t, due, col, weight, 1);
+    return true;
   }
 };
 
@@ -70,31 +68,32 @@ void SimpleSynHandler::putAside(double time, double weight) {
 
 void SimpleSynHandler::addEvent(const DataElement* e, Index d, double time, double weight) {
   Ring* r = ring_of(e);
-  if (r && r->dt > 0) [[likely]] {
-    const Index i = d - r->begin;
-    const std::uint32_t R = r->size(i);
-    const std::uint64_t last = r->last.load(std::memory_order_relaxed);
-    const std::uint64_t due = detail::due_step(time, r->dt, r->invDt, last, last + 1 + R);
-    if (due - last - 1 < R) [[likely]] {
-      Slot& s = r->slot(i, due);
-      s.sum += weight;
-      ++s.count;
-      return;
-    }
-  }
+  if (r && r->dt > 0 &&
+      r->place(r->queueThread(), d - r->begin, r->last.load(std::memory_order_relaxed), time,
+               weight)) [[likely]]
+    return;
   reinterpret_cast<SimpleSynHandler*>(e->localData(d))->putAside(time, weight);
   if (r && !r->aside.empty()) r->aside[d - r->begin] = 1;
 }
 
-void SimpleSynHandler::prefetchEvent(const DataElement* e, Index d, double time) {
+void SimpleSynHandler::addEvents(const DataElement* e, const Index* d, const Synapse* syn,
+                                 std::size_t n, double time) {
+  // addEvent for each, in order, with the queues, the last step and the thread's queue looked
+  // up once (the arithmetic, time + delay, is addSpike's).
   Ring* r = ring_of(e);
-  if (!r || !(r->dt > 0)) return;
-  const Index i = d - r->begin;
-  const double ahead =
-      std::ceil(time * r->invDt) - static_cast<double>(r->last.load(std::memory_order_relaxed) + 1);
-  if (!(ahead >= 0 && ahead < static_cast<double>(r->size(i)))) return;
-  prefetch(
-      &r->slot(i, r->last.load(std::memory_order_relaxed) + 1 + static_cast<std::uint64_t>(ahead)));
+  if (!r || !(r->dt > 0)) {
+    for (std::size_t i = 0; i < n; ++i) addEvent(e, d[i], time + syn[i].delay(), syn[i].weight());
+    return;
+  }
+  const unsigned t = r->queueThread();
+  const std::uint64_t last = r->last.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double at = time + syn[i].delay();
+    if (!r->place(t, d[i] - r->begin, last, at, syn[i].weight())) [[unlikely]] {
+      reinterpret_cast<SimpleSynHandler*>(e->localData(d[i]))->putAside(at, syn[i].weight());
+      r->aside[d[i] - r->begin] = 1;
+    }
+  }
 }
 
 void SimpleSynHandler::process(const Eref& e, ProcPtr p) {
@@ -106,19 +105,20 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
   Ring* r = ring_of(e);
   if (!r || r->dt != p->dt) [[unlikely]]
     throw StateError("SimpleSynHandler " + e->path() + ": processed with dt " +
-                     format_double(p->dt) + " before the clock prepared its slots for it");
+                     format_double(p->dt) + " before the clock prepared its queues for it");
   const long long k = std::llround(p->currTime / p->dt);
   const std::uint64_t step = k > 0 ? static_cast<std::uint64_t>(k) : 0;
   r->last.store(step, std::memory_order_relaxed);
   const double due = p->currTime + detail::step_slack(p->dt);
-  Slot* row = r->row(step) + (lo - r->begin);
-  std::uint8_t* aside = r->aside.data() + (lo - r->begin);
-  // The heap's events that fall due, in (time, arrival) order, after the slot's.
-  auto takeDue = [&](Index j, double& sum, unsigned& count) {
+  const Index first = lo - r->begin;
+  r->addUp(step, first, n, r->sums.data());
+  double* sum = r->sums.data() + first;
+  std::uint8_t* aside = r->aside.data() + first;
+  // The heap's events that fall due, in (time, arrival) order, after the queued ones.
+  auto takeDue = [&](Index j) {
     SimpleSynHandler& h = objs[j];
     while (!h.heap_.empty() && h.heap_.front().time <= due) {
-      sum += h.heap_.front().weight;
-      ++count;
+      sum[j] += h.heap_.front().weight;
       std::pop_heap(h.heap_.begin(), h.heap_.end(), later);
       h.heap_.pop_back();
     }
@@ -127,23 +127,34 @@ void SimpleSynHandler::processBlock(const DataElement* e, Index lo, SimpleSynHan
       aside[j] = 0;
     }
   };
+  constexpr auto kEmpty = std::bit_cast<std::uint64_t>(kNoEvents);
   if (r->fed) {
-    // The direct path: the cell reads the row later in this step; only the heaps are ours.
+    // The direct path: the cell reads the activations later in this step. Only the handlers
+    // with events have one to compute (the step's queues name them, a handler once per event:
+    // the first turns its sum into the activation and empties it), and those with heap events.
+    double* act = r->act.data() + first;
+    auto activate = [&](Index j) {
+      const double v = sum[j];
+      if (std::bit_cast<std::uint64_t>(v) == kEmpty) return;  // done, or only -0.0 weights
+      sum[j] = kNoEvents;
+      act[j] = v != 0.0 ? v / p->dt : kNoEvents;
+    };
     for (auto* a = aside; (a = static_cast<std::uint8_t*>(std::memchr(a, 1, aside + n - a))); ++a) {
-      Slot& s = row[a - aside];
-      takeDue(static_cast<Index>(a - aside), s.sum, s.count);
+      takeDue(static_cast<Index>(a - aside));
+      activate(static_cast<Index>(a - aside));
     }
+    for (const auto& q : r->row(step))
+      for (const Ring::Pending& ev : q)
+        if (ev.col - first < n) activate(ev.col - first);
     return;
   }
   for (Index j = 0; j < n; ++j) {
-    Slot& s = row[j];
-    if (!s.count && !aside[j]) continue;  // the common case: nothing due, nothing aside
-    double sum = s.sum;
-    unsigned count = s.count;
-    s = Slot{};
     if (aside[j]) [[unlikely]]
-      takeDue(j, sum, count);
-    if (count && sum != 0.0) activationOut.send(Eref(e, lo + j), sum / p->dt);
+      takeDue(j);
+    const double v = sum[j];
+    if (std::bit_cast<std::uint64_t>(v) == kEmpty) continue;  // the common case: no events
+    sum[j] = kNoEvents;
+    if (v != 0.0) activationOut.send(Eref(e, lo + j), v / p->dt);
   }
 }
 
@@ -205,8 +216,8 @@ const DataElement* SimpleSynHandler::directFeed(const DataElement* cell, const P
   return nullptr;
 }
 
-SimpleSynHandler::Slot* SimpleSynHandler::feedRow(const DataElement* h, std::uint64_t step) {
-  return ring_of(h)->row(step);
+double* SimpleSynHandler::feedActivations(const DataElement* h) {
+  return ring_of(h)->act.data();
 }
 
 void SimpleSynHandler::reinit(const Eref&, ProcPtr) {
@@ -217,49 +228,61 @@ void SimpleSynHandler::reinit(const Eref&, ProcPtr) {
 void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   Ring* r = ring_of(e);
   const DataElement* fed = directTarget(e, p);
+  const unsigned threads = std::max(1u, p.numThreads);
   if (r && !reinit && r->dt == p.dt) {  // the common case: at most the direct path changes
     r->fed = fed;
-    const std::uint32_t rows = r->longest + (fed ? 1 : 0);
-    if (rows != r->rows) r->relayout(rows);
+    if (fed) r->act.resize(r->n, kNoEvents);
+    r->prepareQueues(threads, r->last.load());
     return;
   }
   auto* objs = reinterpret_cast<SimpleSynHandler*>(e->base());
   if (!r) {
     r = make_state<Ring>(e);
   } else if (!reinit && r->dt > 0) {
-    // The dt changed without reinit: every waiting event goes to its handler's heap at the time
-    // of its step, in step order, and the slots are sized again for the new dt.
+    // The dt changed without reinit: each handler's queued events of a step go to its heap as
+    // one event at the time of the step, their weights summed in arrival order (as the step
+    // would have summed them), in step order; the queues are sized again for the new dt.
     const std::uint64_t last = r->last.load();
-    for (Index i = 0; i < r->n; ++i)
-      for (std::uint64_t s = last + 1; s <= last + r->size(i); ++s) {
-        const Slot& x = r->slot(i, s);
-        if (x.count) objs[i].putAside(static_cast<double>(s) * r->dt, x.sum);
+    r->prepareQueues(threads, last);  // merged: all in queue 0
+    std::vector<double> due(r->n, 0.0);
+    std::vector<std::uint8_t> any(r->n, 0);
+    for (std::uint64_t s = last + 1; s <= last + r->longest; ++s) {
+      for (const Ring::Pending& ev : r->row(s)[0]) {
+        due[ev.col] += ev.weight;
+        any[ev.col] = 1;
       }
+      for (Index i = 0; i < r->n; ++i)
+        if (any[i]) {
+          objs[i].putAside(static_cast<double>(s) * r->dt, due[i]);
+          due[i] = 0.0;
+          any[i] = 0;
+        }
+    }
   }
-  // Handler i's slots: its longest delay in steps, plus two (a spike may arrive in the step it
-  // was sent in, before or after the handler ran).
+  // Handler i's queues: its longest delay in steps, plus two (a spike may arrive in the step it
+  // was sent in, before or after the handler ran), rounded up to a power of two: handlers whose
+  // delays differ a little then take events as far ahead, and an event need not read its own
+  // handler's R_i (Ring::place).
   r->dt = p.dt;
   r->invDt = 1.0 / p.dt;
   r->own.assign(r->n, 0);
-  std::uint64_t rows = 1;
+  std::uint64_t longest = 1, shortest = kMaxSlots;
   for (Index i = 0; i < r->n; ++i) {
-    double longest = 0.0;
+    double delay = 0.0;
     const EdgeArray<Synapse>& syn = objs[i].synapses_;
-    for (std::size_t j = 0; j < syn.size(); ++j) longest = std::max(longest, syn[j].delay());
+    for (std::size_t j = 0; j < syn.size(); ++j) delay = std::max(delay, syn[j].delay());
     const std::uint64_t R = std::min<std::uint64_t>(
-        kMaxSlots, detail::due_step(longest, p.dt, r->invDt, 0, kMaxSlots) + 2);
+        kMaxSlots, std::bit_ceil(detail::due_step(delay, p.dt, r->invDt, 0, kMaxSlots) + 2));
     r->own[i] = static_cast<std::uint32_t>(R);
-    rows = std::max(rows, R);
+    longest = std::max(longest, R);
+    shortest = std::min(shortest, R);
   }
-  if ((rows + (fed ? 1 : 0)) * std::max<std::uint64_t>(r->n, 1) > (std::uint64_t{1} << 32))
-    throw ValueError("SimpleSynHandler " + e->path() + ": the delays need " + std::to_string(rows) +
-                     " steps of slots for " + std::to_string(r->n) +
-                     " handlers on this node (at most 2^32 slots)");
-  r->longest = static_cast<std::uint32_t>(rows);
+  r->longest = static_cast<std::uint32_t>(longest);
+  r->shortest = static_cast<std::uint32_t>(std::min(shortest, longest));
   r->fed = fed;
-  if (fed) ++rows;
-  r->setRows(static_cast<std::uint32_t>(rows));
-  r->slots.assign(rows * r->n, Slot{});
+  r->resetRows(longest, threads);
+  r->sums.assign(r->n, kNoEvents);
+  r->act.assign(fed ? r->n : 0, kNoEvents);
   // At reinit the heaps are about to be cleared (each handler's reinit runs next); otherwise the
   // ones that hold events (sent before the first run, or moved aside above) are marked.
   r->aside.assign(r->n, 0);
@@ -273,8 +296,10 @@ unsigned SimpleSynHandler::numPending(const Eref& e) const {
   unsigned n = static_cast<unsigned>(heap_.size());
   Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
   const Index d = e.dataIndex();
-  if (r && r->rows && d >= r->begin && d - r->begin < r->n)
-    for (std::uint32_t k = 0; k < r->rows; ++k) n += r->slot(d - r->begin, k).count;
+  if (r && d >= r->begin && d - r->begin < r->n) {
+    const std::uint64_t last = r->last.load();
+    n += r->pending(d - r->begin, last + 1, last + r->longest);
+  }
   return n;
 }
 

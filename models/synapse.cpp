@@ -29,26 +29,19 @@ void Synapse::addSpike(const Eref& e, double time) {
   }
 }
 
-bool DestPrefetch<&Synapse::addSpike>::active(const Element* dest) {
-  return dest->isField() &&
-         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kHandler;
-}
-
-void DestPrefetch<&Synapse::addSpike>::fetch(const Eref& e, const Synapse& s, double time) {
-  // (An IntFire's event is appended to its step's queue, written in order: nothing to fetch.)
-  const DataElement* parent = static_cast<const FieldElement*>(e.element())->parentData();
-  if (parent->cinfo() == kHandler)
-    SimpleSynHandler::prefetchEvent(parent, e.dataIndex(), time + s.delay());
-}
-
 bool DestRun<&Synapse::addSpike>::accepts(const Element* dest) {
-  return dest->isField() &&
-         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kIntFire;
+  if (!dest->isField()) return false;
+  const Cinfo* c = static_cast<const FieldElement*>(dest)->parentData()->cinfo();
+  return c == kIntFire || c == kHandler;
 }
 
 void DestRun<&Synapse::addSpike>::call(const Element* dest, const Index* data, const Synapse* objs,
                                        std::size_t n, double time) {
-  IntFire::addEvents(static_cast<const FieldElement*>(dest)->parentData(), data, objs, n, time);
+  const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
+  if (parent->cinfo() == kIntFire)
+    IntFire::addEvents(parent, data, objs, n, time);
+  else
+    SimpleSynHandler::addEvents(parent, data, objs, n, time);
 }
 
 const Cinfo* Synapse::initCinfo() {

@@ -24,21 +24,19 @@ class Synapse {
   double delay_ = 0.0;
 };
 
-/// Fetches the entry of a SimpleSynHandler's ring that addSpike will add to (see
-/// core/dest_finfo.hpp; an IntFire's events are appended to a queue, which needs no fetch);
-/// addSpike does not read the parent object itself, so it is not fetched.
+/// What a Sparse message's delivery may skip for addSpike (see core/dest_finfo.hpp).
 template <>
 struct DestPrefetch<&Synapse::addSpike> {
+  /// addSpike appends to its parent Element's queues (models/step_queues.hpp): it reads neither
+  /// the parent object nor, so, anything worth fetching ahead.
   static constexpr bool kParent = false;
   /// addSpike reads its Eref's parent index only: the message keeps no field indices for it.
   static constexpr bool kFieldIndex = false;
-  /// Only a SimpleSynHandler's ring slot is worth fetching (an IntFire appends to a queue).
-  static bool active(const Element* dest);
-  static void fetch(const Eref& e, const Synapse& s, double time);
 };
 
-/// An IntFire's synapses take a row's run of live slots in one call (IntFire::addEvents: its
-/// queues and the thread's found once, not per event); a SimpleSynHandler's go one by one.
+/// The synapses of an IntFire or a SimpleSynHandler take a row's run of live slots in one call
+/// (IntFire::addEvents, SimpleSynHandler::addEvents: the queues and the thread's found once, not
+/// per event).
 template <>
 struct DestRun<&Synapse::addSpike> {
   static bool accepts(const Element* dest);

@@ -881,6 +881,37 @@ def test_simple_syn_handler_direct_path_gives_the_messages_bits(model):
             assert last.tobytes() == rlast.tobytes(), (threads, phases)
 
 
+def test_simple_syn_handler_direct_path_keeps_a_signed_zero(model):
+    # A tiny negative weight over a dt > 1 makes an activation that underflows to -0.0. On the
+    # message path the neuron's step sum is -0.0 + -0.0 and a Vm of -0.0 stays -0.0; the direct
+    # path must give the same bits, sign included (not 0.0 + -0.0).
+    def run(direct):
+        antler._clearModel()
+        h = antler.vec(antler.SimpleSynHandler("/h", 2))
+        n = antler.vec(antler.IntFire("/n", 2))
+        n.initVm, n.tau, n.thresh = -0.0, 1e300, 1e300
+        antler.connect(h, "activationOut", n, "activation", "OneToOne")
+        if not direct:
+            antler.connect(h, "activationOut", antler.vec(antler.IntFire("/d", 2)), "activation",
+                           "OneToOne")
+        for i in range(2):
+            antler.element("/h[%d]" % i).numSynapses = 1
+            antler.element("/h[%d]/synapse[0]" % i).weight = -5e-324 if i == 0 else 0.25
+        for t in (1, 2):
+            antler.setClock(t, 4.0)
+        antler.reinit()
+        for i in range(2):
+            antler.element("/h[%d]/synapse[0]" % i).addSpike(0.0)
+        antler.start(12.0)
+        assert h[0].directPath == direct
+        return np.asarray(n.Vm).copy()
+
+    messages, direct = run(False), run(True)
+    assert np.signbit(messages[0]) and messages[0] == 0.0  # -5e-324 / 4 is -0.0
+    assert messages[1] == 0.25 / 4.0
+    assert direct.tobytes() == messages.tobytes()
+
+
 # ---------------------------------------------------------------------------------------------
 # SynChan (MOOSE's biophysics/SynChan.cpp) on a Compartment through `channel`
 
