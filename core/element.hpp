@@ -130,6 +130,12 @@ class ElementState {
   /// longer hold. Messages during a run do not call it (a class whose state depends on them
   /// sees them itself).
   virtual void calledOutsideRun() {}
+  /// During a run: a copy of the data member at `offset` in the node's objects, one value per
+  /// local object in index order, equal to the members now, or nullptr. A class whose process
+  /// sweep writes a member out as it goes (IntFire's Vm) spares a reduction reading that member
+  /// a second, strided pass over the objects (reduce/reduce_finfo.hpp, reduce_loop). The state
+  /// answers only when nothing but its own process changes the member during the run.
+  virtual const void* memberCopy(std::ptrdiff_t /*offset*/) const { return nullptr; }
 };
 
 /// An Element that owns N objects of its class, block-distributed over the nodes (or all of them

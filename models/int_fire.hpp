@@ -60,6 +60,12 @@
 /// gives the same bits.)
 /// `spiked` is a double so that a Reduce message (e.g. from SpikeStats) can sum it into a
 /// population spike count.
+///
+/// A Reduce message that reads Vm (a Stats of the population) folds a copy the neuron sweep
+/// writes as it goes, one double a neuron, rather than reading the 32-byte neurons again
+/// (ElementState::memberCopy): one pass over the neurons a step, not two. Only during a run,
+/// from its first step, and only when no message sets Vm (then process alone changes it, so the
+/// copy holds the values the neurons do and the reduction the same bits).
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "core/type_name.hpp"
+#include "msg/post_office.hpp"
 #include "reduce/context.hpp"
 #include "reduce/reduce_msg.hpp"
 
@@ -61,6 +62,16 @@ void reduce_loop(R& r, const Element* e, const ValueFinfoBase* vf, Index lo, Ind
   if (!e->isField() && vf->memberOffset(e->data(lo, 0), &off)) {
     // A plain data member: a strided load per object, a block at a time.
     auto* de = static_cast<const DataElement*>(e);
+    if constexpr (std::is_same_v<F, Src>) {
+      // The class's process wrote the member out this run (ElementState::memberCopy): folded
+      // from there, in the same blocks (the same values, so the same result).
+      const ElementState* st = PostOffice::inRun() ? de->state() : nullptr;
+      if (const void* copy = st ? st->memberCopy(off) : nullptr) {
+        const F* v = static_cast<const F*>(copy) + (lo - de->localBegin());
+        for (Index i = lo; i < hi; i += B) fold_block(r, v + (i - lo), std::min(B, hi - i), e, i);
+        return;
+      }
+    }
     const char* p = de->localData(lo) + off;
     const std::size_t stride = de->objectSize();
     F buf[B];

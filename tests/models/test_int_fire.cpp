@@ -7,9 +7,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
+#include "core/element.hpp"
 #include "core/error.hpp"
+#include "core/finfo.hpp"
 #include "tests/support/model.hpp"
 
 using namespace antler;
@@ -187,6 +190,48 @@ TEST_CASE("a step without events leaves Vm's bits alone, a signed zero's sign in
     double want = 0.25;
     for (int k = 0; k < 5; ++k) want *= 1.0 - dt / tau;
     CHECK(vm[2] == want);  // bit for bit: nothing but the decay touched it
+  }
+}
+
+TEST_CASE("a Stats of Vm folds the copy IntFire's sweep writes, unless a message sets Vm") {
+  // (tests/python/test_exact_stats.py checks that the copy gives the neurons' bits.)
+  Model m;
+  Shell& s = m.s;
+  for (const bool setter : {false, true}) {
+    CAPTURE(setter);
+    const std::string at = setter ? "/b" : "/a";
+    s.create("Neutral", at);
+    const ObjId nrn = s.create("IntFire", at + "/nrn", 7);
+    const ObjId st = s.create("Stats", at + "/st");
+    s.addMsg("Reduce", st, "reduce", nrn, "getVm");
+    if (setter) {  // a SpikeGen that never fires: nothing changes but the path Stats reads
+      const ObjId sg = s.create("SpikeGen", at + "/sg");
+      Field<double>::set(s, sg, "threshold", 1e300);
+      s.addMsg("Single", sg, "spikeOut", ObjId(nrn.id, 3), "setVm");
+    }
+    const std::vector<double> v0{0.5, -0.25, 0.125, 0.75, -1.0, 0.0625, 0.3};
+    Field<double>::setVec(s, nrn.id, "initVm", v0);
+    Field<double>::setVec(s, nrn.id, "thresh", std::vector<double>(7, 10.0));
+    Field<double>::setVec(s, nrn.id, "tau", std::vector<double>(7, 0.01));
+    s.setClock(0, 1e-3);
+    s.setClock(1, 1e-3);
+    s.useClock(0, at + "/nrn");
+    s.useClock(1, at + "/st");
+    s.reinit();
+    s.start(5e-3);
+    const auto vm = Field<double>::getVec(s, nrn.id, "Vm");
+    double sum = 0;
+    for (double v : vm) sum += v;
+    check_close(Field<double>::get(s, st, "mean"), sum / 7);
+    CHECK(vm[0] == doctest::Approx(0.5 * std::pow(1.0 - 1e-3 / 0.01, 5)).epsilon(1e-14));
+    // The copy is this node's, of its neurons (each node holds one or more of the 7 here).
+    const auto* de = static_cast<const DataElement*>(antler::test::element(nrn.id));
+    const auto* vf = static_cast<const ValueFinfoBase*>(de->cinfo()->findFinfo("Vm"));
+    std::ptrdiff_t off = -1;
+    REQUIRE(vf->memberOffset(de->localData(de->localBegin()), &off));
+    REQUIRE(de->state());
+    CHECK((de->state()->memberCopy(off) != nullptr) == !setter);
+    s.destroy(at);
   }
 }
 

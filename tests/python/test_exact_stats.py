@@ -85,3 +85,44 @@ def test_stats_nan_and_infinity(model, user_classes):
     assert s == np.inf and mean == np.inf and math.isnan(sdev)
     s, mean, sdev, num = _stats_of(np.array([1.0, np.inf, -np.inf]), 1)
     assert math.isnan(s) and math.isnan(mean) and math.isnan(sdev)
+
+
+@pytest.mark.parametrize("stats_tick", [1, 3])
+def test_stats_of_intfire_vm_from_the_sweep_copy(model, stats_tick):
+    # IntFire's sweep writes Vm out as it goes when a Reduce message reads Vm and no message sets
+    # it; Stats folds that copy instead of reading the neurons again. It must give the bits of the
+    # neurons' own Vm: on a tick after the neurons' (this step's Vm) and before them (the last
+    # step's), in the first step of a run (no copy yet), and after a Vm set between runs. The
+    # reference: the same model with a message into setVm from a SpikeGen that never fires,
+    # which keeps Stats on the neurons themselves.
+    def run(inert_setter, threads):
+        antler.setNumThreads(threads)
+        for p in ("/s/n", "/s/st", "/s/sg", "/s/tm", "/s/ts", "/s/tn"):
+            if antler.exists(p):
+                antler.delete(p)
+        rng = np.random.default_rng(3)
+        n = antler.vec(antler.IntFire("/s/n", 301))
+        n.initVm = rng.uniform(-0.5, 1.2, 301)
+        n.tau, n.thresh, n.refractoryPeriod = 0.01, 1.0, 1e-3
+        st = antler.Stats("/s/st")
+        antler.connect(st, "reduce", n, "getVm", "Reduce")
+        if inert_setter:
+            sg = antler.SpikeGen("/s/sg")
+            sg.threshold = 1e300
+            antler.connect(sg, "spikeOut", n, "setVm", "OneToAll")
+        tabs = [antler.Table(p) for p in ("/s/tm", "/s/ts", "/s/tn")]
+        for t, f in zip(tabs, ("getMean", "getSdev", "getNum")):
+            antler.connect(t, "requestOut", st, f)
+        for t in (1, 2, 3, 8):
+            antler.setClock(t, 1e-4)
+        antler.useClock(stats_tick, "/s/st")
+        antler.reinit()
+        antler.start(30e-4)
+        n.Vm = rng.uniform(-0.5, 1.2, 301)  # between runs: the next run's first Stats sees it
+        antler.start(20e-4)
+        return [np.asarray(t.vector).tobytes() for t in tabs] + [np.asarray(n.Vm).tobytes()]
+
+    ref = run(True, 1)
+    assert len(np.frombuffer(ref[0])) == 51 and len(set(np.frombuffer(ref[0]))) > 40
+    for threads in (1, 2, 3):
+        assert run(False, threads) == ref, threads
