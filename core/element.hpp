@@ -125,16 +125,17 @@ class Element {
 class ElementState {
  public:
   virtual ~ElementState() = default;
-  /// A destination function of the Element's objects was called outside a run (a Shell `call`:
-  /// e.g. a spike sent straight to a synapse): what the state knows about its objects may no
-  /// longer hold. Messages during a run do not call it (a class whose state depends on them
-  /// sees them itself).
+  /// A Shell command wrote to the Element's objects outside a run (a set, setVec or setLookup of
+  /// a field, a `call` of a destination function: e.g. a spike sent straight to a synapse): what
+  /// the state knows about its objects may no longer hold. Messages during a run do not call it
+  /// (a class whose state depends on them sees them itself).
   virtual void calledOutsideRun() {}
   /// During a run: a copy of the data member at `offset` in the node's objects, one value per
   /// local object in index order, equal to the members now, or nullptr. A class whose process
   /// sweep writes a member out as it goes (IntFire's Vm) spares a reduction reading that member
   /// a second, strided pass over the objects (reduce/reduce_finfo.hpp, reduce_loop). The state
-  /// answers only when nothing but its own process changes the member during the run.
+  /// answers only when nothing but its own process changes the member during a run, and forgets
+  /// the copy when a Shell command writes to its objects (calledOutsideRun).
   virtual const void* memberCopy(std::ptrdiff_t /*offset*/) const { return nullptr; }
 };
 

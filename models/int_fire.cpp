@@ -46,11 +46,16 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // activation, a spike straight to a synapse), and it clears this (calledOutsideRun), so the
   // event path itself pays nothing for it.
   bool onlyFeed = false;
-  void calledOutsideRun() override { onlyFeed = false; }
+  void calledOutsideRun() override {
+    onlyFeed = false;
+    vmWritten.store(false, std::memory_order_relaxed);
+  }
   // Vm as the last process left it, one per neuron, written by the sweep when a Reduce message
   // reads Vm and nothing but process sets it during the run (prepare decides): a Stats of Vm
   // then folds this array, not a strided pass over the 32-byte neurons (at 1e6 neurons, a
-  // second pass of 32 MB from memory a step). Valid from the run's first step.
+  // second pass of 32 MB from memory a step). Valid from the run's first step until a Shell
+  // command writes to the neurons (calledOutsideRun; between runs nothing else changes Vm: an
+  // Element off the clock is neither prepared, processed nor reinit).
   std::vector<double, HugeAllocator<double>> vm;
   bool writeVm = false;
   std::atomic<bool> vmWritten{false};
@@ -395,8 +400,11 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
     return;
   }
   const std::uint64_t asked = r->wanted.exchange(0);
-  if (!r->rows.empty())
-    r->prepareQueues(threads, r->last.load());     // merged, a queue per thread of this run
+  if (!r->rows.empty()) {
+    r->prepareQueues(threads, r->last.load());  // merged, a queue per thread of this run
+    // (Empty unless an error stopped a run between a step's add-up and its sweep.)
+    std::fill(r->sums.begin(), r->sums.end(), Ring::kNoEvents);
+  }
   if (r->dt == p.dt && asked <= r->slots) return;  // the common case: nothing more to do
   // The step length changed (a first run without reinit, or setClock between runs without
   // reinit), or events asked for more rows. Every pending event goes to its neuron's side list,

@@ -18,9 +18,9 @@
 /// a SimpleSynHandler whose activationOut drives `activation` (MOOSE 3/4): an activation v is
 /// added to Vm in the next process, summed with the events due then in arrival order. A handler
 /// Element that alone feeds an IntFire Element OneToOne, on an earlier tick with the same step,
-/// lends its slots instead of sending (models/simple_syn_handler.hpp, "The direct path"): the
-/// neuron adds its handler's sum / dt to its step sum first thing in its process, which is
-/// where the message would have put it, so Vm has the same bits.
+/// hands over its step's activations instead of sending (models/simple_syn_handler.hpp, "The
+/// direct path"): the neuron adds its handler's activation (sum / dt) to its step sum in its
+/// process, where the message would have put it, so Vm has the same bits.
 ///
 /// Events arrive through the `synapse` field element (Synapse::addSpike schedules the synapse's
 /// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
@@ -152,8 +152,8 @@ class alignas(32) IntFire {
   void putAside(const Ring* r, double time, double weight, unsigned count);
   void placeAside(Ring& r, Index col, std::uint64_t last);
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
-  /// What a step reads: its queues (own), a SimpleSynHandler's slots after them (both), or the
-  /// slots alone when the queues are known empty (feed).
+  /// What a step reads: its queues (own), a SimpleSynHandler's activations after them (both),
+  /// or the activations alone when the queues are known empty (feed).
   enum class Rows { own, both, feed };
   template <Rows kRows>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,

@@ -33,8 +33,8 @@ class SimpleSynHandler::Ring final : public ElementState, public detail::StepQue
   std::vector<std::uint8_t> aside;  // 1 if handler i's heap may hold events (a step need not
                                     // read the handler itself otherwise)
   // This step's sum per handler, from kNoEvents: the queues' weights in arrival order, then the
-  // heap's due ones. Emptied by the handler's process as it sends, or on the direct path by the
-  // cell that reads it in a later round of the step.
+  // heap's due ones. Emptied by the handler's process as it sends or, on the direct path, as it
+  // turns the sum into the activation the cell reads in a later round of the step.
   std::vector<double, HugeAllocator<double>> sums;
   const DataElement* fed = nullptr;  // the cell Element this run feeds directly, or nullptr
   // On the direct path: this step's activation per handler, what its message would carry (sum /
@@ -231,7 +231,10 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   const unsigned threads = std::max(1u, p.numThreads);
   if (r && !reinit && r->dt == p.dt) {  // the common case: at most the direct path changes
     r->fed = fed;
-    if (fed) r->act.resize(r->n, kNoEvents);
+    // (A run ends after its step's cell round, which empties both: these only matter after a
+    // run that an error stopped between the handler's round and the cell's.)
+    r->sums.assign(r->n, kNoEvents);
+    r->act.assign(fed ? r->n : 0, kNoEvents);
     r->prepareQueues(threads, r->last.load());
     return;
   }

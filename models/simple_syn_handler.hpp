@@ -13,7 +13,8 @@
 /// (models/step_queues.hpp: an event is an append, in arrival order), kept by the Element for
 /// the node's handlers (an ElementState set up by the clock's prepare hook at reinit). A step
 /// adds its queues up into one sum per handler (from -0.0, so that a sum of weights has the
-/// bits of one from 0.0, and "no events" is a sum of 0, which sends nothing). Handler i takes an
+/// bits of one from 0.0 wherever it is not 0, and "no events" is a sum of 0, which sends
+/// nothing). Handler i takes an
 /// event in its queues only if it is due within R_i steps, R_i = its longest synaptic delay in
 /// steps plus two, rounded up to a power of two; an event further ahead (a delay made longer after
 /// reinit, a spike sent straight to addSpike, anything before the first run) waits in the handler's

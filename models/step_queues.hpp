@@ -39,7 +39,7 @@ class StepQueues {
   struct alignas(64) ThreadQueue : std::vector<Pending> {};
   using Queues = std::vector<ThreadQueue>;  // one per clock thread
   std::vector<Queues> rows;
-  std::atomic<bool> ran{false};  // a run added to the threads' queues since the last merge
+  std::atomic<bool> ran{false};  // the threads' queues may hold events since the last merge
 
   Queues& row(std::uint64_t step) { return rows[step & (rows.size() - 1)]; }
   const Queues& row(std::uint64_t step) const { return rows[step & (rows.size() - 1)]; }
@@ -59,13 +59,12 @@ class StepQueues {
   void add(std::uint64_t due, Index col, double weight, unsigned count) {
     addOn(queueThread(), due, col, weight, count);
   }
-  /// In a step, on the thread of columns first .. first + n - 1: notes the run, empties the
-  /// previous step's row if this slice begins the Element, and adds this step's events of the
-  /// slice into sums[col], queue by queue, each in the order it was filled.
+  /// In a step, on the thread of columns first .. first + n - 1: empties the previous step's row if
+  /// this slice begins the Element, and adds this step's events of the slice into sums[col], queue
+  /// by queue, each in the order it was filled.
   void addUp(std::uint64_t step, Index first, Index n, double* sums) {
     if (first == 0 && step > 0)
       for (auto& q : row(step - 1)) q.clear();
-    ran.store(true, std::memory_order_relaxed);
     for (const auto& q : row(step))
       for (const Pending& ev : q)
         if (ev.col - first < n) sums[ev.col] += ev.weight;
@@ -84,9 +83,11 @@ class StepQueues {
   /// Before a run of `threads` clock threads (one thread, between runs): queues merged, the row
   /// of step `last` (already added up) emptied, a queue per thread.
   void prepareQueues(unsigned threads, std::uint64_t last) {
-    if (ran.load(std::memory_order_relaxed)) merge();
+    merge();  // (a run may have queued events on threads 1.. without processing the Element)
     for (auto& q : row(last)) q.clear();
     for (Queues& qs : rows) qs.resize(std::max(1u, threads));
+    // A run of several threads may fill their queues: merged again before a Shell call adds.
+    ran.store(threads > 1, std::memory_order_relaxed);
   }
   /// Empty rows for events up to `ahead` steps ahead (the queues keep their capacity: a run
   /// after reinit does not grow them again, page by page).
@@ -96,7 +97,7 @@ class StepQueues {
       qs.resize(std::max(1u, threads));
       for (auto& q : qs) q.clear();
     }
-    ran.store(false, std::memory_order_relaxed);
+    ran.store(threads > 1, std::memory_order_relaxed);  // as prepareQueues
   }
   /// How many events (their counts) of column col are due in steps from .. to.
   unsigned pending(Index col, std::uint64_t from, std::uint64_t to) const {

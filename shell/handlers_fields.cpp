@@ -9,6 +9,17 @@
 
 namespace antler::shell_detail {
 
+namespace {
+/// A Shell command wrote to e's objects (set, setVec, a call) between runs: the objects' Element
+/// (a field element's parent holds them) hears of it, so that what its state knows about them
+/// (ElementState::calledOutsideRun) is asked again.
+void tell_state(Simulation& sim, const Element* e) {
+  const Element* holder = e->isField() ? sim.elements().get(e->parent()) : e;
+  if (holder && !holder->isField())
+    if (ElementState* st = static_cast<const DataElement*>(holder)->state()) st->calledOutsideRun();
+}
+}  // namespace
+
 void do_set(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();
@@ -20,6 +31,7 @@ void do_set(Simulation& sim, Reader& r, Writer&) {
   if (!e->isLocal(o.dataIndex)) return;
   check_field_index(e, o.dataIndex, o.fieldIndex, "set");
   vf->set(e, o.dataIndex, o.fieldIndex, r);
+  tell_state(sim, e);
 }
 
 void do_get(Simulation& sim, Reader& r, Writer& w) {
@@ -218,6 +230,7 @@ void do_set_vec(Simulation& sim, Reader& r, Writer&) {
     set_vec_fields(sim, e, vf, r, n);
   else
     set_vec_parent(e, vf, r, n, o.dataIndex);
+  tell_state(sim, e);
 }
 
 void do_set_all(Simulation& sim, Reader& r, Writer&) {
@@ -239,6 +252,7 @@ void do_set_all(Simulation& sim, Reader& r, Writer&) {
   Reader vr(values);
   atomic_write(
       e, vf, vr, [&](auto&& fn) { for_each_local(e, fn); }, true, "setVec");
+  tell_state(sim, e);
 }
 
 void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set) {
@@ -258,10 +272,12 @@ void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set) {
   check_field_index(e, o.dataIndex, o.fieldIndex, op);
   const auto key = r.get<std::string>();  // packed key bytes
   Reader kr(key.data(), key.size());
-  if (set)
+  if (set) {
     lf->set(e, o.dataIndex, o.fieldIndex, kr, r);
-  else
+    tell_state(sim, e);
+  } else {
     lf->get(e, o.dataIndex, o.fieldIndex, kr, w);
+  }
 }
 
 void do_call(Simulation& sim, Reader& r, Writer&) {
@@ -285,10 +301,7 @@ void do_call(Simulation& sim, Reader& r, Writer&) {
   if (!e->isLocal(o.dataIndex)) return;
   check_field_index(e, o.dataIndex, o.fieldIndex, "call");
   df->call(e, o.dataIndex, o.fieldIndex, r);
-  // The objects' Element (a field element's parent holds them) hears of it.
-  const Element* holder = e->isField() ? sim.elements().get(e->parent()) : e;
-  if (holder && !holder->isField())
-    if (ElementState* st = static_cast<const DataElement*>(holder)->state()) st->calledOutsideRun();
+  tell_state(sim, e);
 }
 
 }  // namespace antler::shell_detail

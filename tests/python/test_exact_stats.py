@@ -92,9 +92,9 @@ def test_stats_of_intfire_vm_from_the_sweep_copy(model, stats_tick):
     # IntFire's sweep writes Vm out as it goes when a Reduce message reads Vm and no message sets
     # it; Stats folds that copy instead of reading the neurons again. It must give the bits of the
     # neurons' own Vm: on a tick after the neurons' (this step's Vm) and before them (the last
-    # step's), in the first step of a run (no copy yet), and after a Vm set between runs. The
-    # reference: the same model with a message into setVm from a SpikeGen that never fires,
-    # which keeps Stats on the neurons themselves.
+    # step's), in the first step of a run (no copy yet), and after a Vm set between runs (the
+    # neurons on the clock, and off it). The reference: the same model with a message into setVm
+    # from a SpikeGen that never fires, which keeps Stats on the neurons themselves.
     def run(inert_setter, threads):
         antler.setNumThreads(threads)
         for p in ("/s/n", "/s/st", "/s/sg", "/s/tm", "/s/ts", "/s/tn"):
@@ -120,9 +120,14 @@ def test_stats_of_intfire_vm_from_the_sweep_copy(model, stats_tick):
         antler.start(30e-4)
         n.Vm = rng.uniform(-0.5, 1.2, 301)  # between runs: the next run's first Stats sees it
         antler.start(20e-4)
+        # The neurons off the clock (neither prepared nor processed) and Vm set: Stats reads it.
+        antler.element("/s/n").tick = -1
+        n.Vm = last = rng.uniform(-0.5, 1.2, 301)
+        antler.start(3e-4)
+        assert np.frombuffer(np.asarray(tabs[0].vector).tobytes())[-1] == math.fsum(last) / 301
         return [np.asarray(t.vector).tobytes() for t in tabs] + [np.asarray(n.Vm).tobytes()]
 
     ref = run(True, 1)
-    assert len(np.frombuffer(ref[0])) == 51 and len(set(np.frombuffer(ref[0]))) > 40
+    assert len(np.frombuffer(ref[0])) == 54 and len(set(np.frombuffer(ref[0]))) > 40
     for threads in (1, 2, 3):
         assert run(False, threads) == ref, threads

@@ -881,6 +881,32 @@ def test_simple_syn_handler_direct_path_gives_the_messages_bits(model):
             assert last.tobytes() == rlast.tobytes(), (threads, phases)
 
 
+def test_simple_syn_handler_keeps_its_queued_events_when_the_threads_change(model):
+    # Events queued during a run that did not process the handlers (their tick's step is longer
+    # than the run) wait in the queue of the clock thread that delivered them; a next run on
+    # fewer threads must keep every one.
+    antler.setNumThreads(2)
+    src = antler.vec(antler.RandSpike("/src", 30))
+    src.rate = 2000.0
+    h = antler.vec(antler.SimpleSynHandler("/h", 40))
+    m = antler.connect(src, "spikeOut", antler.vec("/h/synapse"), "addSpike", "Sparse")
+    m.setRandomConnectivity(0.5, 7)
+    antler.syncDataHandler("/h/synapse")
+    antler.setClock(1, 1e-4)
+    antler.setClock(5, 1e-2)
+    antler.useClock(5, "/h")  # a step of 10 ms: not processed in the runs below
+    antler.reinit()
+    antler.start(2e-3)
+    queued = sum(h.numPending)
+    assert queued > 100
+    src.rate = 0.0
+    antler.setNumThreads(1)
+    antler.start(1e-4)
+    assert sum(h.numPending) == queued
+    antler.start(1e-2)  # the handlers' first step: every event falls due and is taken
+    assert sum(h.numPending) == 0
+
+
 def test_simple_syn_handler_direct_path_keeps_a_signed_zero(model):
     # A tiny negative weight over a dt > 1 makes an activation that underflows to -0.0. On the
     # message path the neuron's step sum is -0.0 + -0.0 and a Vm of -0.0 stays -0.0; the direct
