@@ -60,10 +60,12 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   bool writeVm = false;
   std::atomic<bool> vmWritten{false};
   const void* memberCopy(std::ptrdiff_t offset) const override {
-    return writeVm && offset == kVmOffset && vmWritten.load(std::memory_order_relaxed) ? vm.data()
-                                                                                       : nullptr;
+    return writeVm && offset == vmOffset() && vmWritten.load(std::memory_order_relaxed) ? vm.data()
+                                                                                        : nullptr;
   }
-  static const std::ptrdiff_t kVmOffset;
+  // (A function, not a static data member: libraries loaded beside libantler may hold a copy of
+  // this file's code, and two definitions of one global are an ODR violation to the sanitizer.)
+  static std::ptrdiff_t vmOffset() { return offsetof(IntFire, Vm_); }
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   void want(std::uint64_t s) {
@@ -83,8 +85,6 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
     sums.assign(n, kNoEvents);
   }
 };
-
-const std::ptrdiff_t IntFire::Ring::kVmOffset = offsetof(IntFire, Vm_);
 
 IntFire::Ring* IntFire::ring_of(const DataElement* e) {
   return static_cast<Ring*>(e->state());  // only IntFire sets the state of an IntFire Element
