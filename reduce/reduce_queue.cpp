@@ -547,6 +547,8 @@ void ReduceQueue::foldGroups(const std::vector<NodeGroup>& groups) {
     comm::Reduction handle;
   };
   std::vector<Run> runs(groups.size());
+  // The groups' first messages to each node go together (one message per node, not per group).
+  auto batch = reductions_->batch();
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const NodeGroup& g = groups[k];
     foldsRun_ += g.jobs.size();
@@ -562,6 +564,7 @@ void ReduceQueue::foldGroups(const std::vector<NodeGroup>& groups) {
     runs[k].handle =
         reductions_->listReduce(g.nodes, std::move(b), merge, {}, {.id = {}, .toAll = true});
   }
+  batch.end();
   for (Run& r : runs) r.handle.wait();
   for (std::size_t k = 0; k < groups.size(); ++k) {
     if (!runs[k].error.empty()) throw CommError(runs[k].error);

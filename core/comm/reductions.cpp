@@ -83,16 +83,22 @@ constexpr int kTag = 1, kPayloadTag = 2;
 /// (no copy).
 constexpr std::size_t kInline = 8192;
 
+/// A message on kTag is one or more of these, each followed by its payload (`size` bytes; none
+/// when kSplit): the messages a batch (Reductions::batch, or one pass of progress) sends to one
+/// rank go together, in the order they were made, up to kPacket bytes.
 struct Header {
   std::uint32_t magic = kMagic;
   Kind kind = Kind::up;
   std::uint8_t flags = 0;
-  std::uint16_t pad = 0;
+  std::uint16_t size = 0;  // the payload's bytes (<= kInline), when not kSplit
   std::uint64_t scope = 0, id = 0;
   std::uint64_t members = 0;  // the member list's hash
   std::uint64_t split = 0;    // kSplit: the payload's size (it follows on kPayloadTag)
 };
 static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) == 40);
+static_assert(kInline <= 0xffff, "Header::size holds an inline payload's size");
+/// The largest message on kTag: one header and an inline payload, or a batch of small ones.
+constexpr std::size_t kPacket = sizeof(Header) + kInline;
 
 /// A received message: its header, and its payload in `bytes` or, when small (a reduction of a
 /// few numbers), in `inl` (a message that waits for its reduction then holds no buffer).
@@ -182,22 +188,29 @@ struct ReductionEngine {
   std::vector<Pooled> pool;
   std::int32_t freePooled = -1;
   // Finished states, for the next reductions: one whose handles are all gone (the table holds
-  // the only reference) is reset and reused, with its vectors' capacity and its ops.
-  std::vector<std::shared_ptr<ReductionState>> finished;
-  static constexpr std::size_t kFinished = 16;
-  /// A state for a new reduction: a finished one nobody refers to, or a new one.
+  // the only reference) is reset and reused, with its vectors' capacity and its ops. Up to
+  // kFinished of any size, and up to kFinishedSmall whose value (a result a handle may still
+  // read) holds at most kSmallValue bytes: a thousand reductions in flight at once reuse a
+  // thousand states, without keeping a thousand large results alive.
+  std::deque<std::shared_ptr<ReductionState>> finished;  // oldest first
+  static constexpr std::size_t kFinished = 16, kFinishedSmall = 4096, kSmallValue = 256;
+  /// A state for a new reduction: a finished one nobody refers to, or a new one. The oldest few
+  /// are looked at (the likeliest to have lost their handles); one still referred to goes to the
+  /// back.
   std::shared_ptr<ReductionState> freshState() {
-    for (std::size_t i = finished.size(); i-- > 0;)
-      if (finished[i].use_count() == 1) {
-        std::shared_ptr<ReductionState> s = std::move(finished[i]);
-        finished[i] = std::move(finished.back());
-        finished.pop_back();
-        s->phase = ReductionState::Phase::up;
-        s->error.clear();
-        s->thrown = nullptr;
-        s->hasResult = false;
-        return s;
+    for (int looked = 0; looked < 4 && !finished.empty(); ++looked) {
+      std::shared_ptr<ReductionState> s = std::move(finished.front());
+      finished.pop_front();
+      if (s.use_count() > 1) {
+        finished.push_back(std::move(s));
+        continue;
       }
+      s->phase = ReductionState::Phase::up;
+      s->error.clear();
+      s->thrown = nullptr;
+      s->hasResult = false;
+      return s;
+    }
     return std::make_shared<ReductionState>();
   }
   // The posted receive for the next message and its buffer (a header and an inline payload:
@@ -266,6 +279,10 @@ struct ReductionEngine {
   std::vector<std::function<void(ReductionId, Bytes)>> idHandlers;
 
   ~ReductionEngine() {
+    try {
+      flush();  // a batch's messages that no wait has sent
+    } catch (...) {
+    }
     active.forEach([](const Key&, std::shared_ptr<ReductionState>& s) {
       if (s->phase != ReductionState::Phase::done) {
         s->error = s->describe() + ": its Reductions was destroyed first";
@@ -290,9 +307,54 @@ struct ReductionEngine {
     std::erase_if(outs, [&](Out& o) { return b->test(o.op); });
   }
 
-  /// Sends scratch's message to each of dests; if a send does not complete at once, the bytes
-  /// move into a shared buffer that the remaining sends read too.
+  // ---- batches: the small messages made while one is open go to each rank together ----
+
+  // Open while > 0: Reductions::batch() (holds) and each pass of progress (passes).
+  int holds = 0, passes = 0;
+  std::vector<ByteBuffer> batch;  // by rank: the messages waiting for it, back to back
+  std::vector<int> batched;       // the ranks with messages waiting, in first-message order
+  bool batching() const { return holds > 0 || passes > 0; }
+  bool anyBatched() const { return !batched.empty(); }
+
+  /// Sends the bytes as one message to d; if the send does not complete at once, they move
+  /// into a buffer the send keeps (then `bytes` is empty).
+  void sendNow(int d, ByteBuffer& bytes) {
+    auto op = b->isend(d, kTag, {bytes.data(), bytes.size()});
+    if (op) outs.push_back({std::move(op), std::make_shared<const ByteBuffer>(std::move(bytes))});
+  }
+  /// Sends what waits for rank d.
+  void flushTo(int d) {
+    if (batch.empty()) return;
+    ByteBuffer& q = batch[static_cast<std::size_t>(d)];
+    if (q.size() == 0) return;
+    sendNow(d, q);
+    q.clear();
+    std::erase(batched, d);
+  }
+  /// Sends everything that waits, each rank's in one message.
+  void flush() {
+    for (int d : batched) {
+      ByteBuffer& q = batch[static_cast<std::size_t>(d)];
+      sendNow(d, q);
+      q.clear();
+    }
+    batched.clear();
+  }
+
+  /// Sends scratch's message to each of dests (in a batch: appended to what waits for each);
+  /// if a send does not complete at once, the bytes move into a shared buffer that the
+  /// remaining sends read too.
   void sendScratch(std::span<const int> dests) {
+    if (batching()) {
+      if (batch.empty()) batch.resize(static_cast<std::size_t>(P));
+      for (int d : dests) {
+        ByteBuffer& q = batch[static_cast<std::size_t>(d)];
+        if (q.size() + scratch.size() > kPacket) flushTo(d);
+        if (q.size() == 0) batched.push_back(d);
+        q.append(scratch.data(), scratch.size());
+      }
+      return;
+    }
     std::shared_ptr<const ByteBuffer> kept;
     for (int d : dests) {
       const ByteBuffer& from = kept ? *kept : scratch;
@@ -311,6 +373,7 @@ struct ReductionEngine {
       keep = std::move(copy);
     }
     if (payload.size() <= kInline) {
+      h.size = static_cast<std::uint16_t>(payload.size());
       scratch.clear();
       scratch.reserve(sizeof h + payload.size());
       scratch.append(&h, sizeof h);
@@ -318,7 +381,9 @@ struct ReductionEngine {
       sendScratch(std::span<const int>(&dest, 1));
       return;
     }
+    flushTo(dest);  // what waits for dest goes first: one rank's messages arrive in order
     h.flags |= kSplit;
+    h.size = 0;
     h.split = payload.size();
     auto head = std::make_shared<ByteBuffer>();
     head->append(&h, sizeof h);
@@ -357,6 +422,7 @@ struct ReductionEngine {
       s.ops->pack(scratch);
     const std::size_t n = scratch.size() - sizeof h;
     if (n <= kInline) {  // one message: header and payload
+      h.size = static_cast<std::uint16_t>(n);
       std::memcpy(scratch.data(), &h, sizeof h);
       sendScratch(dests);
       return;
@@ -371,31 +437,63 @@ struct ReductionEngine {
   /// which is far cheaper than a matched probe).
   void repost() { b->irecvAny(post, kTag, posted.data(), posted.size()); }
 
+  // A message that holds several (a batch) is copied out and taken one message at a time, so
+  // that a receive made meanwhile (a handler that waits) takes the rest first, in order.
+  ByteBuffer inbox;
+  std::size_t inboxAt = 0;
+  int inboxFrom = -1;
+
+  [[noreturn]] void corrupted(std::size_t n, int from) {
+    inboxAt = inbox.size();  // the rest of it is dropped; the next message is read as usual
+    throw CommError("Reductions: corrupted message of " + std::to_string(n) + " bytes from rank " +
+                    std::to_string(from));
+  }
+  /// The inbox's next message into m.
+  void takeInbox(Message& m) {
+    const std::size_t left = inbox.size() - inboxAt;
+    if (left < sizeof(Header)) corrupted(inbox.size(), inboxFrom);
+    std::memcpy(&m.h, inbox.data() + inboxAt, sizeof(Header));
+    const std::size_t k = (m.h.flags & kSplit) ? 0 : m.h.size;
+    if (m.h.magic != kMagic || sizeof(Header) + k > left) corrupted(inbox.size(), inboxFrom);
+    m.src = inboxFrom;
+    m.setPayload(inbox.data() + inboxAt + sizeof(Header), k,
+                 k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
+    inboxAt += sizeof(Header) + k;
+  }
+
   bool receive() {
     bool any = false;
-    int from = 0;
-    std::size_t n = 0;
-    while (b->testAny(post, from, n)) {
+    for (;;) {
       Message m;
-      m.src = from;
-      const bool whole = n >= sizeof(Header);
-      if (whole) {
-        std::memcpy(&m.h, posted.data(), sizeof(Header));
-        const std::size_t k = n - sizeof(Header);
-        m.setPayload(posted.data() + sizeof(Header), k,
-                     k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
+      if (inboxAt < inbox.size()) {
+        takeInbox(m);
+      } else {
+        int from = 0;
+        std::size_t n = 0;
+        if (!b->testAny(post, from, n)) break;
+        if (n >= sizeof(Header)) std::memcpy(&m.h, posted.data(), sizeof(Header));
+        const bool one = n >= sizeof(Header) && m.h.magic == kMagic &&
+                         n == sizeof(Header) + ((m.h.flags & kSplit) ? 0 : m.h.size);
+        if (one) {  // the usual case: read in place
+          m.src = from;
+          const std::size_t k = n - sizeof(Header);
+          m.setPayload(posted.data() + sizeof(Header), k,
+                       k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
+          repost();  // before anything runs that may poll again
+        } else {     // a batch (or bytes that are not a message)
+          inbox.clear();
+          inbox.append(posted.data(), n);
+          inboxAt = 0;
+          inboxFrom = from;
+          repost();
+          takeInbox(m);
+        }
       }
-      repost();  // before anything runs that may poll again
-      if (!whole)
-        throw CommError("Reductions: corrupted message of " + std::to_string(n) +
-                        " bytes from rank " + std::to_string(from));
-      if (m.h.magic != kMagic)
-        throw CommError("Reductions: corrupted message from rank " + std::to_string(from));
       if (m.h.flags & kSplit) {
         Pending p;
         p.m = std::move(m);
         p.m.bytes = buffer(p.m.h.split);
-        p.op = b->irecv(from, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
+        p.op = b->irecv(p.m.src, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
         pending.push_back(std::move(p));
       } else {
         dispatch(std::move(m));
@@ -581,7 +679,9 @@ struct ReductionEngine {
     if (!s.hasResult) keep(s.ops->releaseValue());  // for Reductions::buffer
     auto* entry = active.find(s.key);
     if (!entry) return;
-    if (finished.size() < kFinished) finished.push_back(std::move(*entry));
+    if (finished.size() < kFinished ||
+        (finished.size() < kFinishedSmall && s.ops->heldBytes() <= kSmallValue))
+      finished.push_back(std::move(*entry));
     active.erase(s.key);
   }
 
@@ -688,7 +788,27 @@ struct ReductionEngine {
     idHandlers[static_cast<std::size_t>(handler)](id, data);
   }
 
-  bool progress() {
+  /// One pass of progress; the messages it makes go out together at its end (with `all`, those
+  /// of an open batch too: every wait and test sends them, so that nothing waits on them).
+  bool progress(bool all = true) {
+    ++passes;
+    bool any = false;
+    try {
+      any = pass();
+    } catch (...) {
+      --passes;
+      try {
+        if (all || holds == 0) flush();
+      } catch (...) {  // what could not be sent waits for the next call
+      }
+      throw;
+    }
+    --passes;
+    if (all || holds == 0) flush();
+    return any;
+  }
+
+  bool pass() {
     bool any = receive();
     if (!outs.empty()) testSends();
     for (std::size_t i = 0; i < held.size();)
@@ -771,9 +891,20 @@ std::shared_ptr<ReductionEngine> engine_of(ReductionState& s, const char* what) 
 }
 }  // namespace
 
+namespace {
+/// A wait or test of a finished reduction still sends what an open batch holds (nothing may
+/// wait on it).
+void flush_batch(ReductionState& s) {
+  if (auto e = s.engine.lock(); e && e->anyBatched()) e->flush();
+}
+}  // namespace
+
 bool Reduction::test() {
   ReductionState& s = state_of(s_, "test");
-  if (s.phase != ReductionState::Phase::done) engine_of(s, "test")->progress();
+  if (s.phase != ReductionState::Phase::done)
+    engine_of(s, "test")->progress();
+  else
+    flush_batch(s);
   if (s.phase != ReductionState::Phase::done) return false;
   s.rethrow();
   return true;
@@ -785,6 +916,8 @@ void Reduction::wait() {
     auto e = engine_of(s, "wait");
     e->progressUntil([&] { return s.phase == ReductionState::Phase::done; }, std::nullopt,
                      [] { return std::string(); });
+  } else {
+    flush_batch(s);
   }
   s.rethrow();
 }
@@ -802,6 +935,8 @@ void Reduction::wait(std::chrono::steady_clock::duration timeout) {
                      s,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         });
+  } else {
+    flush_batch(s);
   }
   s.rethrow();
 }
@@ -841,6 +976,9 @@ struct BytesOps final : detail::ReductionOps {
     first = std::move(mine);  // its buffer, for the caller to reuse
   }
   bool sharedBusy() const override { return sent && sent.use_count() > 1; }
+  std::size_t heldBytes() const override {
+    return value.capacity() + (sent ? sent->capacity() : 0);
+  }
   ByteBuffer releaseValue() override {
     if (!sent) return std::move(value);
     if (sent.use_count() > 1) return {};  // a send still reads it
@@ -943,6 +1081,34 @@ bool Reductions::progress() {
   return e_->progress();
 }
 
+Reductions::Batch Reductions::batch() {
+  ++e_->holds;
+  return Batch(e_);
+}
+
+Reductions::Batch::Batch(Batch&& o) noexcept : e_(std::move(o.e_)) {}
+Reductions::Batch& Reductions::Batch::operator=(Batch&& o) noexcept {
+  if (this != &o) {
+    try {
+      end();
+    } catch (...) {
+    }
+    e_ = std::move(o.e_);
+  }
+  return *this;
+}
+Reductions::Batch::~Batch() {
+  try {
+    end();
+  } catch (...) {  // what could not be sent waits for the next call (end() reports it)
+  }
+}
+void Reductions::Batch::end() {
+  if (!e_) return;
+  const auto e = std::move(e_);
+  if (--e->holds == 0) e->flush();
+}
+
 ByteBuffer Reductions::buffer(std::size_t capacity) {
   ByteBuffer b = e_->buffer(capacity);
   b.clear();
@@ -1027,7 +1193,7 @@ void Reductions::requestReductionId(int handler, int to, Bytes data) {
   } else {
     e_->send(0, m.h, {m.bytes.data(), m.bytes.size()});
   }
-  e_->progress();
+  e_->progress(false);
 }
 
 Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
@@ -1109,7 +1275,7 @@ Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
   if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
   e.takeQueued(s);
   e.advance(s);
-  e.progress();
+  if (e.holds == 0) e.progress();  // in a batch, a start neither polls nor sends
   return Reduction(std::move(s));
 }
 

@@ -43,6 +43,18 @@
 /// this object's calls (any start, test, wait or progress). A member that never calls in holds
 /// up its parent; a rank that is not a member never receives anything of the reduction.
 ///
+/// Batches. The messages of many reductions started together (ids in flight, one per group)
+/// can travel together: while a Batch from batch() is open, this rank's small messages (up to
+/// 8 KiB each) wait, and each rank's go as one message (of up to 8 KiB plus a header) when the
+/// batch ends, or sooner at any test, wait or progress call, which always sends what waits
+/// (nothing can wait on a message a batch holds while this rank waits). Without a batch a
+/// start sends at once. Each pass of progress batches the messages it makes (results forwarded
+/// down, merged contributions sent up) and sends them at its end. Messages to one rank keep
+/// their order; results are the same bits as without.
+///
+///   { auto batch = red.batch();                            // 1000 starts, a few messages
+///     for (...) handles.push_back(red.reduce(mine, merge, handler, {.id = ids[i]})); }
+///
 /// Completion. A handle's test() makes progress and says whether it is done; wait() makes
 /// progress until it is; wait(timeout) also stops at the deadline with a CommError naming the
 /// members that this rank has not heard from (the subtrees of its missing children: ranks
@@ -119,6 +131,8 @@ struct ReductionOps {
   /// only child): the root's merge call, made by the other member of a toAll over two. May
   /// leave another buffer in `root` (for reuse).
   virtual void mergeUnder(ByteBuffer& root) = 0;
+  /// Heap bytes the value holds (for the reuse of finished states; unknown: the most).
+  virtual std::size_t heldBytes() const { return static_cast<std::size_t>(-1); }
   /// Whether the value shared() handed out is still read by a send (then it must not change).
   virtual bool sharedBusy() const { return false; }
   /// The value's buffer, given up by a member that has no result once it is done (for
@@ -242,6 +256,24 @@ class Reductions {
   /// Asks rank 0 for a fresh id, delivered with `data` to handler `handler` on rank `to` (-1:
   /// every rank), during their progress.
   void requestReductionId(int handler, int to, Bytes data = {});
+
+  /// Holds this rank's small messages while open (see "Batches" above); ends when destroyed.
+  class Batch {
+   public:
+    Batch(Batch&& o) noexcept;
+    Batch& operator=(Batch&& o) noexcept;
+    ~Batch();
+    /// Ends it now: sends what waits, unless another batch is still open (a send's error is
+    /// thrown here; the destructor leaves such messages for the next call).
+    void end();
+
+   private:
+    friend class Reductions;
+    explicit Batch(std::shared_ptr<detail::ReductionEngine> e) : e_(std::move(e)) {}
+    std::shared_ptr<detail::ReductionEngine> e_;
+  };
+  /// Opens a batch (batches nest: messages go when the last one ends).
+  [[nodiscard]] Batch batch();
 
   /// An empty buffer of at least `capacity` bytes for a contribution: one that a finished
   /// reduction left behind (a member's own value once its send is done, a child's received

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -308,9 +309,13 @@ void every_form(Comm& c, Failures& f) {
 
 /// Hundreds in flight with ids, started in a different order on every rank, over the whole set
 /// and over two overlapping lists; the ranks left out run other collectives meanwhile.
-void many_in_flight(Comm& c, Failures& f, int n) {
+void many_in_flight(Comm& c, Failures& f, int n, bool batched = false) {
   const int P = c.size(), me = c.rank();
   Reductions red(c);
+  // Batched: every start's messages wait (the batch is still open across the allreduce below);
+  // the first wait sends them.
+  std::optional<Reductions::Batch> batch;
+  if (batched) batch.emplace(red.batch());
   std::vector<ReductionId> ids;
   for (int i = 0; i < n; ++i) ids.push_back(red.globalReductionId());
   std::vector<int> order(static_cast<std::size_t>(n));
@@ -363,6 +368,36 @@ void many_in_flight(Comm& c, Failures& f, int n) {
              "reduction " + std::to_string(i) + " on rank " + std::to_string(me));
   }
   f.expect(red.inFlight() == 0, "in flight after every wait: " + std::to_string(red.inFlight()));
+}
+
+/// A batch's messages to one rank keep their order: rank 1 reuses one id for ten root-only
+/// reductions with rank 0 inside a batch (each done once its message is made, so the id is free
+/// again), and rank 0 takes them one at a time, in that order.
+void batch_keeps_order(Comm& c, Failures& f) {
+  const int me = c.rank();
+  if (c.size() < 2) return;
+  Reductions red(c);
+  const ReductionId id = ReductionId::user(7);
+  const std::vector<int> pair{0, 1};
+  if (me == 1) {
+    auto batch = red.batch();
+    for (int j = 0; j < 10; ++j) {
+      auto h = red.listReduce(pair, double_bytes(value_of(1, j)), sum_doubles, {}, {.id = id});
+      f.expect(h.done(), "a non-root's root-only reduction is done once its message is made");
+    }
+    f.expect(red.comm().stats().messagesSent == 0, "nothing sent while the batch is open");
+  } else if (me == 0) {
+    for (int j = 0; j < 10; ++j) {
+      auto h = red.listReduce(pair, double_bytes(value_of(0, j)), sum_doubles, {}, {.id = id});
+      h.wait();
+      const double want = value_of(0, j) + value_of(1, j), got = double_of(h.result());
+      f.expect(std::memcmp(&got, &want, sizeof got) == 0,
+               "batched reduction " + std::to_string(j) + " matched in order");
+    }
+  }
+  if (me == 1)
+    f.expect(red.comm().stats().messagesSent == 1,
+             "ten messages in one: " + std::to_string(red.comm().stats().messagesSent));
 }
 
 /// A barrier on c (not on the Reductions' own communicator).
@@ -641,6 +676,8 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   Failures f;
   every_form(c, f);
   many_in_flight(c, f, 300);
+  many_in_flight(c, f, 300, true);
+  batch_keeps_order(c, f);
   ids_on_request(c, f);
   reused_states(c, f);
   stray_bytes(c, f);
@@ -663,6 +700,8 @@ TEST_CASE("Reductions on Local: P up to 256") {
       Failures& mine = f[static_cast<std::size_t>(c.rank())];
       every_form(c, mine);
       many_in_flight(c, mine, P > 17 ? 30 : 200);
+      many_in_flight(c, mine, P > 17 ? 30 : 200, true);
+      batch_keeps_order(c, mine);
       ids_on_request(c, mine);
       if (P <= 17) {
         misuse(c, mine);
@@ -718,6 +757,68 @@ TEST_CASE("Reductions on Local: messages and rounds are the tree's, non-members 
     for (int q = 1; q < P; q += 2) {
       CHECK(listed[static_cast<std::size_t>(q)].messagesSent == 0);
       CHECK(listed[static_cast<std::size_t>(q)].messagesReceived == 0);
+    }
+  }
+}
+
+TEST_CASE("Reductions on Local: a batch sends each rank's messages together") {
+  if (!single_process()) return;
+  // P = 2, 1000 toAll reductions with ids in one batch: each rank sends its 1000 messages of
+  // 48 bytes (a 40-byte header and a double) in ceil(1000 / 171) = 6 (171 fit in 8192 + 40 B).
+  // P = 16, 100 of them: a leaf sends its 100 contributions in one message; nobody sends more
+  // than without the batch; every result is the tree's.
+  for (int P : {2, 16}) {
+    CAPTURE(P);
+    const int k = P == 2 ? 1000 : 100;
+    std::vector<Stats> with(static_cast<std::size_t>(P)), without(with);
+    std::vector<int> children(static_cast<std::size_t>(P));
+    std::vector<Failures> f(static_cast<std::size_t>(P));
+    for (bool batched : {true, false})
+      run_local(P, [&](Comm& c) {
+        const int me = c.rank();
+        Reductions red(c);
+        std::vector<ReductionId> ids;
+        for (int i = 0; i < k; ++i) ids.push_back(red.globalReductionId());
+        std::vector<Reduction> hs(static_cast<std::size_t>(k));
+        {
+          std::optional<Reductions::Batch> batch;
+          if (batched) batch.emplace(red.batch());
+          for (int j = 0; j < k; ++j) {
+            const int i = me % 2 ? k - 1 - j : j;  // another order on odd ranks
+            hs[static_cast<std::size_t>(i)] =
+                red.reduce(double_bytes(value_of(me, i)), sum_doubles, {},
+                           {.id = ids[static_cast<std::size_t>(i)], .toAll = true});
+          }
+        }
+        for (int i = 0; i < k; ++i) {
+          auto& h = hs[static_cast<std::size_t>(i)];
+          h.wait();
+          std::vector<double> v;
+          for (int q = 0; q < P; ++q) v.push_back(value_of(q, i));
+          const double want = canonical_sum(v, 0, v.size()), got = double_of(h.result());
+          f[static_cast<std::size_t>(me)].expect(std::memcmp(&got, &want, sizeof got) == 0,
+                                                 "result " + std::to_string(i));
+        }
+        barrier(c);
+        (batched ? with : without)[static_cast<std::size_t>(me)] = red.comm().stats();
+        int low = me == 0 ? P : (me & -me), kids = 0;
+        for (int d = 1; d < low && me + d < P; d <<= 1) ++kids;
+        children[static_cast<std::size_t>(me)] = kids;
+      });
+    report(f);
+    for (int q = 0; q < P; ++q) {
+      CAPTURE(q);
+      const Stats& a = with[static_cast<std::size_t>(q)];
+      const Stats& b = without[static_cast<std::size_t>(q)];
+      CHECK(a.messagesSent <= b.messagesSent);
+      if (P == 2) {
+        CHECK(a.messagesSent == 6);
+        CHECK(b.messagesSent == static_cast<std::uint64_t>(k));
+        CHECK(a.bytesSent == static_cast<std::uint64_t>(k) * 48);
+      } else if (children[static_cast<std::size_t>(q)] == 0) {
+        CHECK(a.messagesSent == 1);  // its contributions, to its parent, in one message
+        CHECK(b.messagesSent == static_cast<std::uint64_t>(k));
+      }
     }
   }
 }
