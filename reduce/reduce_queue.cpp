@@ -542,8 +542,14 @@ void ReduceQueue::groupByNodes(const std::vector<ReduceBase*>& jobs, std::vector
 void ReduceQueue::foldGroups(const std::vector<NodeGroup>& groups) {
   if (!reductions_) throw StateError("reductions: the reduce queue has no communicator");
   const int me = context_.layout().node;
-  struct Run {
+  // What a group's merge reads and writes, shared with it: a reduction still in flight when this
+  // function leaves by an exception (another group's wait threw) may merge later.
+  struct Fold {
+    std::vector<ReduceBase*> jobs;
     std::string error;  // a fold that failed on this node
+  };
+  struct Run {
+    std::shared_ptr<Fold> fold;
     comm::Reduction handle;
   };
   std::vector<Run> runs(groups.size());
@@ -556,18 +562,19 @@ void ReduceQueue::foldGroups(const std::vector<NodeGroup>& groups) {
     Writer w(b);
     w.put<std::uint32_t>(0).put<std::uint32_t>(kFoldOk).put<std::uint64_t>(checksum(g.jobs));
     for (ReduceBase* j : g.jobs) put_partial(w, *j);
-    std::string& error = runs[k].error;
-    auto merge = [&g, &error, me](ByteBuffer mine, std::span<const comm::Bytes> kids) {
-      for (comm::Bytes c : kids) fold_partials(g.jobs, mine, c, false, me, error);
+    auto fold = std::make_shared<Fold>(Fold{g.jobs, {}});
+    auto merge = [fold, me](ByteBuffer mine, std::span<const comm::Bytes> kids) {
+      for (comm::Bytes c : kids) fold_partials(fold->jobs, mine, c, false, me, fold->error);
       return mine;
     };
+    runs[k].fold = fold;
     runs[k].handle =
         reductions_->listReduce(g.nodes, std::move(b), merge, {}, {.id = {}, .toAll = true});
   }
   batch.end();
   for (Run& r : runs) r.handle.wait();
   for (std::size_t k = 0; k < groups.size(); ++k) {
-    if (!runs[k].error.empty()) throw CommError(runs[k].error);
+    if (!runs[k].fold->error.empty()) throw CommError(runs[k].fold->error);
     ByteBuffer folded = runs[k].handle.takeResult();
     applyFolded(groups[k].jobs, folded, 0);
   }

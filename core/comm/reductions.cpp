@@ -313,7 +313,9 @@ struct ReductionEngine {
   int holds = 0, passes = 0;
   std::vector<ByteBuffer> batch;  // by rank: the messages waiting for it, back to back
   std::vector<int> batched;       // the ranks with messages waiting, in first-message order
-  bool batching() const { return holds > 0 || passes > 0; }
+  /// Whether a message goes into the batch: one is open, or messages still wait (a send that
+  /// failed left them: later ones go behind them, in order, at the next call's flush).
+  bool batching() const { return holds > 0 || passes > 0 || !batched.empty(); }
   bool anyBatched() const { return !batched.empty(); }
 
   /// Sends the bytes as one message to d; if the send does not complete at once, they move
@@ -331,12 +333,21 @@ struct ReductionEngine {
     q.clear();
     std::erase(batched, d);
   }
-  /// Sends everything that waits, each rank's in one message.
+  /// Sends everything that waits, each rank's together, in first-message order (a result goes
+  /// down to the farthest child first). A send that throws leaves its rank and the later ones
+  /// waiting, for the next call.
   void flush() {
-    for (int d : batched) {
-      ByteBuffer& q = batch[static_cast<std::size_t>(d)];
-      sendNow(d, q);
-      q.clear();
+    std::size_t i = 0;
+    try {
+      for (; i < batched.size(); ++i) {
+        const int d = batched[i];
+        ByteBuffer& q = batch[static_cast<std::size_t>(d)];
+        if (q.size()) sendNow(d, q);
+        q.clear();
+      }
+    } catch (...) {
+      batched.erase(batched.begin(), batched.begin() + static_cast<std::ptrdiff_t>(i));
+      throw;
     }
     batched.clear();
   }
@@ -495,6 +506,14 @@ struct ReductionEngine {
         p.m.bytes = buffer(p.m.h.split);
         p.op = b->irecv(p.m.src, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
         pending.push_back(std::move(p));
+      } else if (!pending.empty() &&
+                 std::any_of(pending.begin(), pending.end(),
+                             [&](const Pending& q) { return q.m.src == m.src; })) {
+        // Behind its source's split payload still on the way: one source's messages are taken
+        // in the order sent (an id reused after a large contribution must not overtake it).
+        Pending p;
+        p.m = std::move(m);
+        pending.push_back(std::move(p));  // no operation: complete once it reaches the front
       } else {
         dispatch(std::move(m));
       }
@@ -679,8 +698,10 @@ struct ReductionEngine {
     if (!s.hasResult) keep(s.ops->releaseValue());  // for Reductions::buffer
     auto* entry = active.find(s.key);
     if (!entry) return;
+    s.ops->dropFunctions();  // what the merge and handler hold goes now, not at reuse
     if (finished.size() < kFinished ||
-        (finished.size() < kFinishedSmall && s.ops->heldBytes() <= kSmallValue))
+        (finished.size() < kFinishedSmall && s.ops->heldBytes() <= kSmallValue &&
+         (s.tree.use_count() > 1 || s.tree->ranks.size() <= 64)))
       finished.push_back(std::move(*entry));
     active.erase(s.key);
   }
@@ -771,7 +792,7 @@ struct ReductionEngine {
     w.put<std::uint64_t>(id.value).put<std::int32_t>(handler);
     reply.append(data.data(), data.size());
     for (int d = 0; d < P; ++d)
-      if (to == d || (to < 0 && d != me)) send(d, h, {reply.data(), reply.size()});
+      if (d != me && (to < 0 || to == d)) send(d, h, {reply.data(), reply.size()});
     if (to < 0 || to == me) callIdHandler(handler, id, data);
   }
   void deliverId(const Message& m) {
@@ -830,6 +851,7 @@ struct ReductionEngine {
   template <class Done, class Text>
   void progressUntil(Done done, std::optional<std::chrono::steady_clock::time_point> until,
                      Text timeoutText) {
+    if (anyBatched()) flush();  // even when done already: nothing may wait on a batch
     for (;;) {
       if (done()) return;
       const std::uint64_t seen = b->events();
@@ -979,6 +1001,10 @@ struct BytesOps final : detail::ReductionOps {
   std::size_t heldBytes() const override {
     return value.capacity() + (sent ? sent->capacity() : 0);
   }
+  void dropFunctions() override {
+    mergeFn = nullptr;
+    handler = nullptr;
+  }
   ByteBuffer releaseValue() override {
     if (!sent) return std::move(value);
     if (sent.use_count() > 1) return {};  // a send still reads it
@@ -1086,7 +1112,9 @@ Reductions::Batch Reductions::batch() {
   return Batch(e_);
 }
 
-Reductions::Batch::Batch(Batch&& o) noexcept : e_(std::move(o.e_)) {}
+Reductions::Batch::Batch(Batch&& o) noexcept : e_(std::move(o.e_)) {
+  o.e_.reset();
+}
 Reductions::Batch& Reductions::Batch::operator=(Batch&& o) noexcept {
   if (this != &o) {
     try {
@@ -1094,6 +1122,7 @@ Reductions::Batch& Reductions::Batch::operator=(Batch&& o) noexcept {
     } catch (...) {
     }
     e_ = std::move(o.e_);
+    o.e_.reset();
   }
   return *this;
 }
@@ -1104,9 +1133,9 @@ Reductions::Batch::~Batch() {
   }
 }
 void Reductions::Batch::end() {
-  if (!e_) return;
-  const auto e = std::move(e_);
-  if (--e->holds == 0) e->flush();
+  const auto e = e_.lock();
+  e_.reset();
+  if (e && --e->holds == 0) e->flush();  // (a Reductions destroyed first sent what waited)
 }
 
 ByteBuffer Reductions::buffer(std::size_t capacity) {

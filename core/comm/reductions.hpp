@@ -45,12 +45,15 @@
 ///
 /// Batches. The messages of many reductions started together (ids in flight, one per group)
 /// can travel together: while a Batch from batch() is open, this rank's small messages (up to
-/// 8 KiB each) wait, and each rank's go as one message (of up to 8 KiB plus a header) when the
-/// batch ends, or sooner at any test, wait or progress call, which always sends what waits
-/// (nothing can wait on a message a batch holds while this rank waits). Without a batch a
-/// start sends at once. Each pass of progress batches the messages it makes (results forwarded
-/// down, merged contributions sent up) and sends them at its end. Messages to one rank keep
-/// their order; results are the same bits as without.
+/// 8 KiB each) wait, one buffer per destination, and go as few messages (each of up to 8 KiB
+/// plus a header) when the batch ends, or sooner at any test, wait, progress or progressUntil
+/// call, which always sends what waits, even when it has nothing else to do. A start inside a
+/// batch neither sends nor polls; done(), inFlight() and the rest send nothing. So before this
+/// rank blocks outside Reductions (another communicator's collective, a plain MPI call) with a
+/// batch open, it must end the batch or make one of those calls, or a rank waiting for its
+/// messages waits as long. Without a batch a start sends at once. Each pass of progress batches
+/// the messages it makes (results forwarded down, merged contributions sent up) and sends them
+/// at its end. Messages to one rank keep their order; results are the same bits as without.
 ///
 ///   { auto batch = red.batch();                            // 1000 starts, a few messages
 ///     for (...) handles.push_back(red.reduce(mine, merge, handler, {.id = ids[i]})); }
@@ -61,7 +64,8 @@
 /// beyond them are not visible to it), leaving the reduction in flight. A non-root member of a
 /// root-only reduction is done once its merged contribution has been sent (the send complete,
 /// as for MPI_Reduce: a large value has then reached its parent, and its buffer is free for
-/// Reductions::buffer); the root, and with toAll every member, is done when the handler has run.
+/// Reductions::buffer; a small one inside a batch: once it is in the batch's buffer); the root,
+/// and with toAll every member, is done when the handler has run.
 ///
 /// Errors, never hangs where they can be detected: the same id started twice while the first is
 /// in flight on this rank (StateError); a rank that is not in the list or group (ValueError,
@@ -133,6 +137,8 @@ struct ReductionOps {
   virtual void mergeUnder(ByteBuffer& root) = 0;
   /// Heap bytes the value holds (for the reuse of finished states; unknown: the most).
   virtual std::size_t heldBytes() const { return static_cast<std::size_t>(-1); }
+  /// Lets the merge and handler go (the reduction has finished).
+  virtual void dropFunctions() {}
   /// Whether the value shared() handed out is still read by a send (then it must not change).
   virtual bool sharedBusy() const { return false; }
   /// The value's buffer, given up by a member that has no result once it is done (for
@@ -269,8 +275,8 @@ class Reductions {
 
    private:
     friend class Reductions;
-    explicit Batch(std::shared_ptr<detail::ReductionEngine> e) : e_(std::move(e)) {}
-    std::shared_ptr<detail::ReductionEngine> e_;
+    explicit Batch(std::weak_ptr<detail::ReductionEngine> e) : e_(std::move(e)) {}
+    std::weak_ptr<detail::ReductionEngine> e_;
   };
   /// Opens a batch (batches nest: messages go when the last one ends).
   [[nodiscard]] Batch batch();
@@ -345,6 +351,10 @@ struct StructOps final : ReductionOps {
   }
   bool isStruct() const override { return true; }
   bool hasMerge() const override { return static_cast<bool>(mergeFn); }
+  void dropFunctions() override {
+    mergeFn = nullptr;
+    handler = nullptr;
+  }
   T value;
   StructMerge<T> mergeFn;
   StructHandler<T> handler;

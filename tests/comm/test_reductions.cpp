@@ -405,6 +405,35 @@ void barrier(Comm& c) {
   allreduce(c, 0, ops::sum{});
 }
 
+/// Any wait or progress call sends what a batch holds, even when it has nothing left to wait
+/// for: rank 1's root-only contribution is done once made, and its progressUntil (already true)
+/// must still send it before rank 1 blocks in another communicator's collective with the batch
+/// open; rank 0 would otherwise wait past its deadline.
+void batch_sends_on_any_wait(Comm& c, Failures& f) {
+  const int me = c.rank();
+  if (c.size() < 2) return;
+  Reductions red(c);
+  const std::vector<int> pair{0, 1};
+  if (me == 1) {
+    auto batch = red.batch();
+    auto h = red.listReduce(pair, double_bytes(value_of(1, 5)), sum_doubles);
+    red.progressUntil([&] { return red.inFlight() == 0; });
+    barrier(c);  // the batch still open
+  } else if (me == 0) {
+    auto h = red.listReduce(pair, double_bytes(value_of(0, 5)), sum_doubles);
+    try {
+      h.wait(20s);
+      const double want = value_of(0, 5) + value_of(1, 5), got = double_of(h.result());
+      f.expect(std::memcmp(&got, &want, sizeof got) == 0, "the batched contribution's sum");
+    } catch (const CommError& e) {
+      f.expect(false, std::string("rank 1's batched contribution never came: ") + e.what());
+    }
+    barrier(c);
+  } else {
+    barrier(c);
+  }
+}
+
 /// Each misuse, committed by rank k, for every k.
 void misuse(Comm& c, Failures& f) {
   const int P = c.size(), me = c.rank();
@@ -568,6 +597,17 @@ void ids_on_request(Comm& c, Failures& f) {
     const ReductionId d = red.dynamicReductionId();
     f.expect(d.value != got->value, "a fresh dynamic id");
   }
+  // An id delivered to rank 0 alone reaches its handler once (rank 0 serves its own request
+  // without a message to itself).
+  int calls = 0;
+  const int h3 = red.onReductionId([&](ReductionId, Bytes) { ++calls; });
+  barrier(c);  // registered everywhere before the request can reach rank 0
+  if (me == P - 1) red.requestReductionId(h3, 0);
+  if (me == 0) red.progressUntil([&] { return calls > 0; }, 30s);
+  barrier(c);
+  for (int i = 0; i < 100; ++i) red.progress();
+  f.expect(calls == (me == 0 ? 1 : 0), "an id for rank 0 alone: " + std::to_string(calls) +
+                                           " handler calls on rank " + std::to_string(me));
 }
 
 /// A finished reduction's state is reused by later ones only once no handle refers to it:
@@ -678,6 +718,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   many_in_flight(c, f, 300);
   many_in_flight(c, f, 300, true);
   batch_keeps_order(c, f);
+  batch_sends_on_any_wait(c, f);
   ids_on_request(c, f);
   reused_states(c, f);
   stray_bytes(c, f);
@@ -702,6 +743,7 @@ TEST_CASE("Reductions on Local: P up to 256") {
       many_in_flight(c, mine, P > 17 ? 30 : 200);
       many_in_flight(c, mine, P > 17 ? 30 : 200, true);
       batch_keeps_order(c, mine);
+      batch_sends_on_any_wait(c, mine);
       ids_on_request(c, mine);
       if (P <= 17) {
         misuse(c, mine);
