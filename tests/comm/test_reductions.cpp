@@ -370,6 +370,34 @@ void many_in_flight(Comm& c, Failures& f, int n, bool batched = false) {
   f.expect(red.inFlight() == 0, "in flight after every wait: " + std::to_string(red.inFlight()));
 }
 
+/// One source's messages are taken in the order sent, a large contribution (its payload a message
+/// of its own, still arriving) included: rank 1 contributes 20 kB with an id, waits until its send
+/// is done, then reuses the id for a small one, which must not overtake the large one at rank 0.
+void large_then_small_same_id(Comm& c, Failures& f) {
+  const int me = c.rank();
+  if (c.size() < 2) return;
+  Reductions red(c);  // collective: every rank
+  if (me > 1) return;
+  const ReductionId id = ReductionId::user(11);
+  const std::vector<int> pair{0, 1};
+  std::string big(20000, ' ');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + (i + me) % 26);
+  const std::string small = "s" + std::to_string(me);
+  for (int round = 0; round < 5; ++round) {
+    auto h1 = red.listReduce(pair, text_bytes(big), show_tree, {}, {.id = id});
+    h1.wait();
+    auto h2 = red.listReduce(pair, text_bytes(small), show_tree, {}, {.id = id});
+    h2.wait();
+    if (me != 0) continue;
+    std::string other(20000, ' ');
+    for (std::size_t i = 0; i < other.size(); ++i) other[i] = static_cast<char>('a' + (i + 1) % 26);
+    f.expect(text_of(h1.result()) == big + "(" + other + ")",
+             "the large contribution first (round " + std::to_string(round) + ")");
+    f.expect(text_of(h2.result()) == "s0(s1)",
+             "then the small one: " + text_of(h2.result()).substr(0, 40));
+  }
+}
+
 /// A batch's messages to one rank keep their order: rank 1 reuses one id for ten root-only
 /// reductions with rank 0 inside a batch (each done once its message is made, so the id is free
 /// again), and rank 0 takes them one at a time, in that order.
@@ -719,6 +747,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   many_in_flight(c, f, 300, true);
   batch_keeps_order(c, f);
   batch_sends_on_any_wait(c, f);
+  large_then_small_same_id(c, f);
   ids_on_request(c, f);
   reused_states(c, f);
   stray_bytes(c, f);
@@ -744,6 +773,7 @@ TEST_CASE("Reductions on Local: P up to 256") {
       many_in_flight(c, mine, P > 17 ? 30 : 200, true);
       batch_keeps_order(c, mine);
       batch_sends_on_any_wait(c, mine);
+      large_then_small_same_id(c, mine);
       ids_on_request(c, mine);
       if (P <= 17) {
         misuse(c, mine);
