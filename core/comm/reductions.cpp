@@ -472,8 +472,12 @@ struct ReductionEngine {
     inboxAt += sizeof(Header) + k;
   }
 
+  /// Receives and dispatches what has come, until a reduction finishes and the packet it came in
+  /// is read (then the caller, a wait, may be done: the rest waits for the next pass, and the
+  /// pass makes no MPI call that finds nothing).
   bool receive() {
     bool any = false;
+    const std::uint64_t finishedBefore = finishes;
     for (;;) {
       Message m;
       if (inboxAt < inbox.size()) {
@@ -518,6 +522,8 @@ struct ReductionEngine {
         dispatch(std::move(m));
       }
       any = true;
+      // A packet's rest is read on (no MPI call needed).
+      if (finishes != finishedBefore && inboxAt >= inbox.size()) break;
     }
     // Split payloads complete in the order their headers came (one source's are in order).
     while (!pending.empty() && b->test(pending.front().op)) {
@@ -692,7 +698,9 @@ struct ReductionEngine {
     }
   }
 
+  std::uint64_t finishes = 0;  // reductions finished on this rank
   void finish(ReductionState& s) {
+    ++finishes;
     s.phase = ReductionState::Phase::done;
     recycle(s.kids);
     if (!s.hasResult) keep(s.ops->releaseValue());  // for Reductions::buffer
