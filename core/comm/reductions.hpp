@@ -286,7 +286,8 @@ class Reductions {
   /// value) when there is one, else new. Large contributions built in it cost no fresh pages.
   ByteBuffer buffer(std::size_t capacity);
 
-  /// One pass of progress: receives, merges, forwards, delivers. True if anything happened.
+  /// One pass of progress: receives (until a reduction has finished: the rest waits for the
+  /// next pass), merges, forwards, delivers. True if anything happened.
   bool progress();
   /// Progress until pred() holds (between passes the rank gives its core away); with a timeout,
   /// a CommError once it has passed.
