@@ -298,8 +298,26 @@ class HandNetwork {
     spikes_ = inputSpikes_ = 0;
   }
 
+  /// Phase timers for the breakdown run (off in the timed runs): seconds summed over steps.
+  struct Phases {
+    double inputs = 0, neurons = 0, stats = 0, deliver = 0;
+  };
+  void setTimed(bool on) {
+    timed_ = on;
+    phases_ = Phases{};
+  }
+  const Phases& phases() const { return phases_; }
+
   /// One step of the whole network (not inlined, so that steps cannot be fused).
   [[gnu::noinline]] void step() {
+    WallClock::time_point last;
+    auto lap = [&](double& to) {
+      if (!timed_) return;
+      const WallClock::time_point now = WallClock::now();
+      to += std::chrono::duration<double>(now - last).count();
+      last = now;
+    };
+    if (timed_) last = WallClock::now();
     ++step_;
     const double t = static_cast<double>(step_) * kDt;  // the clock's time at the end of the step
     const double slack = detail::step_slack(kDt);
@@ -319,6 +337,7 @@ class HandNetwork {
         inLastEvent_[i] = t;
       }
     }
+    lap(phases_.inputs);
 
     // Neurons: IntFire's rule (models/int_fire.cpp).
     fired_.clear();
@@ -337,6 +356,7 @@ class HandNetwork {
       }
       Vm_[i] = vm;
     }
+    lap(phases_.neurons);
 
     // Population statistics of Vm: the mean, then the population sdev around it.
     double sum = 0;
@@ -345,12 +365,14 @@ class HandNetwork {
     double m2 = 0;
     for (std::size_t i = 0; i < n; ++i) m2 += (Vm_[i] - mean_) * (Vm_[i] - mean_);
     sdev_ = std::sqrt(m2 / static_cast<double>(n));
+    lap(phases_.stats);
 
     // Synaptic events: each spike schedules its synapses' weights at t + delay.
     deliver(in_, firedIn_, t);
     deliver(rec_, fired_, t);
     spikes_ += fired_.size();
     inputSpikes_ += firedIn_.size();
+    lap(phases_.deliver);
   }
 
   const std::vector<double>& Vm() const { return Vm_; }
@@ -382,6 +404,8 @@ class HandNetwork {
   std::vector<Index> fired_, firedIn_;
   std::uint64_t step_ = 0, spikes_ = 0, inputSpikes_ = 0;
   double mean_ = 0, sdev_ = 0;
+  bool timed_ = false;
+  Phases phases_;
 };
 
 // ---- the antler model ----
@@ -623,6 +647,53 @@ int main(int argc, char** argv) {
   }
   const double tAntler2 = tThreads[0];
 
+  // ---- where a step goes: one more run of antler (1 and 2 threads) and of the queue loop with
+  // phase timers on (Clock::setPhaseTimers; not the timed runs above) ----
+  std::vector<std::string> phaseLines;
+  for (unsigned k : {1u, 2u}) {
+    s.setNumThreads(k);
+    s.reinit();
+    rt.simulation().clock().setPhaseTimers(true);
+    const double t = run_antler();
+    const PhaseTimes& pt = rt.simulation().clock().phaseTimes();
+    rt.simulation().clock().setPhaseTimers(false);
+    const double us = 1e6 / steps;
+    for (std::size_t w = 0; w < pt.threads.size(); ++w) {
+      const PhaseTimes::Phases& p = pt.threads[w];
+      char buf[512];
+      std::snprintf(
+          buf, sizeof buf,
+          "  antler, %u thread(s), OS thread %zu: process %.1f, predicted reductions %.1f, "
+          "exchange %.1f, primary reductions %.1f, deliver %.1f, reduce %.1f, barriers "
+          "%.1f; sum %.1f of %.1f",
+          k, w, p.process * us, p.predicted * us, p.exchange * us, p.primary * us, p.deliver * us,
+          p.reduce * us, p.wait * us, p.total() * us, t * us);
+      phaseLines.emplace_back(buf);
+    }
+    std::string el = "    process by Element (all threads):";
+    for (const auto& [id, sec] : pt.elements) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, " %s %.1f", s.path(id).c_str(), sec * us);
+      el += buf;
+    }
+    phaseLines.push_back(el);
+  }
+  s.setNumThreads(1);
+  {
+    queue.setTimed(true);
+    const double t = run_hand(queue);
+    const auto& p = queue.phases();
+    const double us = 1e6 / steps;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "  hand loop (queue): inputs %.1f, neurons (due events added) %.1f, stats %.1f, "
+                  "deliver %.1f; sum %.1f of %.1f",
+                  p.inputs * us, p.neurons * us, p.stats * us, p.deliver * us,
+                  (p.inputs + p.neurons + p.stats + p.deliver) * us, t * us);
+    phaseLines.emplace_back(buf);
+    queue.setTimed(false);
+  }
+
   // ---- spike counts, step by step (untimed): a SpikeStats sums the neurons' spike flags ----
   s.setNumThreads(1);
   const ObjId spikeStats = s.create("SpikeStats", "/net/spikes");
@@ -678,6 +749,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 1; i < counts.size(); ++i)
     std::printf("  speedup (antler 1 thread / %u threads): %.2f   (parallel efficiency %.2f)\n",
                 counts[i], tAntler / tThreads[i], tAntler / tThreads[i] / counts[i]);
+  std::printf("where a step goes (one more run of each, phase timers on; us per step):\n");
+  for (const std::string& l : phaseLines) std::printf("%s\n", l.c_str());
 
   const bool ringOk = ringVm.differ == 0 && ringLast.differ == 0 && ringStepsBad == 0 &&
                       antlerSpikes == ring.spikes() && queueVm.differ == 0 &&

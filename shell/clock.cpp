@@ -42,6 +42,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 
@@ -276,7 +277,8 @@ class Clock::Run {
         layout_(c.sim_.layout()),
         multiNode_(layout_.numNodes > 1),
         errors_(T_),
-        barrier_(W_) {
+        barrier_(W_),
+        timed_(c.phaseTimers_ && !reinit) {
     // The ticks in use (a step and at least one Element) and what they call, in run order.
     for (unsigned k = 0; k < kNumTicks; ++k) {
       if (c.steps_[k] == 0) continue;
@@ -286,6 +288,15 @@ class Clock::Run {
           ticks_[k].push_back(
               {e, x.phase == Phase::init ? e->cinfo()->init() : e->cinfo()->proc()});
       if (!ticks_[k].empty()) inUse_[numInUse_++] = k;
+    }
+    if (timed_) {
+      std::size_t n = 0;
+      for (unsigned k = 0; k < kNumTicks; ++k) {
+        firstSched_[k] = n;
+        n += ticks_[k].size();
+      }
+      timers_.resize(W_);
+      for (Timer& tm : timers_) tm.element.assign(n, 0.0);
     }
   }
 
@@ -343,6 +354,37 @@ class Clock::Run {
     }
   }
 
+  /// Adds this run's phase times to the clock's totals (Clock::setPhaseTimers).
+  void addTimes() {
+    if (!timed_) return;
+    PhaseTimes& to = c_.phaseTimes_;
+    if (to.threads.size() < W_) to.threads.resize(W_);
+    for (unsigned w = 0; w < W_; ++w) {
+      PhaseTimes::Phases& a = to.threads[w];
+      const PhaseTimes::Phases& b = timers_[w].phases;
+      a.process += b.process;
+      a.predicted += b.predicted;
+      a.exchange += b.exchange;
+      a.primary += b.primary;
+      a.deliver += b.deliver;
+      a.reduce += b.reduce;
+      a.wait += b.wait;
+    }
+    to.rounds += timers_[0].rounds;
+    for (unsigned k = 0; k < kNumTicks; ++k)
+      for (std::size_t i = 0; i < ticks_[k].size(); ++i) {
+        double s = 0;
+        for (const Timer& tm : timers_) s += tm.element[firstSched_[k] + i];
+        const Id id = ticks_[k][i].e->id();
+        auto it = std::find_if(to.elements.begin(), to.elements.end(),
+                               [&](const auto& x) { return x.first == id; });
+        if (it == to.elements.end())
+          to.elements.emplace_back(id, s);
+        else
+          it->second += s;
+      }
+  }
+
   /// The agreement that ends every run: did any node fail? (See the top of this file.)
   void finish() {
     bool failed = false;
@@ -380,18 +422,33 @@ class Clock::Run {
 
   /// One round of tick k: false if the run ends at it (a published error).
   bool round(unsigned w, unsigned k, std::uint64_t endStep) {
+    if (timed_) timers_[w].start(w == 0);
     process(w, k, info(k, reinit_ ? 0.0 : static_cast<double>(endStep) * c_.dt_));
     // Read before Barrier 1: the master may change the prediction right after it.
     const bool predicted = rq_.predicted(k);
-    barrier_.wait(w);  // ---- Barrier 1: exchange ----
+    wait(w);  // ---- Barrier 1: exchange ----
     exchange(w, k, predicted);
-    barrier_.wait(w);
+    lap(w, &PhaseTimes::Phases::exchange);
+    wait(w);
     if (published_ & kFlagError) return false;
     deliver(w);
-    barrier_.wait(w);  // ---- Barrier 2: clear queues, reduce ----
+    wait(w);  // ---- Barrier 2: clear queues, reduce ----
     if (w == 0) reduce();
-    barrier_.wait(w);  // ---- Barrier 3 ----
+    lap(w, &PhaseTimes::Phases::reduce);
+    wait(w);  // ---- Barrier 3 ----
     return !(published_ & kFlagError);
+  }
+
+  /// Phase timers (Clock::setPhaseTimers): OS thread w's time since its last lap goes to
+  /// `phase` (nothing when they are off).
+  void lap(unsigned w, double PhaseTimes::Phases::*phase) {
+    if (timed_) timers_[w].lap(phase);
+  }
+  /// A barrier, its wait timed.
+  void wait(unsigned w) {
+    lap(w, nullptr);  // (what came before is the caller's; lapped here only if it did not)
+    barrier_.wait(w);
+    lap(w, &PhaseTimes::Phases::wait);
   }
 
   /// Process: each of w's threads calls process (or reinit) on its slice of every Element of the
@@ -414,6 +471,7 @@ class Clock::Run {
                 sc.proc->process(sc.e, lo, hi, p);
             }
             ob.mark();
+            if (timed_) timers_[w].lapElement(firstSched_[k] + marked);
             ++marked;
           }
         });
@@ -431,7 +489,8 @@ class Clock::Run {
         PostOffice::setThread(static_cast<int>(t));
         if (!errors_[t]) guarded(t, [&] { rq_.predictPrimary(k, t, T_); });
       }
-      barrier_.wait(w);
+      lap(w, &PhaseTimes::Phases::predicted);
+      wait(w);
     }
     if (w != 0) return;
     PostOffice::setThread(0);
@@ -459,7 +518,9 @@ class Clock::Run {
       if (!errors_[t])
         guarded(t, [&] {
           rq_.primary(t, T_);
+          lap(w, &PhaseTimes::Phases::primary);
           po_.deliver(t);
+          lap(w, &PhaseTimes::Phases::deliver);
         });
     }
   }
@@ -528,7 +589,44 @@ class Clock::Run {
   std::uint32_t published_ = 0;  // written by the master between barriers, read by all after
   bool stopAll_ = false;
   detail::SpinBarrier barrier_;
+
+  /// One OS thread's phase timers, on cache lines of its own.
+  struct alignas(64) Timer {
+    using Clk = std::chrono::steady_clock;
+    PhaseTimes::Phases phases;
+    std::vector<double> element;  // process time per scheduled entry (firstSched_ + index)
+    std::uint64_t rounds = 0;
+    Clk::time_point last;
+    void start(bool count) {
+      last = Clk::now();
+      rounds += count;
+    }
+    double since() {
+      const Clk::time_point now = Clk::now();
+      const double s = std::chrono::duration<double>(now - last).count();
+      last = now;
+      return s;
+    }
+    void lap(double PhaseTimes::Phases::*phase) {
+      const double s = since();
+      if (phase) phases.*phase += s;
+    }
+    void lapElement(std::size_t i) {
+      const double s = since();
+      phases.process += s;
+      element[i] += s;
+    }
+  };
+  const bool timed_;
+  std::array<std::size_t, kNumTicks> firstSched_{};
+  std::vector<Timer> timers_;
 };
+
+void Clock::setPhaseTimers(bool on) {
+  checkIdle("setPhaseTimers");
+  phaseTimers_ = on;
+  if (on) phaseTimes_ = PhaseTimes{};
+}
 
 void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   if (nsteps == 0) return;
@@ -539,6 +637,7 @@ void Clock::runSteps(std::uint64_t nsteps, bool reinit) {
   omp_set_dynamic(0);
   run.runAll();
   running_ = false;
+  run.addTimes();
   run.finish();
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/id.hpp"
@@ -12,6 +13,31 @@
 namespace antler {
 
 class Simulation;
+
+/// Where a clock's runs spent their time, phase by phase (Clock::setPhaseTimers): wall seconds
+/// summed over the rounds of the runs since the timers were turned on. The phases are those of a
+/// round (clock.cpp's top comment); a reinit's round is not counted.
+struct PhaseTimes {
+  struct Phases {
+    double process = 0;    ///< the classes' process calls, every Element of the tick
+    double predicted = 0;  ///< folding the targets of the reductions predicted for the tick
+    double exchange = 0;   ///< the master's exchange with the other nodes and its unpacking
+    double primary = 0;    ///< folding the targets of the pending reductions (deliver phase)
+    double deliver = 0;    ///< calling destination functions for the round's messages
+    double reduce = 0;     ///< the master's reduce: queues cleared, partials folded, digests
+    double wait = 0;       ///< waiting at the round's barriers for the other threads
+    double total() const {
+      return process + predicted + exchange + primary + deliver + reduce + wait;
+    }
+  };
+  /// One entry per OS thread of the runs (thread 0, the master, first).
+  std::vector<Phases> threads;
+  /// Each scheduled Element's time in its process (and init) calls, summed over the OS
+  /// threads, in the order the runs first met them.
+  std::vector<std::pair<Id, double>> elements;
+  /// Rounds run (one per due tick per stride).
+  std::uint64_t rounds = 0;
+};
 
 /// The scheduler of one Simulation; every node runs the same steps in lockstep.
 ///
@@ -118,6 +144,15 @@ class Clock {
   static constexpr std::uint64_t kMaxSteps = std::uint64_t{1} << 53;
   unsigned numThreads() const { return numThreads_; }
 
+  /// Phase timers (as NEST's detailed timers): while on, every OS thread of a run reads a
+  /// steady clock between the phases of each round (a few reads a round per thread; off, a
+  /// branch). Turning them on zeroes the totals; they then add up across runs until turned off
+  /// or on again. The results do not change.
+  void setPhaseTimers(bool on);
+  bool phaseTimers() const { return phaseTimers_; }
+  /// The totals so far (see PhaseTimes).
+  const PhaseTimes& phaseTimes() const { return phaseTimes_; }
+
  private:
   /// nsteps strides of the run (or one reinit round): for each, one process / deliver / reduce
   /// round per due tick. Runs inside the parallel region on every thread.
@@ -136,6 +171,8 @@ class Clock {
   unsigned numThreads_ = 1;
   unsigned yieldDecidedFor_ = 0;  // the thread count the comms' yielding was agreed for
   bool running_ = false;
+  bool phaseTimers_ = false;
+  PhaseTimes phaseTimes_;
   std::atomic<bool> stopRequested_{false};
 };
 

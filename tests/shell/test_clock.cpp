@@ -1,6 +1,8 @@
 // The clock: tick strides, time, scheduling errors, errors raised during a run.
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "tests/support/model.hpp"
 
 using namespace antler;
@@ -96,4 +98,72 @@ TEST_CASE("stop() from a process function ends the run on every node at the end 
   m.s.start(2.0);  // the next start runs normally
   CHECK(m.s.currentTime() == doctest::Approx(5.0));
   m.s.stop();  // not running: nothing to stop
+}
+
+TEST_CASE("phase timers account for a run's rounds, phase by phase and Element by Element") {
+  Model m;
+  Shell& s = m.s;
+  Clock& clock = m.sim.clock();
+  const unsigned n = 20000;
+  const ObjId a = s.create("TestAdder", "/a", n);
+  const ObjId b = s.create("TestAdder", "/b", n);
+  s.addMsg("OneToOne", a, "out", b, "add");
+  s.setClock(0, 1.0);
+  s.useClock(0, "/a");
+  s.useClock(0, "/b");
+  const auto count_sum = [&] {
+    std::uint64_t c = 0;
+    for (unsigned i = 0; i < n; i += 997) c += Field<unsigned>::get(s, ObjId(b.id, i), "count");
+    return c;
+  };
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    s.setNumThreads(threads);
+    clock.setPhaseTimers(false);
+    s.reinit();
+    s.start(30);
+    const std::uint64_t untimed = count_sum();
+    CHECK(clock.phaseTimes().rounds == 0);  // off: nothing counted
+
+    clock.setPhaseTimers(true);
+    s.reinit();  // a reinit's round is not counted
+    CHECK(clock.phaseTimes().rounds == 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    s.start(30);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(count_sum() == untimed);  // the same results
+
+    const PhaseTimes& pt = clock.phaseTimes();
+    CHECK(pt.rounds == 30);
+    REQUIRE(pt.threads.size() == Clock::workers(threads));
+    // Each Element once, in schedule order, its time > 0; together the threads' process time.
+    REQUIRE(pt.elements.size() == 2);
+    CHECK(pt.elements[0].first == a.id);
+    CHECK(pt.elements[1].first == b.id);
+    double process = 0, elements = 0;
+    for (const auto& t : pt.threads) process += t.process;
+    for (const auto& [id, sec] : pt.elements) {
+      CHECK(sec > 0.0);
+      elements += sec;
+    }
+    CHECK(elements == doctest::Approx(process).epsilon(1e-9));
+    // The master's phases cover the rounds: within the run's wall time, and on one node most
+    // of it (on several, oversubscribed, the collectives that begin and end a run, outside the
+    // rounds, may wait out another rank's time slice).
+    const PhaseTimes::Phases& master = pt.threads[0];
+    CHECK(master.deliver > 0.0);
+    CHECK(master.total() <= wall);
+    if (antler::test::runtime().numNodes() == 1) CHECK(master.total() >= 0.5 * wall);
+
+    // They add up across runs, and turning them on again starts from zero.
+    const double before = master.total();
+    s.start(10);
+    CHECK(clock.phaseTimes().rounds == 40);
+    CHECK(clock.phaseTimes().threads[0].total() > before);
+    clock.setPhaseTimers(true);
+    CHECK(clock.phaseTimes().rounds == 0);
+    CHECK(clock.phaseTimes().elements.empty());
+  }
+  clock.setPhaseTimers(false);
 }
