@@ -260,15 +260,14 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       // nothing left -0.0, which adds nothing). With nothing else, the sum would have been
       // -0.0 + the activation, which Vm takes directly.
       if constexpr (kRows == Rows::feed) {
-        x.Vm_ += fed[i];
+        const double v = x.fireOrDecay(e, lo + i, p, slack, x.Vm_ + fed[i]);
+        fed[i] = SimpleSynHandler::kNoEvents;
+        x.Vm_ = v;
+        if (vm) vm[i] = v;
+        continue;
       } else {
         sums[col] += fed[i];
-      }
-      fed[i] = SimpleSynHandler::kNoEvents;
-      if constexpr (kRows == Rows::feed) {
-        x.fireOrDecay(e, lo + i, p, slack);
-        if (vm) vm[i] = x.Vm_;
-        continue;
+        fed[i] = SimpleSynHandler::kNoEvents;
       }
     }
     // Events aside that fall due now join this step's sum before it is read; those whose step
@@ -277,26 +276,29 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       x.placeAside(*r, col, step - 1);
     // This step's weights, summed as they arrived (see the header comment); a step without
     // events adds -0.0, which leaves Vm untouched (Ring::sums).
-    x.Vm_ += sums[col];
+    double v = x.Vm_ + sums[col];
     sums[col] = Ring::kNoEvents;
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
-      x.placeAside(*r, col, step);
-    x.fireOrDecay(e, lo + i, p, slack);
-    if (vm) vm[i] = x.Vm_;
+      x.placeAside(*r, col, step);  // (to the queues and sums: Vm is not read)
+    v = x.fireOrDecay(e, lo + i, p, slack, v);
+    x.Vm_ = v;
+    if (vm) vm[i] = v;
   }
   if (vm) r->vmWritten.store(true, std::memory_order_relaxed);  // read after the phase's barrier
 }
 
-[[gnu::always_inline]] inline void IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,
-                                                        double slack) {
-  // Vm > thresh first: lastSpike and refractoryPeriod are behind the pointer.
-  if (Vm_ > thresh_ && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
+[[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,
+                                                          double slack, double v) {
+  // v > thresh first: lastSpike and refractoryPeriod are behind the pointer.
+  if (v > thresh_ && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
       [[unlikely]] {
-    fire(Eref(e, d), p);
-  } else {
-    Vm_ *= decay_;  // == 1.0 - p->dt / tau
-    setFlag(kSpiked, false);
+    fire(Eref(e, d), p);  // (sets Vm to vReset)
+    return Vm_;
   }
+  // The spike flag is cleared only where it was set: no store to the flags a step otherwise.
+  if (tagged_ & kSpiked) [[unlikely]]
+    tagged_ &= ~kSpiked;
+  return v * decay_;  // decay_ == 1.0 - p->dt / tau
 }
 
 void IntFire::fire(const Eref& e, ProcPtr p) {

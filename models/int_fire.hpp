@@ -158,8 +158,11 @@ class alignas(32) IntFire {
   template <Rows kRows>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p);
-  [[gnu::always_inline]] inline void fireOrDecay(const DataElement* e, Index d, ProcPtr p,
-                                                 double slack);
+  /// The step's rule on v, Vm with the step's input added: the value Vm takes. (Vm is held in a
+  /// register through the sweep and stored once: stores to the sums or the Vm copy may alias it
+  /// as far as the compiler knows, so writing it as it changes would store and reload it.)
+  [[gnu::always_inline]] inline double fireOrDecay(const DataElement* e, Index d, ProcPtr p,
+                                                   double slack, double v);
   static void prepareRing(const DataElement* e, const ProcInfo& p, bool reinit);
 
   struct alignas(64) Cold {
