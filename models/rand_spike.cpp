@@ -37,7 +37,10 @@ void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, In
 
 void RandSpike::step(const Eref& e, ProcPtr p, std::uint64_t step, std::uint64_t seed,
                      double slack) {
-  fired_ = false;
+  // Cleared only where set: a step that stores nothing leaves the object's cache line clean, so
+  // the sweep reads the objects without writing them all back.
+  if (fired_) [[unlikely]]
+    fired_ = false;
   if (rate_ <= 0.0) return;
   if (p->currTime - lastEvent_ + slack < refractT_) return;
   if (!keyed_) keyStream(e);
