@@ -97,6 +97,10 @@ void do_set_threads(Simulation& sim, unsigned n) {
   sim.clock().setNumThreads(n);
 }
 
+void do_phase_timers(Simulation& sim, bool on) {
+  sim.clock().setPhaseTimers(on);
+}
+
 void do_clear(Simulation& sim) {
   sim.msgs().clear();
   sim.elements().clear();

@@ -215,6 +215,14 @@ unsigned Shell::numThreads() const {
   return sim_.clock().numThreads();
 }
 
+void Shell::setPhaseTimers(bool on) {
+  run<PhaseTimers>(*this, on);
+}
+
+const PhaseTimes& Shell::phaseTimes() const {
+  return sim_.clock().phaseTimes();
+}
+
 std::vector<std::string> Shell::loadLibrary(const std::string& path) {
   return run<LoadLibrary>(*this, path);
 }

@@ -28,6 +28,7 @@ namespace antler {
 
 class Msg;
 class Simulation;
+struct PhaseTimes;
 
 /// Ops of the command protocol (internal; stable only within one build).
 enum class Op : std::uint32_t {
@@ -58,6 +59,7 @@ enum class Op : std::uint32_t {
   loadLibrary,
   blockReduce,
   allToAll,
+  phaseTimers,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
@@ -270,6 +272,10 @@ class Shell {
   double currentTime() const;
   void setNumThreads(unsigned n);
   unsigned numThreads() const;
+  /// Turns the clock's phase timers on (zeroing them) or off, on every node (Clock::
+  /// setPhaseTimers); phaseTimes() is this node's totals.
+  void setPhaseTimers(bool on);
+  const PhaseTimes& phaseTimes() const;
   /// Sets the model's random seed on every node (see core/random.hpp).
   void seed(std::uint64_t s);
   /// Loads a shared library of element classes on every node (its classes register themselves);

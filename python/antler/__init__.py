@@ -38,6 +38,7 @@ __all__ = [
     "ValueError", "StateError", "CommError", "melement", "vec", "element", "exists", "delete",
     "le", "wildcardFind", "getFieldNames", "connect", "setClock", "useClock", "reinit", "start",
     "stop", "syncDataHandler", "seed", "numNodes", "myNode", "setNumThreads", "getNumThreads",
+    "setPhaseTimers", "phaseTimes",
     "loadLibrary", "currentTime", "Msg", "init", "finalize", "doc", "showfield", "showmsg",
     "getFieldDict", "ce", "pwd", "copy", "move", "rand", "version", "version_info",
     "blockReduce", "allToAll",
@@ -1029,6 +1030,22 @@ def setNumThreads(n):
 def getNumThreads():
     """Threads per node."""
     return _a.get_num_threads()
+
+
+def setPhaseTimers(on):
+    """Turns the clock's phase timers on (every node; the totals start from zero) or off. While
+    on, each run adds the wall time of each phase of its rounds to phaseTimes(); results do not
+    change."""
+    _a.set_phase_timers(on)
+
+
+def phaseTimes():
+    """Where the runs since setPhaseTimers(True) spent their time on this node, in seconds: a
+    dict with ``rounds`` (rounds run), ``threads`` (per OS thread, the master first: ``process``,
+    ``predicted`` and ``primary`` (folding reductions' targets), ``exchange`` (with the other
+    nodes), ``deliver``, ``reduce`` (the digests) and ``wait`` (at barriers)) and ``elements``
+    ((path, seconds) of each scheduled element's process calls, all threads together)."""
+    return _a.phase_times()
 
 
 def loadLibrary(path):

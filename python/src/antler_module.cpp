@@ -27,6 +27,7 @@
 #include "core/type_name.hpp"
 #include "models/hdf5_data_writer.hpp"
 #include "models/nsdf_writer.hpp"
+#include "shell/clock.hpp"
 #include "shell/runtime.hpp"
 #include "shell/shell.hpp"
 #include "shell/simulation.hpp"
@@ -766,6 +767,35 @@ void def_run(py::module_& m) {
   m.def("base_dt", [] { return shell().baseDt(); });
   m.def("set_num_threads", [](H n) { shell().setNumThreads(u32(n, "setNumThreads: n")); });
   m.def("get_num_threads", [] { return shell().numThreads(); });
+  m.def("set_phase_timers", [](H on) {
+    if (!py::isinstance<py::bool_>(on))
+      throw TypeError("setPhaseTimers: on: expected True or False, got " + cv::describe(on));
+    shell().setPhaseTimers(on.cast<bool>());
+  });
+  m.def("phase_times", [] {
+    // This node's totals (Clock::phaseTimes): plain dicts and lists, seconds.
+    const PhaseTimes& pt = shell().phaseTimes();
+    py::list threads;
+    for (const PhaseTimes::Phases& p : pt.threads) {
+      py::dict d;
+      d["process"] = p.process;
+      d["predicted"] = p.predicted;
+      d["exchange"] = p.exchange;
+      d["primary"] = p.primary;
+      d["deliver"] = p.deliver;
+      d["reduce"] = p.reduce;
+      d["wait"] = p.wait;
+      threads.append(d);
+    }
+    py::list elements;
+    for (const auto& [id, sec] : pt.elements)
+      elements.append(py::make_tuple(shell().path(id), sec));
+    py::dict out;
+    out["rounds"] = pt.rounds;
+    out["threads"] = threads;
+    out["elements"] = elements;
+    return out;
+  });
   m.def("num_nodes", [] { return shell().numNodes(); });
   m.def("my_node", [] { return shell().myNode(); });
   m.def("seed", [](H s) { shell().seed(cv::to<std::uint64_t>(s, {"seed: n"})); });

@@ -77,6 +77,7 @@ using UseClock = Command<Op::useClock, void(unsigned, std::string, std::string)>
 using Reinit = Command<Op::reinit, void()>;
 using Start = Command<Op::start, void(double)>;
 using SetNumThreads = Command<Op::setNumThreads, void(unsigned)>;
+using PhaseTimers = Command<Op::phaseTimers, void(bool)>;
 using ClearModel = Command<Op::clearModel, void()>;
 using SyncDataHandler = Command<Op::syncDataHandler, Index(Id)>;
 using ReduceNow = Command<Op::reduceNow, void(ObjId, std::string)>;

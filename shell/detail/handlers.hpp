@@ -158,6 +158,7 @@ void do_use_clock(Simulation& sim, unsigned tick, const std::string& path,
 void do_reinit(Simulation& sim);
 void do_start(Simulation& sim, double runtime);
 void do_set_threads(Simulation& sim, unsigned n);
+void do_phase_timers(Simulation& sim, bool on);
 void do_clear(Simulation& sim);
 Index do_sync(Simulation& sim, Id id);
 void do_reduce_now(Simulation& sim, ObjId o, const std::string& field);

@@ -1,5 +1,7 @@
 """The Python API: classes, fields, vecs, messages, the clock, and every error type.
 Expected values are computed here with numpy or plain Python, independently of antler."""
+import time
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,36 @@ def test_errors_raised_during_a_run_reach_the_script(model, user_classes):
     antler.reinit()
     antler.start(2)
     assert antler.currentTime() == pytest.approx(2.0)
+
+
+def test_phase_timers(model, user_classes):
+    n = 20000
+    a = antler.TestAdder("/a", n)
+    b = antler.TestAdder("/b", n)
+    antler.connect(a, "out", b, "add", "OneToOne")
+    antler.setClock(0, 1.0)
+    antler.useClock(0, "/a")
+    antler.useClock(0, "/b")
+    antler.reinit()
+    antler.start(10)
+    counts_untimed = list(b.vec.count)
+    assert antler.phaseTimes()["rounds"] == 0  # off: nothing counted
+    antler.setPhaseTimers(True)
+    antler.reinit()  # not counted
+    t0 = time.perf_counter()
+    antler.start(10)
+    wall = time.perf_counter() - t0
+    assert list(b.vec.count) == counts_untimed  # the same results
+    pt = antler.phaseTimes()
+    assert pt["rounds"] == 10
+    assert [p for p, _ in pt["elements"]] == ["/a", "/b"]
+    assert all(sec > 0 for _, sec in pt["elements"])
+    master = pt["threads"][0]
+    assert set(master) == {"process", "predicted", "exchange", "primary", "deliver", "reduce", "wait"}
+    assert master["deliver"] > 0
+    assert 0 < sum(master.values()) <= wall
+    process = sum(t["process"] for t in pt["threads"])
+    assert sum(sec for _, sec in pt["elements"]) == pytest.approx(process, rel=1e-9)
+    antler.setPhaseTimers(False)
+    with pytest.raises(antler.TypeError, match="setPhaseTimers: on: expected True or False"):
+        antler.setPhaseTimers(1)
