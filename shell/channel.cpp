@@ -66,11 +66,11 @@ Reply take_reply(ByteBuffer&& b) {
 /// The name of a command's operation, for messages.
 const char* op_name(const ByteBuffer& cmd) {
   static const char* const names[] = {
-      "quit",        "create",          "delete",    "addMsg",    "setRandomConnectivity",
-      "pairFill",    "setStride",       "set",       "get",       "setVec",
-      "getVec",      "setVec",          "getLookup", "setLookup", "call",
-      "setClock",    "useClock",        "reinit",    "start",     "setNumThreads",
-      "clearModel",  "syncDataHandler", "reduceNow", "seed",      "loadLibrary",
+      "quit",        "create",          "delete",      "addMsg",    "setRandomConnectivity",
+      "pairFill",    "setStride",       "set",         "get",       "setVec",
+      "getVec",      "setVec",          "getLookup",   "setLookup", "call",
+      "setClock",    "useClock",        "reinit",      "start",     "setNumThreads",
+      "clearModel",  "syncDataHandler", "reduceNow",   "seed",      "loadLibrary",
       "blockReduce", "allToAll",        "phaseTimers", "extension"};
   static_assert(std::size(names) == static_cast<std::size_t>(Op::extension) + 1);
   std::uint32_t op = ~0u;
