@@ -198,6 +198,13 @@ def antler_child(args):
                            run=rss_run * 1024, peak=proc_status_kib("VmHWM") * 1024))
     if rate is not None:
         out["rate"] = float(np.mean(moose.element("/net/rate_table").vector[1:]))
+    # Where a step goes: one more run (not timed above) with the clock's phase timers on.
+    moose.reinit()
+    moose.setPhaseTimers(True)
+    moose.start(steps * DT)
+    pt = moose.phaseTimes()
+    moose.setPhaseTimers(False)
+    out["phases"] = dict(master=pt["threads"][0], elements=pt["elements"])
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -359,6 +366,17 @@ def bench(name, args, workdir):
             ok = ok and same
     if not ant:
         ant = handler
+    for nodes, r in ant.items():
+        # The master thread's phases and each element's process time from the child's extra run
+        # (node 0's: with more nodes the others' are their own), microseconds per step.
+        p, us = r["phases"]["master"], 1e6 / s["steps"]
+        print("where a step goes (-n %d, node 0, one more run with phase timers; us per step): "
+              "process %.1f (%s), reductions %.1f, exchange %.1f, delivery %.1f, digests %.1f, "
+              "barriers %.1f"
+              % (nodes, p["process"] * us,
+                 ", ".join("%s %.1f" % (e, t * us) for e, t in r["phases"]["elements"]),
+                 (p["predicted"] + p["primary"]) * us, p["exchange"] * us, p["deliver"] * us,
+                 p["reduce"] * us, p["wait"] * us))
     # Memory: what the built model holds per synapse, and what building it peaked at.
     r1 = ant[args.nodes[0]]
     mem = r1["memory"]
