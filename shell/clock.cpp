@@ -152,6 +152,7 @@ int Clock::tickOf(Id e, Phase phase) const {
 
 void Clock::dropElement(Id e) {
   for (auto& v : elements_) std::erase_if(v, [&](const Entry& x) { return x.id == e; });
+  std::erase_if(phaseTimes_.elements, [&](const auto& x) { return x.first == e; });
 }
 
 void Clock::clear() {
@@ -163,6 +164,7 @@ void Clock::clear() {
   currentTime_ = 0;
   step_ = 0;
   nsteps_ = 0;
+  phaseTimes_ = PhaseTimes{};  // (its Elements are gone; the timers stay on or off)
 }
 
 std::uint64_t Clock::stride() const {

@@ -33,7 +33,8 @@ struct PhaseTimes {
   /// One entry per OS thread of the runs (thread 0, the master, first).
   std::vector<Phases> threads;
   /// Each scheduled Element's time in its process (and init) calls, summed over the OS
-  /// threads, in the order the runs first met them.
+  /// threads, in the order the runs first met them (an Element deleted since is dropped; its
+  /// time stays in the threads' totals).
   std::vector<std::pair<Id, double>> elements;
   /// Rounds run (one per due tick per stride).
   std::uint64_t rounds = 0;
@@ -102,7 +103,8 @@ class Clock {
   void dropElement(Id e);
   /// Elements scheduled on a tick, in the order they run.
   const std::vector<Entry>& elements(unsigned tick) const { return elements_[tick]; }
-  /// Unschedules everything, restores the default dts and resets time to 0.
+  /// Unschedules everything, restores the default dts, resets time to 0 and zeroes the phase
+  /// timers' totals.
   void clear();
 
   /// Drops sends still queued from the previous run, calls reinit on every scheduled Element

@@ -165,5 +165,17 @@ TEST_CASE("phase timers account for a run's rounds, phase by phase and Element b
     CHECK(clock.phaseTimes().rounds == 0);
     CHECK(clock.phaseTimes().elements.empty());
   }
+  // A deleted Element leaves the list (its Id may be reused); clearing the model zeroes it all.
+  s.reinit();
+  s.start(3);
+  REQUIRE(clock.phaseTimes().elements.size() == 2);
+  s.destroy(b);
+  REQUIRE(clock.phaseTimes().elements.size() == 1);
+  CHECK(clock.phaseTimes().elements[0].first == a.id);
+  CHECK(clock.phaseTimes().rounds == 3);
+  s.clearModel();
+  CHECK(clock.phaseTimes().rounds == 0);
+  CHECK(clock.phaseTimes().threads.empty());
+  CHECK(clock.phaseTimers());
   clock.setPhaseTimers(false);
 }
