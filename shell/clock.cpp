@@ -446,9 +446,8 @@ class Clock::Run {
   void lap(unsigned w, double PhaseTimes::Phases::*phase) {
     if (timed_) timers_[w].lap(phase);
   }
-  /// A barrier, its wait timed.
+  /// A barrier, its wait timed (with anything since the last lap: reading the prediction).
   void wait(unsigned w) {
-    lap(w, nullptr);  // (what came before is the caller's; lapped here only if it did not)
     barrier_.wait(w);
     lap(w, &PhaseTimes::Phases::wait);
   }
@@ -609,10 +608,7 @@ class Clock::Run {
       last = now;
       return s;
     }
-    void lap(double PhaseTimes::Phases::*phase) {
-      const double s = since();
-      if (phase) phases.*phase += s;
-    }
+    void lap(double PhaseTimes::Phases::*phase) { phases.*phase += since(); }
     void lapElement(std::size_t i) {
       const double s = since();
       phases.process += s;
