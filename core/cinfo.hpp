@@ -20,6 +20,10 @@ class Dinfo {
   virtual ~Dinfo() = default;
   /// Bytes per object.
   virtual std::size_t size() const = 0;
+  /// Bytes an object holds once made: its size and what its constructor allocates (a class
+  /// declares that as `static constexpr std::size_t kOwnedBytes`; IntFire's block behind its
+  /// pointer). What create checks against the node's memory.
+  virtual std::size_t footprint() const = 0;
   /// n default-constructed objects (nullptr for n == 0).
   virtual char* allocate(Index n) const = 0;
   /// Destroys an array made by allocate.
@@ -31,6 +35,12 @@ template <class T>
 class DinfoT final : public Dinfo {
  public:
   std::size_t size() const override { return sizeof(T); }
+  std::size_t footprint() const override {
+    if constexpr (requires { T::kOwnedBytes; })
+      return sizeof(T) + T::kOwnedBytes;
+    else
+      return sizeof(T);
+  }
   char* allocate(Index n) const override {
     if (n == 0) return nullptr;
     // Large arrays on huge pages (core/huge_pages.hpp): a step reaches their objects at random.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <memory>
@@ -48,11 +49,12 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   bool onlyFeed = false;
   void calledOutsideRun() override {
     onlyFeed = false;
+    paramsValid = false;
     vmWritten.store(false, std::memory_order_relaxed);
   }
   // Vm as the last process left it, one per neuron, written by the sweep when a Reduce message
   // reads Vm and nothing but process sets it during the run (prepare decides): a Stats of Vm
-  // then folds this array, not a strided pass over the 32-byte neurons (at 1e6 neurons, a
+  // then folds this array, not a strided pass over the 16-byte neurons (at 1e6 neurons, a
   // second pass of 32 MB from memory a step). Valid from the run's first step until a Shell
   // command writes to the neurons (calledOutsideRun; between runs nothing else changes Vm: an
   // Element off the clock is neither prepared, processed nor reinit).
@@ -66,6 +68,20 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // (A function, not a static data member: libraries loaded beside libantler may hold a copy of
   // this file's code, and two definitions of one global are an ODR violation to the sanitizer.)
   static std::ptrdiff_t vmOffset() { return offsetof(IntFire, Vm_); }
+
+  // The neurons' thresh and decay (1 - dt / tau, the decay of a step without a spike: the same
+  // expression as before, so the same bits), as the sweep reads them: `thresh` and `decay` when
+  // every neuron of the node has the same (bit for bit), else the arrays (one entry per neuron,
+  // kept either way). Loaded from the neurons by prepare when not valid: the first run, after a
+  // Shell command wrote to the neurons (calledOutsideRun), when dt changed. A setter (a message
+  // during a run, or a Shell set) writes its neuron's entries too, and where it makes them
+  // differ from the shared values the sweep reads the arrays from the next step on (several
+  // threads may store `shared` at once: they store the same).
+  bool paramsValid = false;
+  double paramsDt = 0.0;  // the dt the decays were computed for
+  std::atomic<bool> shared{true};
+  double thresh = 0.0, decay = 1.0;
+  std::vector<double> threshs, decays;
 
   explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
   void want(std::uint64_t s) {
@@ -111,8 +127,6 @@ IntFire& IntFire::operator=(const IntFire& o) {
   if (this != &o) {
     *cold() = *o.cold();
     Vm_ = o.Vm_;
-    thresh_ = o.thresh_;
-    decay_ = o.decay_;
     tagged_ = reinterpret_cast<std::uintptr_t>(cold()) | (o.tagged_ & kTags);
   }
   return *this;
@@ -223,15 +237,23 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
                      (r ? " but its event queues count steps of " + format_double(r->dt)
                         : std::string(" before the clock prepared its event queues")) +
                      " (schedule an IntFire Element on one tick, and run it through the clock)");
-  if (!r->feed)
-    processRows<Rows::own>(e, r, lo, objs, n, p);
-  else if (r->onlyFeed)
-    processRows<Rows::feed>(e, r, lo, objs, n, p);
-  else
-    processRows<Rows::both>(e, r, lo, objs, n, p);
+  if (r->shared.load(std::memory_order_relaxed)) {
+    if (!r->feed)
+      processRows<Rows::own, true>(e, r, lo, objs, n, p);
+    else if (r->onlyFeed)
+      processRows<Rows::feed, true>(e, r, lo, objs, n, p);
+    else
+      processRows<Rows::both, true>(e, r, lo, objs, n, p);
+  } else if (!r->feed) {
+    processRows<Rows::own, false>(e, r, lo, objs, n, p);
+  } else if (r->onlyFeed) {
+    processRows<Rows::feed, false>(e, r, lo, objs, n, p);
+  } else {
+    processRows<Rows::both, false>(e, r, lo, objs, n, p);
+  }
 }
 
-template <IntFire::Rows kRows>
+template <IntFire::Rows kRows, bool kShared>
 void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p) {
   const long long k = std::llround(p->currTime / p->dt);
@@ -245,7 +267,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     r->addUp(step, first, n, sums);
   }
   const double slack = detail::step_slack(p->dt);
-  double* vm = r->writeVm ? r->vm.data() + first : nullptr;  // Ring::vm
+  const double* threshs = r->threshs.data();
+  const double* decays = r->decays.data();
+  const double sharedThresh = r->thresh, sharedDecay = r->decay;  // (in registers)
+  double* vm = r->writeVm ? r->vm.data() + first : nullptr;       // Ring::vm
   double* fed = nullptr;
   if constexpr (kRows != Rows::own) {
     // The handlers' activations of this step (they ran it on an earlier tick with the same step).
@@ -254,13 +279,15 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   for (Index i = 0; i < n; ++i) {
     IntFire& x = objs[i];
     const Index col = first + i;
+    const double thresh = kShared ? sharedThresh : threshs[col];
+    const double decay = kShared ? sharedDecay : decays[col];
     if constexpr (kRows != Rows::own) {
       // What the handler's activation message would have added, where it would have: after the
       // events already in this step's sum, before the side list's (a handler that would send
       // nothing left -0.0, which adds nothing). With nothing else, the sum would have been
       // -0.0 + the activation, which Vm takes directly.
       if constexpr (kRows == Rows::feed) {
-        const double v = x.fireOrDecay(e, lo + i, p, slack, x.Vm_ + fed[i]);
+        const double v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, x.Vm_ + fed[i]);
         fed[i] = SimpleSynHandler::kNoEvents;
         x.Vm_ = v;
         if (vm) vm[i] = v;
@@ -280,7 +307,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     sums[col] = Ring::kNoEvents;
     if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
       x.placeAside(*r, col, step);  // (to the queues and sums: Vm is not read)
-    v = x.fireOrDecay(e, lo + i, p, slack, v);
+    v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, v);
     x.Vm_ = v;
     if (vm) vm[i] = v;
   }
@@ -288,9 +315,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
 }
 
 [[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,
-                                                          double slack, double v) {
+                                                          double slack, double thresh, double decay,
+                                                          double v) {
   // v > thresh first: lastSpike and refractoryPeriod are behind the pointer.
-  if (v > thresh_ && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
+  if (v > thresh && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
       [[unlikely]] {
     fire(Eref(e, d), p);  // (sets Vm to vReset)
     return Vm_;
@@ -298,7 +326,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   // The spike flag is cleared only where it was set: no store to the flags a step otherwise.
   if (tagged_ & kSpiked) [[unlikely]]
     tagged_ &= ~kSpiked;
-  return v * decay_;  // decay_ == 1.0 - p->dt / tau
+  return v * decay;  // decay == 1.0 - p->dt / tau
 }
 
 void IntFire::fire(const Eref& e, ProcPtr p) {
@@ -320,10 +348,9 @@ unsigned IntFire::numPending(const Eref& e) const {
   return n;
 }
 
-void IntFire::reinit(const Eref&, ProcPtr p) {
+void IntFire::reinit(const Eref&, ProcPtr) {
   Vm_ = cold()->initVm;
   cold()->lastSpike = -std::numeric_limits<double>::infinity();
-  decay_ = 1.0 - p->dt / cold()->tau;
   cold()->far = Far{};
   setFlag(kSpiked | kHasFar, false);
 }
@@ -360,6 +387,8 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   const bool newFeed = feed != r->feed;
   r->feed = feed;
   prepareRing(e, p, reinit);
+  if (!r->paramsValid || r->paramsDt != r->dt)
+    loadParams(*r, reinterpret_cast<const IntFire*>(e->base()));
   if (!feed || reinit) {
     r->onlyFeed = false;  // (at reinit, the neurons' side lists go after this: see next run)
   } else if (newFeed || !r->onlyFeed) {
@@ -435,7 +464,6 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
   for (Index c = 0; c < n; ++c) {
     IntFire& x = objs[c];
     if (!x.cold()->far.events.empty()) x.setFlag(kHasFar, true);
-    if (retime) x.decay_ = 1.0 - p.dt / x.cold()->tau;
   }
   std::uint64_t now = last;
   if (retime) {
@@ -453,15 +481,54 @@ void IntFire::setTau(const Eref& e, double tau) {
   if (!(tau > 0) || !std::isfinite(tau))
     throw ValueError("IntFire.tau must be a positive finite number, got " + std::to_string(tau));
   cold()->tau = tau;
-  const Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
-  decay_ = 1.0 - (r ? r->dt : 0.0) / tau;
+  storeParams(e);
+}
+
+void IntFire::setThresh(const Eref& e, double thresh) {
+  cold()->thresh = thresh;
+  storeParams(e);
+}
+
+namespace {
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+}  // namespace
+
+void IntFire::loadParams(Ring& r, const IntFire* objs) {
+  r.threshs.resize(r.n);
+  r.decays.resize(r.n);
+  bool shared = true;
+  for (Index c = 0; c < r.n; ++c) {
+    r.threshs[c] = objs[c].cold()->thresh;
+    r.decays[c] = 1.0 - r.dt / objs[c].cold()->tau;
+    shared = shared && same_bits(r.threshs[c], r.threshs[0]) && same_bits(r.decays[c], r.decays[0]);
+  }
+  r.thresh = r.n ? r.threshs[0] : 0.0;
+  r.decay = r.n ? r.decays[0] : 1.0;
+  r.shared.store(shared, std::memory_order_relaxed);
+  r.paramsDt = r.dt;
+  r.paramsValid = true;
+}
+
+void IntFire::storeParams(const Eref& e) const {
+  Ring* r = ring_of(static_cast<const DataElement*>(e.element()));
+  if (!r || !r->paramsValid) return;  // (loaded from the neurons before the next run)
+  const Index d = e.dataIndex();
+  if (d < r->begin || d - r->begin >= r->n) return;
+  const Index c = d - r->begin;
+  r->threshs[c] = cold()->thresh;
+  r->decays[c] = 1.0 - r->paramsDt / cold()->tau;
+  if (!same_bits(r->threshs[c], r->thresh) || !same_bits(r->decays[c], r->decay))
+    r->shared.store(false, std::memory_order_relaxed);
 }
 
 const Cinfo* IntFire::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<IntFire>("IntFire", "leaky integrate-and-fire neuron with a synapse array")
           .value("Vm", &IntFire::Vm_, "membrane potential")
-          .value("thresh", &IntFire::thresh_, "firing threshold: fires when Vm > thresh")
+          .value("thresh", &IntFire::thresh, &IntFire::setThresh,
+                 "firing threshold: fires when Vm > thresh")
           .value("tau", &IntFire::tau, &IntFire::setTau, "membrane time constant (> 0)")
           .value("refractoryPeriod", &IntFire::refractoryPeriod, &IntFire::setRefractoryPeriod,
                  "minimum time between two spikes")
@@ -497,4 +564,4 @@ namespace {
 
 }  // namespace antler
 
-static_assert(sizeof(antler::IntFire) == 32, "IntFire is meant to fill half a cache line");
+static_assert(sizeof(antler::IntFire) == 16, "IntFire is meant to fill a quarter of a cache line");

@@ -62,7 +62,7 @@
 /// population spike count.
 ///
 /// A Reduce message that reads Vm (a Stats of the population) folds a copy the neuron sweep
-/// writes as it goes, one double a neuron, rather than reading the 32-byte neurons again
+/// writes as it goes, one double a neuron, rather than reading the 16-byte neurons again
 /// (ElementState::memberCopy): one pass over the neurons a step, not two. Only during a run,
 /// from its first step, and only when no message sets Vm (then process alone changes it, so the
 /// copy holds the values the neurons do and the reduction the same bits).
@@ -80,7 +80,7 @@
 
 namespace antler {
 
-class alignas(32) IntFire {
+class alignas(16) IntFire {
  public:
   /// Sends the spike time (the end of the step it fired in).
   inline static SrcFinfo<double> spikeOut{"spikeOut", "sends the spike time when the neuron fires"};
@@ -117,6 +117,9 @@ class alignas(32) IntFire {
   /// Membrane time constant.
   double tau() const { return cold()->tau; }
   void setTau(const Eref& e, double tau);
+  /// Firing threshold: fires when Vm > thresh.
+  double thresh() const { return cold()->thresh; }
+  void setThresh(const Eref& e, double thresh);
   static const Cinfo* initCinfo();
 
   /// At most this many steps ahead in the queues, and this many steps x neurons of a node when
@@ -155,14 +158,21 @@ class alignas(32) IntFire {
   /// What a step reads: its queues (own), a SimpleSynHandler's activations after them (both),
   /// or the activations alone when the queues are known empty (feed).
   enum class Rows { own, both, feed };
-  template <Rows kRows>
+  template <Rows kRows, bool kShared>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p);
   /// The step's rule on v, Vm with the step's input added: the value Vm takes. (Vm is held in a
   /// register through the sweep and stored once: stores to the sums or the Vm copy may alias it
   /// as far as the compiler knows, so writing it as it changes would store and reload it.)
+  /// thresh and decay: the neuron's (Ring::thresh and Ring::decay, or its entries of Ring's
+  /// per-neuron arrays).
   [[gnu::always_inline]] inline double fireOrDecay(const DataElement* e, Index d, ProcPtr p,
-                                                   double slack, double v);
+                                                   double slack, double thresh, double decay,
+                                                   double v);
+  /// Ring's copy of the neurons' thresh and decay, from the neurons (see Ring::paramsValid).
+  static void loadParams(Ring& r, const IntFire* objs);
+  /// Writes neuron e's thresh and decay into Ring's copy, if it has one.
+  void storeParams(const Eref& e) const;
   static void prepareRing(const DataElement* e, const ProcInfo& p, bool reinit);
 
   struct alignas(64) Cold {
@@ -171,9 +181,16 @@ class alignas(32) IntFire {
     double vReset = -1.0e-7;
     double initVm = 0.0;
     double tau = 1.0;             // MOOSE's default
+    double thresh = 0.0;          // MOOSE's default (the sweep reads the Element's copy: Ring)
     EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
     Far far;
   };
+
+ public:
+  /// What each neuron's constructor allocates (its Cold block): Dinfo::footprint.
+  static constexpr std::size_t kOwnedBytes = sizeof(Cold);
+
+ private:
   static Cold* makeCold();
   static void freeCold(Cold* c);
   Cold* cold() const { return reinterpret_cast<Cold*>(tagged_ & ~kTags); }
@@ -188,15 +205,12 @@ class alignas(32) IntFire {
   double initVm() const { return cold()->initVm; }
   void setInitVm(double v) { cold()->initVm = v; }
 
-  // Half a cache line: what every step reads and writes. Events do not touch it (they go to the
-  // Element's queues), and the rest is behind the pointer, whose low bits (Cold is 64-byte aligned)
-  // hold two flags.
+  // A quarter of a cache line: what every step reads and writes. Events do not touch it (they go
+  // to the Element's queues), thresh and the decay are the Element's (Ring: one value each where
+  // the node's neurons share them, the usual case, else an array each), and the rest is behind
+  // the pointer, whose low bits (Cold is 64-byte aligned) hold two flags.
   static constexpr std::uintptr_t kSpiked = 1, kHasFar = 2, kTags = 63;
   double Vm_ = 0.0;
-  double thresh_ = 0.0;  // MOOSE's default
-  // 1 - dt / tau, the decay of a step without a spike: computed when dt or tau changes (the
-  // same expression, so the same bits), not divided out per neuron per step.
-  double decay_ = 1.0;
   std::uintptr_t tagged_ = reinterpret_cast<std::uintptr_t>(makeCold());  // Cold* | flags
 };
 

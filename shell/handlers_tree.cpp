@@ -43,7 +43,7 @@ ObjId do_create(Simulation& sim, const std::string& cls, const std::string& path
                                    block_range(n, nl.numNodes, nl.node).first;
   check_allocation("create " + quoted(path) + " with " + std::to_string(n) + " entries (" +
                        std::to_string(share) + " on node " + std::to_string(nl.node) + ")",
-                   c->name(), share, c->dinfo().size());
+                   c->name(), share, c->dinfo().footprint());
   auto& t = sim.elements();
   auto* de = static_cast<DataElement*>(
       t.insert(std::make_unique<DataElement>(sim, t.nextId(), name, c, pe->id(), n, global)));

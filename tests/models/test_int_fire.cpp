@@ -235,6 +235,86 @@ TEST_CASE("a Stats of Vm folds the copy IntFire's sweep writes, unless a message
   }
 }
 
+TEST_CASE("IntFire: thresh and tau changed between runs and by a message during a run") {
+  // The sweep reads one thresh and one decay for the whole node while the neurons share them,
+  // and per-neuron copies once they differ: each way they come to differ must reach the sweep.
+  // /a: a Shell set between runs, without reinit; /b: a message during a run.
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1.0 / 1024, tau = 0.01, tau4 = 0.002;
+  const Index n = 6;
+  const ObjId a = s.create("IntFire", "/a", n);
+  const ObjId b = s.create("IntFire", "/b", n);
+  std::vector<double> v0(n);
+  for (Index i = 0; i < n; ++i) v0[i] = 0.3 + 0.1 * static_cast<double>(i);
+  for (const ObjId& x : {a, b}) {
+    Field<double>::setVec(s, x.id, "initVm", v0);
+    Field<double>::setVec(s, x.id, "thresh", std::vector<double>(n, 10.0));  // shared
+    Field<double>::setVec(s, x.id, "tau", std::vector<double>(n, tau));
+  }
+  // /b[5]'s thresh follows a PulseGen: 10.0 (the shared value: it stays shared) until step 8,
+  // then -5.
+  const ObjId pg = s.create("PulseGen", "/pg");
+  Field<double>::set(s, pg, "baseLevel", 10.0);
+  Field<double>::set(s, pg, "firstLevel", -5.0);
+  Field<double>::set(s, pg, "firstDelay", 8 * dt);
+  Field<double>::set(s, pg, "firstWidth", 1000 * dt);
+  s.addMsg("Single", pg, "output", ObjId(b.id, 5), "setThresh");
+  antler::test::set_base_dt(s, dt);
+  s.setClock(0, dt);
+  for (const char* path : {"/pg", "/a", "/b"}) s.useClock(0, path);
+  const double d = 1.0 - dt / tau, d4 = 1.0 - dt / tau4;
+  auto decayed = [&](double v, int from, int to) {  // steps from .. to of decay by d
+    for (int k = from; k <= to; ++k) v *= d;
+    return v;
+  };
+  for (unsigned threads : {1u, 2u, 3u}) {
+    CAPTURE(threads);
+    s.setNumThreads(threads);
+    Field<double>::set(s, ObjId(a.id, 2), "thresh", 10.0);
+    Field<double>::set(s, ObjId(a.id, 4), "tau", tau);
+    Field<double>::set(s, ObjId(b.id, 5), "thresh", 10.0);
+    s.reinit();
+    s.start(3 * dt);  // steps 1-3: every neuron decays
+    for (const ObjId& x : {a, b}) {
+      const auto vm = Field<double>::getVec(s, x.id, "Vm");
+      for (Index i = 0; i < n; ++i) CHECK(vm[i] == decayed(v0[i], 1, 3));
+    }
+    // Between runs, without reinit: /a[2] fires at the next step, /a[4] decays faster.
+    Field<double>::set(s, ObjId(a.id, 2), "thresh", 0.0);
+    Field<double>::set(s, ObjId(a.id, 4), "tau", tau4);
+    s.start(15 * dt);  // steps 4-18
+    for (const ObjId& x : {a, b}) {
+      const bool isA = x == a;
+      CAPTURE(isA);
+      const auto vm = Field<double>::getVec(s, x.id, "Vm");
+      const auto last = Field<double>::getVec(s, x.id, "lastSpike");
+      for (Index i = 0; i < n; ++i) {
+        CAPTURE(i);
+        double want = decayed(v0[i], 1, 18);
+        if (isA && i == 4) {
+          want = decayed(v0[i], 1, 3);
+          for (int k = 4; k <= 18; ++k) want *= d4;
+        }
+        if (isA && i == 2) {
+          CHECK(last[i] == 4 * dt);
+          want = decayed(-1e-7, 5, 18);  // vReset, then decay
+        } else if (!isA && i == 5) {
+          // The message's thresh is read from the step after it arrives (8 or 9: the order of
+          // PulseGen and IntFire within the tick); before it the shared 10.0.
+          const double spikeStep = std::round(last[i] / dt);
+          CHECK(spikeStep >= 8);
+          CHECK(spikeStep <= 10);
+          want = decayed(-1e-7, static_cast<int>(spikeStep) + 1, 18);
+        } else {
+          CHECK(std::isinf(last[i]));
+        }
+        CHECK(vm[i] == want);
+      }
+    }
+  }
+}
+
 TEST_CASE("reinit drops pending synaptic events and resets Vm and lastSpike") {
   Model m;
   Shell& s = m.s;
