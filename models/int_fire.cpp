@@ -267,8 +267,9 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     r->addUp(step, first, n, sums);
   }
   const double slack = detail::step_slack(p->dt);
-  const double* threshs = r->threshs.data();
-  const double* decays = r->decays.data();
+  double* const sum = sums + first;  // this slice's (indexed like objs: fewer instructions)
+  const double* threshs = r->threshs.data() + first;
+  const double* decays = r->decays.data() + first;
   const double sharedThresh = r->thresh, sharedDecay = r->decay;  // (in registers)
   double* vm = r->writeVm ? r->vm.data() + first : nullptr;       // Ring::vm
   double* fed = nullptr;
@@ -279,34 +280,43 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   for (Index i = 0; i < n; ++i) {
     IntFire& x = objs[i];
     const Index col = first + i;
-    const double thresh = kShared ? sharedThresh : threshs[col];
-    const double decay = kShared ? sharedDecay : decays[col];
+    const double thresh = kShared ? sharedThresh : threshs[i];
+    const double decay = kShared ? sharedDecay : decays[i];
     if constexpr (kRows != Rows::own) {
       // What the handler's activation message would have added, where it would have: after the
       // events already in this step's sum, before the side list's (a handler that would send
       // nothing left -0.0, which adds nothing). With nothing else, the sum would have been
       // -0.0 + the activation, which Vm takes directly.
       if constexpr (kRows == Rows::feed) {
+        if (x.tagged_ & kSpiked) [[unlikely]]
+          x.tagged_ &= ~kSpiked;  // (fire sets it again)
         const double v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, x.Vm_ + fed[i]);
         fed[i] = SimpleSynHandler::kNoEvents;
         x.Vm_ = v;
         if (vm) vm[i] = v;
         continue;
       } else {
-        sums[col] += fed[i];
+        sum[i] += fed[i];
         fed[i] = SimpleSynHandler::kNoEvents;
       }
     }
-    // Events aside that fall due now join this step's sum before it is read; those whose step
-    // is further ahead go to their step's queue, before this step's deliveries could.
-    if (x.hasFar() && step - 1 >= x.cold()->far.next) [[unlikely]]
-      x.placeAside(*r, col, step - 1);
     // This step's weights, summed as they arrived (see the header comment); a step without
-    // events adds -0.0, which leaves Vm untouched (Ring::sums).
-    double v = x.Vm_ + sums[col];
-    sums[col] = Ring::kNoEvents;
-    if (x.hasFar() && step >= x.cold()->far.next) [[unlikely]]
-      x.placeAside(*r, col, step);  // (to the queues and sums: Vm is not read)
+    // events adds -0.0, which leaves Vm untouched (Ring::sums). One test of the flags a neuron
+    // for the rare cases: it fired in the last step, or it has events aside.
+    double v;
+    if (x.tagged_ & (kSpiked | kHasFar)) [[unlikely]] {
+      x.tagged_ &= ~kSpiked;  // (fire sets it again)
+      // Events aside that fall due now join this step's sum before it is read; those whose
+      // step is further ahead go to their step's queue, before this step's deliveries could.
+      if (x.hasFar() && step - 1 >= x.cold()->far.next) x.placeAside(*r, col, step - 1);
+      v = x.Vm_ + sum[i];
+      sum[i] = Ring::kNoEvents;
+      if (x.hasFar() && step >= x.cold()->far.next)
+        x.placeAside(*r, col, step);  // (to the queues and sums: Vm is not read)
+    } else {
+      v = x.Vm_ + sum[i];
+      sum[i] = Ring::kNoEvents;
+    }
     v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, v);
     x.Vm_ = v;
     if (vm) vm[i] = v;
@@ -323,9 +333,6 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     fire(Eref(e, d), p);  // (sets Vm to vReset)
     return Vm_;
   }
-  // The spike flag is cleared only where it was set: no store to the flags a step otherwise.
-  if (tagged_ & kSpiked) [[unlikely]]
-    tagged_ &= ~kSpiked;
   return v * decay;  // decay == 1.0 - p->dt / tau
 }
 

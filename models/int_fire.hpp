@@ -165,7 +165,7 @@ class alignas(16) IntFire {
   /// register through the sweep and stored once: stores to the sums or the Vm copy may alias it
   /// as far as the compiler knows, so writing it as it changes would store and reload it.)
   /// thresh and decay: the neuron's (Ring::thresh and Ring::decay, or its entries of Ring's
-  /// per-neuron arrays).
+  /// per-neuron arrays). The caller has cleared the spike flag (fire sets it).
   [[gnu::always_inline]] inline double fireOrDecay(const DataElement* e, Index d, ProcPtr p,
                                                    double slack, double thresh, double decay,
                                                    double v);
