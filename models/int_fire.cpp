@@ -237,23 +237,23 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
                      (r ? " but its event queues count steps of " + format_double(r->dt)
                         : std::string(" before the clock prepared its event queues")) +
                      " (schedule an IntFire Element on one tick, and run it through the clock)");
-  if (r->shared.load(std::memory_order_relaxed)) {
-    if (!r->feed)
-      processRows<Rows::own, true>(e, r, lo, objs, n, p);
-    else if (r->onlyFeed)
-      processRows<Rows::feed, true>(e, r, lo, objs, n, p);
-    else
-      processRows<Rows::both, true>(e, r, lo, objs, n, p);
-  } else if (!r->feed) {
-    processRows<Rows::own, false>(e, r, lo, objs, n, p);
-  } else if (r->onlyFeed) {
-    processRows<Rows::feed, false>(e, r, lo, objs, n, p);
-  } else {
-    processRows<Rows::both, false>(e, r, lo, objs, n, p);
-  }
+  // The sweep's variants, chosen once a slice: what it reads (Rows), whether the neurons share
+  // thresh and decay (kSharedParams), whether it writes the Vm copy (kCopyVm).
+  using Sweep = void (*)(const DataElement*, Ring*, Index, IntFire*, Index, ProcPtr);
+  static constexpr Sweep kSweeps[3][4] = {
+      {&processRows<Rows::own, 0>, &processRows<Rows::own, 1>, &processRows<Rows::own, 2>,
+       &processRows<Rows::own, 3>},
+      {&processRows<Rows::both, 0>, &processRows<Rows::both, 1>, &processRows<Rows::both, 2>,
+       &processRows<Rows::both, 3>},
+      {&processRows<Rows::feed, 0>, &processRows<Rows::feed, 1>, &processRows<Rows::feed, 2>,
+       &processRows<Rows::feed, 3>}};
+  const Rows rows = !r->feed ? Rows::own : r->onlyFeed ? Rows::feed : Rows::both;
+  const unsigned flags = (r->shared.load(std::memory_order_relaxed) ? kSharedParams : 0u) |
+                         (r->writeVm ? kCopyVm : 0u);
+  kSweeps[static_cast<unsigned>(rows)][flags](e, r, lo, objs, n, p);
 }
 
-template <IntFire::Rows kRows, bool kShared>
+template <IntFire::Rows kRows, unsigned kFlags>
 void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p) {
   const long long k = std::llround(p->currTime / p->dt);
@@ -271,7 +271,8 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   const double* threshs = r->threshs.data() + first;
   const double* decays = r->decays.data() + first;
   const double sharedThresh = r->thresh, sharedDecay = r->decay;  // (in registers)
-  double* vm = r->writeVm ? r->vm.data() + first : nullptr;       // Ring::vm
+  constexpr bool kShared = kFlags & kSharedParams, kCopy = kFlags & kCopyVm;
+  double* const vm = kCopy ? r->vm.data() + first : nullptr;  // Ring::vm
   double* fed = nullptr;
   if constexpr (kRows != Rows::own) {
     // The handlers' activations of this step (they ran it on an earlier tick with the same step).
@@ -293,7 +294,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
         const double v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, x.Vm_ + fed[i]);
         fed[i] = SimpleSynHandler::kNoEvents;
         x.Vm_ = v;
-        if (vm) vm[i] = v;
+        if constexpr (kCopy) vm[i] = v;
         continue;
       } else {
         sum[i] += fed[i];
@@ -319,9 +320,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     }
     v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, v);
     x.Vm_ = v;
-    if (vm) vm[i] = v;
+    if constexpr (kCopy) vm[i] = v;
   }
-  if (vm) r->vmWritten.store(true, std::memory_order_relaxed);  // read after the phase's barrier
+  if constexpr (kCopy)
+    r->vmWritten.store(true, std::memory_order_relaxed);  // read after the phase's barrier
 }
 
 [[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,

@@ -157,8 +157,11 @@ class alignas(16) IntFire {
   [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
   /// What a step reads: its queues (own), a SimpleSynHandler's activations after them (both),
   /// or the activations alone when the queues are known empty (feed).
-  enum class Rows { own, both, feed };
-  template <Rows kRows, bool kShared>
+  enum class Rows : unsigned { own, both, feed };
+  /// kFlags of processRows: the neurons share thresh and decay (Ring::shared); the sweep writes
+  /// the Vm copy (Ring::vm).
+  static constexpr unsigned kSharedParams = 1, kCopyVm = 2;
+  template <Rows kRows, unsigned kFlags>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p);
   /// The step's rule on v, Vm with the step's input added: the value Vm takes. (Vm is held in a
