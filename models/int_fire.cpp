@@ -24,6 +24,14 @@ namespace antler {
 /// entry per neuron of this node, and then the neurons are walked. Set up by prepare (one thread,
 /// between runs); `last` is written by every thread that processes the Element with the same
 /// value.
+/// A clock thread's record of its last sweep: the slice and the neurons in it that fired (their
+/// indices in the slice). See Ring::fired.
+struct alignas(64) IntFire::Fired {
+  std::vector<Index> at;
+  Index lo = 0, n = 0;
+  bool valid = false;
+};
+
 class IntFire::Ring final : public ElementState, public detail::StepQueues {
  public:
   double dt = 0.0;                       // the step length the rows count in (0: not set up)
@@ -78,6 +86,15 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // differ from the shared values the sweep reads the arrays from the next step on (several
   // threads may store `shared` at once: they store the same).
   bool paramsValid = false;
+  // Per clock thread, the neurons (indices in its slice) that fired in its last sweep of the
+  // run, so that its next sweep of the same slice clears their spike flags up front and, when no
+  // neuron has events aside (anyFar false), tests no flag a neuron (the sweep's common path: 12
+  // instructions a neuron, not 17). Invalid between runs (prepare): the first sweep of a run
+  // tests every neuron's flags, and so does a sweep of another slice.
+  std::vector<Fired> fired;
+  // False only if no neuron has events aside: found by a scan at prepare when it was true (at
+  // first), set by any event put aside (putAside, on any thread: they store the same).
+  mutable std::atomic<bool> anyFar{true};
   double paramsDt = 0.0;  // the dt the decays were computed for
   std::atomic<bool> shared{true};
   double thresh = 0.0, decay = 1.0;
@@ -94,6 +111,12 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
     invDt = 1.0 / d;
   }
   void setLast(std::uint64_t s) { last.store(s, std::memory_order_relaxed); }
+  /// The calling clock thread's Fired during a run, else nullptr.
+  Fired* firedOf() {
+    if (!PostOffice::inRun()) return nullptr;
+    const auto t = static_cast<std::size_t>(PostOffice::thread());
+    return t < fired.size() ? &fired[t] : nullptr;
+  }
   /// Empty rows for events up to `s` steps ahead, and every sum empty.
   void reset(std::size_t s, unsigned threads) {
     slots = static_cast<std::uint32_t>(s);
@@ -175,6 +198,7 @@ void IntFire::putAside(const Ring* r, double time, double weight, unsigned count
          : s > 0                      ? static_cast<std::uint64_t>(s)
                                       : 0;
   }
+  if (r) r->anyFar.store(true, std::memory_order_relaxed);
   Far& far = cold()->far;
   far.next = far.events.empty() ? at : std::min(far.next, at);
   far.events.push_back({time, weight, count});
@@ -240,16 +264,23 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
   // The sweep's variants, chosen once a slice: what it reads (Rows), whether the neurons share
   // thresh and decay (kSharedParams), whether it writes the Vm copy (kCopyVm).
   using Sweep = void (*)(const DataElement*, Ring*, Index, IntFire*, Index, ProcPtr);
-  static constexpr Sweep kSweeps[3][4] = {
+  // (The flags' test is left out only where the sweep reads its own queues alone.)
+  static constexpr Sweep kSweeps[3][8] = {
       {&processRows<Rows::own, 0>, &processRows<Rows::own, 1>, &processRows<Rows::own, 2>,
-       &processRows<Rows::own, 3>},
+       &processRows<Rows::own, 3>, &processRows<Rows::own, 4>, &processRows<Rows::own, 5>,
+       &processRows<Rows::own, 6>, &processRows<Rows::own, 7>},
       {&processRows<Rows::both, 0>, &processRows<Rows::both, 1>, &processRows<Rows::both, 2>,
-       &processRows<Rows::both, 3>},
+       &processRows<Rows::both, 3>, &processRows<Rows::both, 0>, &processRows<Rows::both, 1>,
+       &processRows<Rows::both, 2>, &processRows<Rows::both, 3>},
       {&processRows<Rows::feed, 0>, &processRows<Rows::feed, 1>, &processRows<Rows::feed, 2>,
-       &processRows<Rows::feed, 3>}};
+       &processRows<Rows::feed, 3>, &processRows<Rows::feed, 0>, &processRows<Rows::feed, 1>,
+       &processRows<Rows::feed, 2>, &processRows<Rows::feed, 3>}};
   const Rows rows = !r->feed ? Rows::own : r->onlyFeed ? Rows::feed : Rows::both;
-  const unsigned flags = (r->shared.load(std::memory_order_relaxed) ? kSharedParams : 0u) |
-                         (r->writeVm ? kCopyVm : 0u);
+  unsigned flags = (r->shared.load(std::memory_order_relaxed) ? kSharedParams : 0u) |
+                   (r->writeVm ? kCopyVm : 0u);
+  if (const Fired* f = r->firedOf();
+      f && f->valid && f->lo == lo && f->n == n && !r->anyFar.load(std::memory_order_relaxed))
+    flags |= kNoFlagTest;
   kSweeps[static_cast<unsigned>(rows)][flags](e, r, lo, objs, n, p);
 }
 
@@ -272,6 +303,15 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   const double* decays = r->decays.data() + first;
   const double sharedThresh = r->thresh, sharedDecay = r->decay;  // (in registers)
   constexpr bool kShared = kFlags & kSharedParams, kCopy = kFlags & kCopyVm;
+  constexpr bool kTest = !(kFlags & kNoFlagTest);
+  Fired* const fired = r->firedOf();
+  if (fired) {
+    // The flags of the neurons this thread's last sweep of this slice fired: cleared here, or
+    // (a sweep that tests the flags) as each neuron comes.
+    if constexpr (!kTest)
+      for (Index i : fired->at) objs[i].tagged_ &= ~kSpiked;
+    fired->at.clear();
+  }
   double* const vm = kCopy ? r->vm.data() + first : nullptr;  // Ring::vm
   double* fed = nullptr;
   if constexpr (kRows != Rows::own) {
@@ -291,7 +331,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       if constexpr (kRows == Rows::feed) {
         if (x.tagged_ & kSpiked) [[unlikely]]
           x.tagged_ &= ~kSpiked;  // (fire sets it again)
-        const double v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, x.Vm_ + fed[i]);
+        const double v = x.fireOrDecay(e, lo, objs, p, slack, thresh, decay, x.Vm_ + fed[i], fired);
         fed[i] = SimpleSynHandler::kNoEvents;
         x.Vm_ = v;
         if constexpr (kCopy) vm[i] = v;
@@ -305,7 +345,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     // events adds -0.0, which leaves Vm untouched (Ring::sums). One test of the flags a neuron
     // for the rare cases: it fired in the last step, or it has events aside.
     double v;
-    if (x.tagged_ & (kSpiked | kHasFar)) [[unlikely]] {
+    if (kTest && (x.tagged_ & (kSpiked | kHasFar))) [[unlikely]] {
       x.tagged_ &= ~kSpiked;  // (fire sets it again)
       // Events aside that fall due now join this step's sum before it is read; those whose
       // step is further ahead go to their step's queue, before this step's deliveries could.
@@ -318,28 +358,37 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       v = x.Vm_ + sum[i];
       sum[i] = Ring::kNoEvents;
     }
-    v = x.fireOrDecay(e, lo + i, p, slack, thresh, decay, v);
+    v = x.fireOrDecay(e, lo, objs, p, slack, thresh, decay, v, fired);
     x.Vm_ = v;
     if constexpr (kCopy) vm[i] = v;
+  }
+  if (fired) {
+    fired->lo = lo;
+    fired->n = n;
+    fired->valid = true;
   }
   if constexpr (kCopy)
     r->vmWritten.store(true, std::memory_order_relaxed);  // read after the phase's barrier
 }
 
-[[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index d, ProcPtr p,
+[[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index lo,
+                                                          const IntFire* objs, ProcPtr p,
                                                           double slack, double thresh, double decay,
-                                                          double v) {
+                                                          double v, Fired* fired) {
   // v > thresh first: lastSpike and refractoryPeriod are behind the pointer.
   if (v > thresh && p->currTime - cold()->lastSpike - slack > cold()->refractoryPeriod)
       [[unlikely]] {
-    fire(Eref(e, d), p);  // (sets Vm to vReset)
+    fire(e, lo, objs, p, fired);  // (sets Vm to vReset)
     return Vm_;
   }
   return v * decay;  // decay == 1.0 - p->dt / tau
 }
 
-void IntFire::fire(const Eref& e, ProcPtr p) {
-  spikeOut.send(e, p->currTime);
+void IntFire::fire(const DataElement* e, Index lo, const IntFire* objs, ProcPtr p, Fired* fired) {
+  // (Its index found here, not carried through the sweep: the common path keeps one counter.)
+  const auto i = static_cast<Index>(this - objs);
+  if (fired) fired->at.push_back(i);
+  spikeOut.send(Eref(e, lo + i), p->currTime);
   Vm_ = cold()->vReset;
   cold()->lastSpike = p->currTime;
   setFlag(kSpiked, true);
@@ -398,6 +447,11 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   prepareRing(e, p, reinit);
   if (!r->paramsValid || r->paramsDt != r->dt)
     loadParams(*r, reinterpret_cast<const IntFire*>(e->base()));
+  r->fired.assign(std::max(1u, p.numThreads), Fired{});
+  if (r->anyFar.load()) {
+    const IntFire* objs = reinterpret_cast<const IntFire*>(e->base());
+    r->anyFar.store(std::any_of(objs, objs + r->n, [](const IntFire& x) { return x.hasFar(); }));
+  }
   if (!feed || reinit) {
     r->onlyFeed = false;  // (at reinit, the neurons' side lists go after this: see next run)
   } else if (newFeed || !r->onlyFeed) {

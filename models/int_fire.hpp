@@ -142,6 +142,7 @@ class alignas(16) IntFire {
     std::uint64_t next = 0;  // the first step after which one of them may fit the queues
   };
   class Ring;
+  struct Fired;  // (Ring::fired)
   static Ring* ring_of(const DataElement* e);
   /// Queues an event for its step if the step is within reach (after step `last`); false if
   /// not. t: the queue it goes to (Ring::queueThread, asked once for a run of events), or ~0u
@@ -154,13 +155,15 @@ class alignas(16) IntFire {
   void place(Ring* r, Index col, std::uint64_t last, double time, double weight, unsigned count);
   void putAside(const Ring* r, double time, double weight, unsigned count);
   void placeAside(Ring& r, Index col, std::uint64_t last);
-  [[gnu::noinline]] void fire(const Eref& e, ProcPtr p);
+  /// Sends the spike, resets Vm (see the header comment); this is objs[i], data index lo + i.
+  [[gnu::noinline]] void fire(const DataElement* e, Index lo, const IntFire* objs, ProcPtr p,
+                              Fired* fired);
   /// What a step reads: its queues (own), a SimpleSynHandler's activations after them (both),
   /// or the activations alone when the queues are known empty (feed).
   enum class Rows : unsigned { own, both, feed };
   /// kFlags of processRows: the neurons share thresh and decay (Ring::shared); the sweep writes
-  /// the Vm copy (Ring::vm).
-  static constexpr unsigned kSharedParams = 1, kCopyVm = 2;
+  /// the Vm copy (Ring::vm); it tests no neuron's flags (Ring::Fired).
+  static constexpr unsigned kSharedParams = 1, kCopyVm = 2, kNoFlagTest = 4;
   template <Rows kRows, unsigned kFlags>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
                           ProcPtr p);
@@ -169,9 +172,12 @@ class alignas(16) IntFire {
   /// as far as the compiler knows, so writing it as it changes would store and reload it.)
   /// thresh and decay: the neuron's (Ring::thresh and Ring::decay, or its entries of Ring's
   /// per-neuron arrays). The caller has cleared the spike flag (fire sets it).
-  [[gnu::always_inline]] inline double fireOrDecay(const DataElement* e, Index d, ProcPtr p,
-                                                   double slack, double thresh, double decay,
-                                                   double v);
+  /// A neuron that fires is recorded in `fired`, if given. lo: the data index of objs[0] (the
+  /// slice's first neuron).
+  [[gnu::always_inline]] inline double fireOrDecay(const DataElement* e, Index lo,
+                                                   const IntFire* objs, ProcPtr p, double slack,
+                                                   double thresh, double decay, double v,
+                                                   Fired* fired);
   /// Ring's copy of the neurons' thresh and decay, from the neurons (see Ring::paramsValid).
   static void loadParams(Ring& r, const IntFire* objs);
   /// Writes neuron e's thresh and decay into Ring's copy, if it has one.

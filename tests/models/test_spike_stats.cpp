@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "tests/support/model.hpp"
@@ -55,6 +56,76 @@ TEST_CASE("SpikeStats count and rate equal the count of spiked IntFires, every s
       CHECK(std::abs(rate - count / (n * dt)) <= 1e-12 * (count / (n * dt)));
     }
     CHECK(total > 100);  // the population does fire
+  }
+}
+
+TEST_CASE("IntFire's spike flags in runs of many steps equal those of one-step runs") {
+  // A sweep within a run clears the flags of the neurons its thread fired in the last step and
+  // tests no flag a neuron (IntFire::Ring::fired); the first step of each run tests them all.
+  // One-step runs (reference) against runs of 20 steps with the thread count changed between
+  // them (other slices), the flags read every step by a Table per neuron and summed by SpikeStats.
+  Model m;
+  Shell& s = m.s;
+  const Index n = 200;
+  const double dt = 1e-3;
+  const int steps = 40;
+  const ObjId nrn = s.create("IntFire", "/nrn", n);
+  const ObjId src = s.create("RandSpike", "/src", n);
+  const ObjId stats = s.create("SpikeStats", "/stats");
+  const ObjId rec = s.create("Table", "/rec", n);  // rec[i] pulls nrn[i].spiked every step
+  const ObjId cnt = s.create("Table", "/cnt");     // the SpikeStats count every step
+  const ObjId syn = s.find("/nrn/synapse");
+  std::vector<Index> idx(n);
+  std::iota(idx.begin(), idx.end(), Index{0});
+  s.pairFill(s.addMsg("Sparse", src, "spikeOut", syn, "addSpike"), idx, idx);
+  Field<double>::setAll(s, syn.id, "weight", 0.6);
+  Field<double>::setAll(s, src.id, "rate", 300.0);
+  Field<double>::setAll(s, nrn.id, "thresh", 1.0);
+  Field<double>::setAll(s, nrn.id, "tau", 0.02);
+  Field<double>::setAll(s, nrn.id, "refractoryPeriod", 2e-3);
+  s.addMsg("Reduce", stats, "reduce", nrn, "getSpiked");
+  for (Index i = 0; i < n; ++i)
+    s.addMsg("Single", ObjId(rec.id, i), "requestOut", ObjId(nrn.id, i), "getSpiked");
+  s.addMsg("Single", cnt, "requestOut", stats, "getCount");
+  s.setClock(0, dt);
+  s.setClock(1, dt);
+  for (const char* path : {"/src", "/nrn", "/stats"}) s.useClock(0, path);
+  for (const char* path : {"/rec", "/cnt"}) s.useClock(1, path);
+  // Reference: one step a run at 1 thread, the flags read after each.
+  s.setNumThreads(1);
+  s.reinit();
+  std::vector<std::vector<double>> want(static_cast<std::size_t>(steps));
+  for (int k = 0; k < steps; ++k) {
+    s.start(dt);
+    want[static_cast<std::size_t>(k)] = Field<double>::getVec(s, nrn.id, "spiked");
+  }
+  for (const auto& [first, second] : {std::pair{1u, 2u}, std::pair{2u, 3u}, std::pair{3u, 1u}}) {
+    CAPTURE(first);
+    CAPTURE(second);
+    s.setNumThreads(first);
+    s.reinit();
+    s.start(steps / 2 * dt);
+    s.setNumThreads(second);
+    s.start(steps / 2 * dt);
+    const auto counts = Field<std::vector<double>>::get(s, cnt, "vector");
+    REQUIRE(counts.size() == static_cast<std::size_t>(steps) + 1);  // (reinit's value first)
+    unsigned total = 0;
+    for (Index i = 0; i < n; ++i) {
+      CAPTURE(i);
+      const auto got = Field<std::vector<double>>::get(s, ObjId(rec.id, i), "vector");
+      REQUIRE(got.size() == static_cast<std::size_t>(steps) + 1);
+      for (int k = 0; k < steps; ++k) {
+        CAPTURE(k);
+        CHECK(got[static_cast<std::size_t>(k) + 1] == want[static_cast<std::size_t>(k)][i]);
+      }
+    }
+    for (int k = 0; k < steps; ++k) {
+      double c = 0;
+      for (double f : want[static_cast<std::size_t>(k)]) c += f;
+      CHECK(counts[static_cast<std::size_t>(k) + 1] == c);
+      total += static_cast<unsigned>(c);
+    }
+    CHECK(total > 100);  // the population does fire, and fires again
   }
 }
 
