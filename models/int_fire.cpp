@@ -356,12 +356,15 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
         x.placeAside(*r, col, step);  // (to the queues and sums: Vm is not read)
     } else {
       v = x.Vm_ + sum[i];
-      sum[i] = Ring::kNoEvents;
+      // (Without the flags' test nothing else writes the sums in the sweep: all are emptied
+      // after it, in wide stores, not one store a neuron.)
+      if constexpr (kTest) sum[i] = Ring::kNoEvents;
     }
     v = x.fireOrDecay(e, lo, objs, p, slack, thresh, decay, v, fired);
     x.Vm_ = v;
     if constexpr (kCopy) vm[i] = v;
   }
+  if constexpr (!kTest) std::fill(sum, sum + n, Ring::kNoEvents);
   if (fired) {
     fired->lo = lo;
     fired->n = n;
