@@ -88,9 +88,10 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   bool paramsValid = false;
   // Per clock thread, the neurons (indices in its slice) that fired in its last sweep of the
   // run, so that its next sweep of the same slice clears their spike flags up front and, when no
-  // neuron has events aside (anyFar false), tests no flag a neuron (the sweep's common path: 12
-  // instructions a neuron, not 17). Invalid between runs (prepare): the first sweep of a run
-  // tests every neuron's flags, and so does a sweep of another slice.
+  // neuron has events aside (anyFar false), tests no flag a neuron and empties the step sums
+  // after it in wide stores (the sweep's common path: the hand loop's instructions and the Vm
+  // copy's store). Invalid between runs (prepare): the first sweep of a run tests every neuron's
+  // flags, and so does a sweep of another slice.
   std::vector<Fired> fired;
   // False only if no neuron has events aside: found by a scan at prepare when it was true (at
   // first), set by any event put aside (putAside, on any thread: they store the same).
