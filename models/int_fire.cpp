@@ -263,9 +263,9 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
                         : std::string(" before the clock prepared its event queues")) +
                      " (schedule an IntFire Element on one tick, and run it through the clock)");
   // The sweep's variants, chosen once a slice: what it reads (Rows), whether the neurons share
-  // thresh and decay (kSharedParams), whether it writes the Vm copy (kCopyVm).
-  using Sweep = void (*)(const DataElement*, Ring*, Index, IntFire*, Index, ProcPtr);
-  // (The flags' test is left out only where the sweep reads its own queues alone.)
+  // thresh and decay (kSharedParams), whether it writes the Vm copy (kCopyVm), whether it tests
+  // the neurons' flags (kNoFlagTest: only where it reads its own queues alone).
+  using Sweep = void (*)(const DataElement*, Ring*, Index, IntFire*, Index, ProcPtr, Fired*);
   static constexpr Sweep kSweeps[3][8] = {
       {&processRows<Rows::own, 0>, &processRows<Rows::own, 1>, &processRows<Rows::own, 2>,
        &processRows<Rows::own, 3>, &processRows<Rows::own, 4>, &processRows<Rows::own, 5>,
@@ -279,15 +279,16 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
   const Rows rows = !r->feed ? Rows::own : r->onlyFeed ? Rows::feed : Rows::both;
   unsigned flags = (r->shared.load(std::memory_order_relaxed) ? kSharedParams : 0u) |
                    (r->writeVm ? kCopyVm : 0u);
-  if (const Fired* f = r->firedOf();
-      f && f->valid && f->lo == lo && f->n == n && !r->anyFar.load(std::memory_order_relaxed))
+  Fired* const fired = r->firedOf();
+  if (fired && fired->valid && fired->lo == lo && fired->n == n &&
+      !r->anyFar.load(std::memory_order_relaxed))
     flags |= kNoFlagTest;
-  kSweeps[static_cast<unsigned>(rows)][flags](e, r, lo, objs, n, p);
+  kSweeps[static_cast<unsigned>(rows)][flags](e, r, lo, objs, n, p, fired);
 }
 
 template <IntFire::Rows kRows, unsigned kFlags>
 void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
-                          ProcPtr p) {
+                          ProcPtr p, Fired* fired) {
   const long long k = std::llround(p->currTime / p->dt);
   const std::uint64_t step = k > 1 ? static_cast<std::uint64_t>(k) : 1;
   r->setLast(step);  // for the events delivered after this phase (same values on every thread)
@@ -305,7 +306,6 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   const double sharedThresh = r->thresh, sharedDecay = r->decay;  // (in registers)
   constexpr bool kShared = kFlags & kSharedParams, kCopy = kFlags & kCopyVm;
   constexpr bool kTest = !(kFlags & kNoFlagTest);
-  Fired* const fired = r->firedOf();
   if (fired) {
     // The flags of the neurons this thread's last sweep of this slice fired: cleared here, or
     // (a sweep that tests the flags) as each neuron comes.

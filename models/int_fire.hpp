@@ -164,9 +164,10 @@ class alignas(16) IntFire {
   /// kFlags of processRows: the neurons share thresh and decay (Ring::shared); the sweep writes
   /// the Vm copy (Ring::vm); it tests no neuron's flags (Ring::Fired).
   static constexpr unsigned kSharedParams = 1, kCopyVm = 2, kNoFlagTest = 4;
+  /// fired: the calling clock thread's record (Ring::fired), or nullptr outside a run.
   template <Rows kRows, unsigned kFlags>
   static void processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs, Index n,
-                          ProcPtr p);
+                          ProcPtr p, Fired* fired);
   /// The step's rule on v, Vm with the step's input added: the value Vm takes. (Vm is held in a
   /// register through the sweep and stored once: stores to the sums or the Vm copy may alias it
   /// as far as the compiler knows, so writing it as it changes would store and reload it.)
