@@ -112,9 +112,14 @@ struct Message {
   Bytes payload() const {
     return bytes.capacity() ? Bytes(bytes.data(), bytes.size()) : Bytes(inl, inlSize);
   }
-  void setPayload(const char* p, std::size_t n, ByteBuffer&& buffer) {
+  /// `padded`: p has kSmallPayload readable bytes whatever n is (then a small payload is copied
+  /// with a fixed-size copy, not a call).
+  void setPayload(const char* p, std::size_t n, ByteBuffer&& buffer, bool padded = false) {
     if (n <= kSmallPayload) {
-      std::memcpy(inl, p, n);
+      if (padded)
+        std::memcpy(inl, p, kSmallPayload);
+      else
+        std::memcpy(inl, p, n);
       inlSize = static_cast<std::uint32_t>(n);
       bytes = ByteBuffer();
       return;
@@ -142,6 +147,7 @@ struct EarlyList {
 
 struct ReductionState {
   std::weak_ptr<ReductionEngine> engine;
+  ReductionEngine* eng = nullptr;  // engine's, while it is alive
   Key key{};
   std::optional<ReductionId> id;
   std::shared_ptr<const MemberTree> tree;
@@ -152,9 +158,11 @@ struct ReductionState {
   // up: contributions coming in; down: waiting for the result (toAll); sending: a non-root of a
   // root-only reduction whose value is still being sent (it is done once the send is)
   enum class Phase { up, down, sending, done } phase = Phase::up;
-  std::vector<Message> kids;  // the children's messages, child order
-  std::vector<char> have;
+  std::vector<Message> kids;  // the children's messages, child order (entries not yet come: stale)
+  std::uint64_t have = 0;     // bit i: child i's message has come (a member has < 32 children)
   std::size_t missing = 0;
+  bool isStruct = false;      // ops->isStruct(), kept for the headers
+  bool inLaunch = false;      // being started: in ReductionEngine::launching, not yet in the table
   std::string error;          // this reduction failed (every member that knows says so)
   std::exception_ptr thrown;  // this member's merge or handler threw
   bool hasResult = false;
@@ -193,11 +201,19 @@ struct ReductionEngine {
   // read) holds at most kSmallValue bytes: a thousand reductions in flight at once reuse a
   // thousand states, without keeping a thousand large results alive.
   std::deque<std::shared_ptr<ReductionState>> finished;  // oldest first
+  std::shared_ptr<ReductionState> last;                  // the newest, when `finished` is full
   static constexpr std::size_t kFinished = 16, kFinishedSmall = 4096, kSmallValue = 256;
   /// A state for a new reduction: a finished one nobody refers to, or a new one. The oldest few
   /// are looked at (the likeliest to have lost their handles); one still referred to goes to the
   /// back.
   std::shared_ptr<ReductionState> freshState() {
+    if (last && last.use_count() == 1) {  // the usual case: one reduction after another
+      last->phase = ReductionState::Phase::up;
+      last->error.clear();
+      last->thrown = nullptr;
+      last->hasResult = false;
+      return std::move(last);
+    }
     for (int looked = 0; looked < 4 && !finished.empty(); ++looked) {
       std::shared_ptr<ReductionState> s = std::move(finished.front());
       finished.pop_front();
@@ -272,9 +288,9 @@ struct ReductionEngine {
     if (spareLarge.size() == kSpareLarge) spareLarge.erase(spareLarge.begin());
     spareLarge.push_back(std::move(b));
   }
+  /// Keeps the children's buffers (the messages stay, stale, for the state's next use).
   void recycle(std::vector<Message>& kids) {
     for (Message& k : kids) keep(std::move(k.bytes));
-    kids.clear();
   }
   std::vector<std::function<void(ReductionId, Bytes)>> idHandlers;
 
@@ -408,7 +424,7 @@ struct ReductionEngine {
     Header h;
     h.kind = k;
     h.flags =
-        static_cast<std::uint8_t>((s.ops->isStruct() ? kStruct : 0) | (s.toAll ? kToAll : 0) |
+        static_cast<std::uint8_t>((s.isStruct ? kStruct : 0) | (s.toAll ? kToAll : 0) |
                                   (s.exchange ? kExchange : 0) | (s.error.empty() ? 0 : kError));
     h.scope = s.key.scope;
     h.id = s.key.id;
@@ -478,8 +494,8 @@ struct ReductionEngine {
   bool receive() {
     bool any = false;
     const std::uint64_t finishedBefore = finishes;
+    Message m;  // every field is written for each message
     for (;;) {
-      Message m;
       if (inboxAt < inbox.size()) {
         takeInbox(m);
       } else {
@@ -493,9 +509,10 @@ struct ReductionEngine {
           m.src = from;
           const std::size_t k = n - sizeof(Header);
           m.setPayload(posted.data() + sizeof(Header), k,
-                       k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
-          repost();  // before anything runs that may poll again
-        } else {     // a batch (or bytes that are not a message)
+                       k > Message::kSmallPayload ? smallBuffer() : ByteBuffer(),
+                       /*padded=*/true);  // posted holds a header and kInline bytes
+          repost();                       // before anything runs that may poll again
+        } else {                          // a batch (or bytes that are not a message)
           inbox.clear();
           inbox.append(posted.data(), n);
           inboxAt = 0;
@@ -519,7 +536,7 @@ struct ReductionEngine {
         p.m = std::move(m);
         pending.push_back(std::move(p));  // no operation: complete once it reaches the front
       } else {
-        dispatch(std::move(m));
+        dispatch(m);
       }
       any = true;
       // A packet's rest is read on (no MPI call needed).
@@ -527,25 +544,40 @@ struct ReductionEngine {
     }
     // Split payloads complete in the order their headers came (one source's are in order).
     while (!pending.empty() && b->test(pending.front().op)) {
-      Message m = std::move(pending.front().m);
+      Message p = std::move(pending.front().m);
       pending.pop_front();
-      dispatch(std::move(m));
+      dispatch(p);
       any = true;
     }
     return any;
   }
 
-  void dispatch(Message m) {
+  /// The reduction being started with this key (not yet in the table), if any.
+  const std::shared_ptr<ReductionState>* launched(const Key& key) const {
+    for (auto i = launching.size(); i-- > 0;)
+      if ((*launching[i])->key == key && (*launching[i])->phase != ReductionState::Phase::done)
+        return launching[i];
+    return nullptr;
+  }
+
+  /// Takes m (its payload moves out) into its reduction, or keeps it for it.
+  void dispatch(Message& m) {
     if (m.h.kind == Kind::idRequest) return serveIdRequest(m);
     if (m.h.kind == Kind::idReply) return deliverId(m);
     const Key key{m.h.scope, m.h.id};
-    const auto* found = active.find(key);
-    if (found && !hasEarly(key, m.src, m.h.kind)) {
-      // A copy: finishing erases the table's entry, and the caller may hold no handle.
-      const std::shared_ptr<ReductionState> sp = *found;
-      if (accept(*sp, m)) {
-        advance(sp);
-        return;
+    if (early.empty() || !hasEarly(key, m.src, m.h.kind)) {
+      if (const auto* sp = launched(key)) {  // launch holds it
+        if (accept(**sp, m)) {
+          advance(*sp);
+          return;
+        }
+      } else if (const auto* found = active.find(key)) {
+        // A copy: finishing erases the table's entry, and the caller may hold no handle.
+        const std::shared_ptr<ReductionState> sp = *found;
+        if (accept(*sp, m)) {
+          advance(sp);
+          return;
+        }
       }
     }
     std::int32_t at = freePooled;
@@ -604,19 +636,18 @@ struct ReductionEngine {
       if (s.phase != Phase::up) return false;
       const auto& ch = s.tree->children;
       const auto i = static_cast<std::size_t>(std::find(ch.begin(), ch.end(), m.src) - ch.begin());
-      if (i == ch.size() || s.have[i]) return false;
+      if (i == ch.size() || (s.have >> i & 1)) return false;
       const Header mine = headerOf(s, Kind::up);
       const std::uint8_t diff = (mine.flags ^ m.h.flags) & (kStruct | kToAll);
       if (m.h.members != mine.members || diff) {
         // A contribution of another kind of reduction: the reduction fails, the message is
         // consumed (it was sent for this id).
-        std::string why =
-            m.h.members != mine.members ? "another member list"
-            : (diff & kStruct)
-                ? std::string("the ") + ((m.h.flags & kStruct) ? "struct" : "plain") +
-                      " form (this rank: " + (s.ops->isStruct() ? "struct" : "plain") + ")"
-                : std::string((m.h.flags & kToAll) ? "toAll" : "root only") +
-                      " (this rank: " + (s.toAll ? "toAll" : "root only") + ")";
+        std::string why = m.h.members != mine.members ? "another member list"
+                          : (diff & kStruct)
+                              ? std::string("the ") + ((m.h.flags & kStruct) ? "struct" : "plain") +
+                                    " form (this rank: " + (s.isStruct ? "struct" : "plain") + ")"
+                              : std::string((m.h.flags & kToAll) ? "toAll" : "root only") +
+                                    " (this rank: " + (s.toAll ? "toAll" : "root only") + ")";
         m.h.flags |= kError;
         const std::string text =
             s.describe() + ": rank " + std::to_string(m.src) + " contributed with " + why;
@@ -624,7 +655,7 @@ struct ReductionEngine {
         m.bytes.append(text.data(), text.size());
       }
       s.kids[i] = std::move(m);
-      s.have[i] = 1;
+      s.have |= std::uint64_t{1} << i;
       --s.missing;
       return true;
     }
@@ -704,15 +735,28 @@ struct ReductionEngine {
     s.phase = ReductionState::Phase::done;
     recycle(s.kids);
     if (!s.hasResult) keep(s.ops->releaseValue());  // for Reductions::buffer
+    if (s.inLaunch) return;                         // launch retires it
     auto* entry = active.find(s.key);
     if (!entry) return;
+    retire(*entry);
+    active.erase(s.key);
+  }
+  /// A finished reduction's state, kept for reuse if it may be (`owner` is left empty then).
+  void retire(const std::shared_ptr<ReductionState>& owner) {
+    ReductionState& s = *owner;
     s.ops->dropFunctions();  // what the merge and handler hold goes now, not at reuse
+    if (!last) {             // the next start takes it (unless a handle still refers to it)
+      last = owner;
+      return;
+    }
     if (finished.size() < kFinished ||
         (finished.size() < kFinishedSmall && s.ops->heldBytes() <= kSmallValue &&
          (s.tree.use_count() > 1 || s.tree->ranks.size() <= 64)))
-      finished.push_back(std::move(*entry));
-    active.erase(s.key);
+      finished.push_back(owner);
   }
+  /// The reductions being started (innermost last): a start makes progress before its state
+  /// goes into the table, and most finish in it, never entering the table.
+  std::vector<const std::shared_ptr<ReductionState>*> launching;
 
   /// Moves s on once its own and every child's contribution are in.
   void advance(const std::shared_ptr<ReductionState>& sp) {
@@ -728,10 +772,13 @@ struct ReductionEngine {
         s.error.assign(pl.data(), pl.size());
       }
     if (s.error.empty() && !s.kids.empty()) {
-      Bytes parts[32];  // a member has fewer children than ranks have bits
-      for (std::size_t i = 0; i < s.kids.size(); ++i) parts[i] = s.kids[i].payload();
+      union Parts {  // left uninitialized: only the children's entries are written
+        Parts() {}
+        Bytes at[32];  // a member has fewer children than ranks have bits
+      } parts;
+      for (std::size_t i = 0; i < s.kids.size(); ++i) parts.at[i] = s.kids[i].payload();
       try {
-        s.ops->merge(std::span<const Bytes>(parts, s.kids.size()));
+        s.ops->merge(std::span<const Bytes>(parts.at, s.kids.size()));
       } catch (const std::exception& e) {
         s.thrown = std::current_exception();
         s.error =
@@ -833,7 +880,7 @@ struct ReductionEngine {
       throw;
     }
     --passes;
-    if (all || holds == 0) flush();
+    if ((all || holds == 0) && !batched.empty()) flush();
     return any;
   }
 
@@ -884,8 +931,8 @@ struct ReductionEngine {
       return t + "it has contributed and waits for the result from rank " +
              std::to_string(s.tree->parent) + " (a member outside its subtree has not contributed)";
     std::vector<int> ranks;
-    for (std::size_t i = 0; i < s.have.size(); ++i)
-      if (!s.have[i])
+    for (std::size_t i = 0; i < s.tree->children.size(); ++i)
+      if (!(s.have >> i & 1))
         for (int p = s.tree->subtrees[i].first; p < s.tree->subtrees[i].second; ++p)
           ranks.push_back(s.tree->ranks[static_cast<std::size_t>(p)]);
     std::sort(ranks.begin(), ranks.end());
@@ -925,7 +972,8 @@ namespace {
 /// A wait or test of a finished reduction still sends what an open batch holds (nothing may
 /// wait on it).
 void flush_batch(ReductionState& s) {
-  if (auto e = s.engine.lock(); e && e->anyBatched()) e->flush();
+  // One thread uses a Reductions: alive now, it stays alive through this call.
+  if (!s.engine.expired() && s.eng->anyBatched()) s.eng->flush();
 }
 }  // namespace
 
@@ -1109,7 +1157,9 @@ Comm& Reductions::comm() {
   return e_->comm;
 }
 std::size_t Reductions::inFlight() const {
-  return e_->active.size();
+  std::size_t n = e_->active.size();
+  for (const auto* s : e_->launching) n += (*s)->phase != ReductionState::Phase::done;
+  return n;
 }
 bool Reductions::progress() {
   return e_->progress();
@@ -1252,21 +1302,23 @@ Reduction Reductions::start(const std::shared_ptr<const detail::MemberTree>& tre
                             const char* what) {
   auto s = prepare(tree, ops->hasMerge(), o, what);
   s->ops = std::move(ops);
+  s->isStruct = s->ops->isStruct();
   return launch(std::move(s));
 }
 
 Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>& tree,
-                                 ByteBuffer mine, MergeFn merge, Handler handler,
+                                 ByteBuffer&& mine, MergeFn&& merge, Handler&& handler,
                                  const ReduceOptions& o, const char* what) {
   auto s = prepare(tree, static_cast<bool>(merge), o, what);
-  if (s->ops && !s->ops->isStruct()) {  // a reused state's BytesOps
+  if (s->ops && !s->isStruct) {  // a reused state's BytesOps
     auto& b = static_cast<BytesOps&>(*s->ops);
     b.value = std::move(mine);
     b.sent.reset();
-    b.mergeFn = std::move(merge);
-    b.handler = std::move(handler);
+    b.mergeFn.swap(merge);  // (the state's were emptied when it finished: cheaper than a move)
+    b.handler.swap(handler);
   } else {
     s->ops = std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler));
+    s->isStruct = false;
   }
   return launch(std::move(s));
 }
@@ -1282,7 +1334,9 @@ std::shared_ptr<ReductionState> Reductions::prepare(
   detail::Key key;
   if (o.id) {
     key = {0, o.id->value};
-    if (const auto* other = e.active.find(key))
+    const auto* other = e.active.find(key);
+    if (!other) other = e.launched(key);
+    if (other)
       throw StateError(std::string(what) + ": id " + std::to_string(o.id->value) +
                        " is already in flight on rank " + std::to_string(e.me) + " (" +
                        (*other)->describe() + ")");
@@ -1292,7 +1346,10 @@ std::shared_ptr<ReductionState> Reductions::prepare(
   // Nothing below throws but allocation.
   auto s = e.freshState();
   if (!o.id) (tree == e.all ? e.globalCalls : e.calls[tree->hash]) = key.id;
-  if (s->engine.expired()) s->engine = e_;
+  if (s->engine.expired()) {
+    s->engine = e_;
+    s->eng = e_.get();
+  }
   s->what = what;
   s->key = key;
   if (s->tree != tree) s->tree = tree;  // a reused state usually has it already
@@ -1304,15 +1361,33 @@ std::shared_ptr<ReductionState> Reductions::prepare(
 Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
   ReductionEngine& e = *e_;
   const std::size_t nk = s->tree->children.size();
-  s->kids.resize(nk);
-  s->have.assign(nk, 0);
+  if (s->kids.size() != nk) s->kids.resize(nk);
+  s->have = 0;
   s->missing = nk;
   s->exchange = s->toAll && s->tree->ranks.size() == 2;
-  e.active[s->key] = s;
-  if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
-  e.takeQueued(s);
-  e.advance(s);
-  if (e.holds == 0) e.progress();  // in a batch, a start neither polls nor sends
+  // It goes into the table only if it has not finished by the end of its start (the usual
+  // case for a leaf, and for a member whose children's messages are in).
+  s->inLaunch = true;
+  e.launching.push_back(&s);
+  auto settle = [&] {
+    e.launching.pop_back();
+    s->inLaunch = false;
+    if (s->phase != ReductionState::Phase::done) {
+      e.active[s->key] = s;
+    } else {
+      e.retire(s);
+    }
+  };
+  try {
+    if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
+    e.takeQueued(s);
+    e.advance(s);
+    if (e.holds == 0) e.progress();  // in a batch, a start neither polls nor sends
+  } catch (...) {
+    settle();  // in flight as it stands, as if started (the error is the caller's)
+    throw;
+  }
+  settle();
   return Reduction(std::move(s));
 }
 

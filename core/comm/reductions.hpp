@@ -300,8 +300,9 @@ class Reductions {
   Reduction start(const std::shared_ptr<const detail::MemberTree>& tree,
                   std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                   const char* what);
-  Reduction startBytes(const std::shared_ptr<const detail::MemberTree>& tree, ByteBuffer mine,
-                       MergeFn merge, Handler handler, const ReduceOptions& o, const char* what);
+  Reduction startBytes(const std::shared_ptr<const detail::MemberTree>& tree, ByteBuffer&& mine,
+                       MergeFn&& merge, Handler&& handler, const ReduceOptions& o,
+                       const char* what);
   /// A state for a new reduction (its checks passed: nothing thrown after it but allocation).
   std::shared_ptr<detail::ReductionState> prepare(
       const std::shared_ptr<const detail::MemberTree>& tree, bool hasMerge, const ReduceOptions& o,

@@ -642,6 +642,43 @@ void ids_on_request(Comm& c, Failures& f) {
 /// handles kept while many later reductions run (whose own handles are dropped at once, so their
 /// states are reused) still give their own results; so do values past the inline size, whose
 /// buffers are shared with the sends.
+/// Reductions started inside another's handler, which may run inside that reduction's own start
+/// (a start makes progress before it returns): the outer one counts as in flight until its
+/// handler has returned, its id cannot be started again meanwhile, and the nested ones match.
+void starts_inside_handlers(Comm& c, Failures& f) {
+  const int P = c.size(), me = c.rank();
+  Reductions red(c);
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    const ReductionId id = red.globalReductionId();
+    Reduction nested;
+    std::size_t inFlightThen = 0;
+    bool sameIdRefused = false;
+    auto outer = red.reduce(double_bytes(me + 1), sum_doubles,
+                            [&](Bytes) {
+                              inFlightThen = red.inFlight();
+                              try {
+                                red.reduce(double_bytes(1), sum_doubles, {}, {.id = id});
+                              } catch (const StateError& e) {
+                                sameIdRefused = std::string(e.what()).find("already in flight") !=
+                                                std::string::npos;
+                              }
+                              nested = red.reduce(double_bytes(2.0 * me), sum_doubles, {},
+                                                  {.id = std::nullopt, .toAll = true});
+                            },
+                            {.id = id, .toAll = true});
+    outer.wait();
+    nested.wait();
+    f.expect(double_of(outer.result()) == P * (P + 1) / 2.0, "the outer reduction's sum");
+    f.expect(double_of(nested.result()) == P * (P - 1.0), "the nested reduction's sum");
+    f.expect(inFlightThen >= 1,
+             "the outer reduction in flight in its handler: " + std::to_string(inFlightThen));
+    f.expect(sameIdRefused,
+             "its id started again inside its handler on rank " + std::to_string(me));
+    f.expect(red.inFlight() == 0, "in flight after both");
+  }
+}
+
 void reused_states(Comm& c, Failures& f) {
   const int P = c.size(), me = c.rank();
   Reductions red(c);
@@ -750,6 +787,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   large_then_small_same_id(c, f);
   ids_on_request(c, f);
   reused_states(c, f);
+  starts_inside_handlers(c, f);
   stray_bytes(c, f);
   report({f});
 }
