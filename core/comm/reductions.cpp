@@ -637,12 +637,13 @@ struct ReductionEngine {
       const auto& ch = s.tree->children;
       const auto i = static_cast<std::size_t>(std::find(ch.begin(), ch.end(), m.src) - ch.begin());
       if (i == ch.size() || (s.have >> i & 1)) return false;
-      const Header mine = headerOf(s, Kind::up);
-      const std::uint8_t diff = (mine.flags ^ m.h.flags) & (kStruct | kToAll);
-      if (m.h.members != mine.members || diff) {
+      const auto mine =
+          static_cast<std::uint8_t>((s.isStruct ? kStruct : 0) | (s.toAll ? kToAll : 0));
+      const std::uint8_t diff = (mine ^ m.h.flags) & (kStruct | kToAll);
+      if (m.h.members != s.tree->hash || diff) {
         // A contribution of another kind of reduction: the reduction fails, the message is
         // consumed (it was sent for this id).
-        std::string why = m.h.members != mine.members ? "another member list"
+        std::string why = m.h.members != s.tree->hash ? "another member list"
                           : (diff & kStruct)
                               ? std::string("the ") + ((m.h.flags & kStruct) ? "struct" : "plain") +
                                     " form (this rank: " + (s.isStruct ? "struct" : "plain") + ")"
