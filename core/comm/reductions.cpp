@@ -1324,7 +1324,9 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
   return launch(std::move(s));
 }
 
-std::shared_ptr<ReductionState> Reductions::prepare(
+// prepare and launch are each called from the two starts only: inlined into them (a reduction's
+// start is a few hundred instructions; the calls' own work was a fair part of it).
+[[gnu::always_inline]] inline std::shared_ptr<ReductionState> Reductions::prepare(
     const std::shared_ptr<const detail::MemberTree>& tree, bool hasMerge, const ReduceOptions& o,
     const char* what) {
   ReductionEngine& e = *e_;
@@ -1359,7 +1361,7 @@ std::shared_ptr<ReductionState> Reductions::prepare(
   return s;
 }
 
-Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
+[[gnu::always_inline]] inline Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
   ReductionEngine& e = *e_;
   const std::size_t nk = s->tree->children.size();
   if (s->kids.size() != nk) s->kids.resize(nk);
