@@ -159,6 +159,7 @@ struct ReductionState {
   // root-only reduction whose value is still being sent (it is done once the send is)
   enum class Phase { up, down, sending, done } phase = Phase::up;
   std::vector<Message> kids;  // the children's messages, child order (entries not yet come: stale)
+  std::vector<Bytes> parts;   // their payloads, for the merge (kept with the state: no zeroing)
   std::uint64_t have = 0;     // bit i: child i's message has come (a member has < 32 children)
   std::size_t missing = 0;
   bool isStruct = false;      // ops->isStruct(), kept for the headers
@@ -206,14 +207,17 @@ struct ReductionEngine {
   /// A state for a new reduction: a finished one nobody refers to, or a new one. The oldest few
   /// are looked at (the likeliest to have lost their handles); one still referred to goes to the
   /// back.
-  std::shared_ptr<ReductionState> freshState() {
+  [[gnu::always_inline]] std::shared_ptr<ReductionState> freshState() {
     if (last && last.use_count() == 1) {  // the usual case: one reduction after another
       last->phase = ReductionState::Phase::up;
       last->error.clear();
-      last->thrown = nullptr;
+      if (last->thrown) last->thrown = nullptr;
       last->hasResult = false;
       return std::move(last);
     }
+    return olderState();
+  }
+  [[gnu::noinline]] std::shared_ptr<ReductionState> olderState() {
     for (int looked = 0; looked < 4 && !finished.empty(); ++looked) {
       std::shared_ptr<ReductionState> s = std::move(finished.front());
       finished.pop_front();
@@ -773,13 +777,9 @@ struct ReductionEngine {
         s.error.assign(pl.data(), pl.size());
       }
     if (s.error.empty() && !s.kids.empty()) {
-      union Parts {  // left uninitialized: only the children's entries are written
-        Parts() {}
-        Bytes at[32];  // a member has fewer children than ranks have bits
-      } parts;
-      for (std::size_t i = 0; i < s.kids.size(); ++i) parts.at[i] = s.kids[i].payload();
+      for (std::size_t i = 0; i < s.kids.size(); ++i) s.parts[i] = s.kids[i].payload();
       try {
-        s.ops->merge(std::span<const Bytes>(parts.at, s.kids.size()));
+        s.ops->merge(std::span<const Bytes>(s.parts.data(), s.kids.size()));
       } catch (const std::exception& e) {
         s.thrown = std::current_exception();
         s.error =
@@ -1364,7 +1364,10 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
 [[gnu::always_inline]] inline Reduction Reductions::launch(std::shared_ptr<ReductionState> s) {
   ReductionEngine& e = *e_;
   const std::size_t nk = s->tree->children.size();
-  if (s->kids.size() != nk) s->kids.resize(nk);
+  if (s->kids.size() != nk) {
+    s->kids.resize(nk);
+    s->parts.resize(nk);
+  }
   s->have = 0;
   s->missing = nk;
   s->exchange = s->toAll && s->tree->ranks.size() == 2;
