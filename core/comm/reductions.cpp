@@ -746,7 +746,8 @@ struct ReductionEngine {
     retire(*entry);
     active.erase(s.key);
   }
-  /// A finished reduction's state, kept for reuse if it may be (`owner` is left empty then).
+  /// A finished reduction's state, kept for reuse if it may be (in the slot the next start looks
+  /// at first, else with the older ones).
   void retire(const std::shared_ptr<ReductionState>& owner) {
     ReductionState& s = *owner;
     s.ops->dropFunctions();  // what the merge and handler hold goes now, not at reuse
