@@ -202,11 +202,12 @@ struct ReductionEngine {
   // read) holds at most kSmallValue bytes: a thousand reductions in flight at once reuse a
   // thousand states, without keeping a thousand large results alive.
   std::deque<std::shared_ptr<ReductionState>> finished;  // oldest first
-  std::shared_ptr<ReductionState> last;                  // the newest, when `finished` is full
+  std::shared_ptr<ReductionState>
+      last;  // the slot a finished state goes to first (then `finished`)
   static constexpr std::size_t kFinished = 16, kFinishedSmall = 4096, kSmallValue = 256;
-  /// A state for a new reduction: a finished one nobody refers to, or a new one. The oldest few
-  /// are looked at (the likeliest to have lost their handles); one still referred to goes to the
-  /// back.
+  /// A state for a new reduction: a finished one nobody refers to, or a new one. The slot is
+  /// looked at first (one reduction after another), then the oldest few of `finished` (the
+  /// likeliest to have lost their handles); one still referred to goes to the back.
   [[gnu::always_inline]] std::shared_ptr<ReductionState> freshState() {
     if (last && last.use_count() == 1) {  // the usual case: one reduction after another
       last->phase = ReductionState::Phase::up;
