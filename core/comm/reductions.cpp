@@ -202,8 +202,8 @@ struct ReductionEngine {
   // read) holds at most kSmallValue bytes: a thousand reductions in flight at once reuse a
   // thousand states, without keeping a thousand large results alive.
   std::deque<std::shared_ptr<ReductionState>> finished;  // oldest first
-  std::shared_ptr<ReductionState>
-      last;  // the slot a finished state goes to first (then `finished`)
+  // The slot a finished state goes to first (then `finished`).
+  std::shared_ptr<ReductionState> last;
   static constexpr std::size_t kFinished = 16, kFinishedSmall = 4096, kSmallValue = 256;
   /// A state for a new reduction: a finished one nobody refers to, or a new one. The slot is
   /// looked at first (one reduction after another), then the oldest few of `finished` (the
