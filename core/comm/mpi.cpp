@@ -104,6 +104,30 @@ struct MpiOp {
   std::vector<int> counts;  // a non-blocking collective's arrays, alive until it completes
 };
 
+/// irecvAny's receive: a persistent request (MPI_Recv_init once, MPI_Start for each message),
+/// which spares each message the request's allocation, set-up and release.
+struct PostedRecv {
+  MPI_Request req = MPI_REQUEST_NULL;
+  char* into = nullptr;
+  std::size_t cap = 0;
+  int tag = -1;
+  bool active = false;  // started and not yet found complete
+  PostedRecv() = default;
+  PostedRecv(const PostedRecv&) = delete;
+  PostedRecv& operator=(const PostedRecv&) = delete;
+  ~PostedRecv() { release(); }
+  /// Withdraws a started receive and frees the request.
+  void release() {
+    if (req == MPI_REQUEST_NULL || !mpi_active()) return;
+    if (active) {
+      MPI_Cancel(&req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
+      active = false;
+    }
+    MPI_Request_free(&req);
+  }
+};
+
 /// A distributed-graph communicator (MPI_Dist_graph_create_adjacent), freed with its last user.
 struct Hood {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -264,18 +288,41 @@ class MpiBackend final : public detail::Backend {
     return true;
   }
   void irecvAny(std::shared_ptr<void>& p, int tag, char* into, std::size_t cap) override {
-    if (!p) p = std::make_shared<MpiOp>();
-    auto* op = static_cast<MpiOp*>(p.get());
-    op->isRecv = true;
-    ANTLER_MPI(
-        MPI_Irecv(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_, &op->req));
+    if (!p) p = std::make_shared<PostedRecv>();
+    auto* r = static_cast<PostedRecv*>(p.get());
+    if (r->active) throw CommError("irecvAny: the posted receive has not completed");
+    if (r->req == MPI_REQUEST_NULL || r->into != into || r->cap != cap || r->tag != tag) {
+      r->release();
+      ANTLER_MPI(MPI_Recv_init(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag,
+                               comm_, &r->req));
+      r->into = into;
+      r->cap = cap;
+      r->tag = tag;
+    }
+    ANTLER_MPI(MPI_Start(&r->req));
+    r->active = true;
   }
   bool testAny(std::shared_ptr<void>& p, int& from, std::size_t& n) override {
-    auto* op = static_cast<MpiOp*>(p.get());
+    auto* r = static_cast<PostedRecv*>(p.get());
+    if (!r->active) return false;
     int done = 0;
     MPI_Status st;
-    ANTLER_MPI(MPI_Test(&op->req, &done, &st));  // complete: req is MPI_REQUEST_NULL again
+    const int rc = MPI_Test(&r->req, &done, &st);  // complete: the request is inactive again
+    if (rc != MPI_SUCCESS) {  // completed in error (a message too long): made afresh next time
+      // Open MPI may still hold the request (a truncated rendezvous): a new one is made and this
+      // one is left to it, neither freed nor started again.
+      r->active = false;
+      r->req = MPI_REQUEST_NULL;
+      int cls = 0;
+      MPI_Error_class(rc, &cls);
+      if (cls == MPI_ERR_TRUNCATE)
+        throw CommError("a message of more than " + std::to_string(r->cap) + " bytes from rank " +
+                        std::to_string(st.MPI_SOURCE) + " for a posted receive of " +
+                        std::to_string(r->cap));
+      ANTLER_MPI(rc);
+    }
     if (!done) return false;
+    r->active = false;
     int cnt = 0;
     ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
     from = st.MPI_SOURCE;
@@ -284,12 +331,7 @@ class MpiBackend final : public detail::Backend {
     return true;
   }
   void cancelAny(std::shared_ptr<void>& p) override {
-    if (!p) return;
-    auto* op = static_cast<MpiOp*>(p.get());
-    if (mpi_active() && op->req != MPI_REQUEST_NULL) {
-      MPI_Cancel(&op->req);
-      MPI_Wait(&op->req, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
-    }
+    if (p) static_cast<PostedRecv*>(p.get())->release();
     p.reset();
   }
   std::shared_ptr<void> ibarrier() override {

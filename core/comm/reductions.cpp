@@ -506,7 +506,14 @@ struct ReductionEngine {
       } else {
         int from = 0;
         std::size_t n = 0;
-        if (!b->testAny(post, from, n)) break;
+        bool got = false;
+        try {
+          got = b->testAny(post, from, n);
+        } catch (...) {  // a message the posted receive cannot hold: it is dropped
+          repost();
+          throw;
+        }
+        if (!got) break;
         if (n >= sizeof(Header)) std::memcpy(&m.h, posted.data(), sizeof(Header));
         const bool one = n >= sizeof(Header) && m.h.magic == kMagic &&
                          n == sizeof(Header) + ((m.h.flags & kSplit) ? 0 : m.h.size);
