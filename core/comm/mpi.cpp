@@ -293,8 +293,8 @@ class MpiBackend final : public detail::Backend {
     if (r->active) throw CommError("irecvAny: the posted receive has not completed");
     if (r->req == MPI_REQUEST_NULL || r->into != into || r->cap != cap || r->tag != tag) {
       r->release();
-      ANTLER_MPI(MPI_Recv_init(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag,
-                               comm_, &r->req));
+      ANTLER_MPI(MPI_Recv_init(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_,
+                               &r->req));
       r->into = into;
       r->cap = cap;
       r->tag = tag;
