@@ -228,7 +228,12 @@ class Reductions {
 
   int rank() const;
   int size() const;
-  /// The communicator its messages travel on (its counters are the reductions' own).
+  /// The communicator its messages travel on (its counters are the reductions' own). Bytes sent
+  /// on it with tag 1 or 2 are read as reductions' messages: bytes that are not one are a
+  /// CommError at the receiver, naming the sender. Keep such sends under 8,232 bytes on tag 1:
+  /// Open MPI 4.1's shared-memory transport, when it copies a large message with one system call
+  /// (CMA), writes a message longer than the posted receive past its end (measured with a plain
+  /// MPI program; `--mca btl_vader_single_copy_mechanism none` stops at the buffer's end).
   Comm& comm();
 
   // ---- the plain form: contributions are bytes ----
