@@ -1,7 +1,9 @@
 // bench/reductions: what does a comm::Reductions reduction (Converse's CmiReduce family) cost next
 // to the MPI library's own MPI_Reduce and MPI_Allreduce of the same data, in the same run?
 //
-//   mpirun -n 2 reductions [reps]        timings: 8 B and 1 MiB sums, root-only and toAll, and
+//   mpirun -n 2 reductions [reps]        timings: 8 B and 1 MiB sums, root-only and toAll (1 MiB
+//                                        also with the value written where each side reduces it
+//                                        from, each call, on both sides), and
 //                                        1000 reductions in flight with ids vs 1000 sequential
 //                                        MPI_Allreduce calls, started one by one and in one batch
 //                                        (goal: <= 1.2x),
@@ -69,39 +71,69 @@ void timings(int reps) {
   const int me = world.rank();
   if (me == 0)
     std::printf(
-        "ranks %d, reps %d; seconds per operation (median of 7 batches)\n\n%-34s %12s %12s %8s\n",
+        "ranks %d, reps %d; seconds per operation (median of 7 batches)\n\n%-38s %12s %12s %8s\n",
         world.size(), reps, "operation", "MPI", "Reductions", "ratio");
+  // Two ways to come by the value. "copied": it lies in an array of the caller's, which MPI
+  // reduces from in place and Reductions, which takes a buffer it owns, gets a copy of (the copy
+  // is part of its time). "written": each call's value is computed where each side reduces it
+  // from (MPI's input array, Reductions' buffer), the same writes on both sides; this is what a
+  // program that computes its value into a Reductions::buffer pays.
   for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
     const std::size_t n = bytes / sizeof(double);
     const int r = bytes > 4096 ? std::max(1, reps / 50) : reps;
     std::vector<double> in(n, 1.0 + me), out(n);
     ByteBuffer carry;  // the buffer a result comes back in carries the next contribution
-    for (bool toAll : {false, true}) {
-      std::vector<double> mpi, ours;
-      for (int batch = 0; batch < 7; ++batch) {
-        mpi.push_back(per_call(w, r, [&](int) {
-          if (toAll)
-            MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, w);
-          else
-            MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
-        }));
-        ours.push_back(per_call(w, r, [&](int) {
-          // The buffer a result came back in, or one a finished reduction left (a non-root's
-          // own sent value): no fresh pages for a large contribution.
-          ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
-          b.clear();
-          b.append(in.data(), bytes);
-          auto h = red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = toAll});
-          h.wait();
-          if (h.hasResult()) carry = h.takeResult();
-        }));
-      }
-      if (me == 0) {
-        const std::string name =
-            std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
-            (bytes == 8 ? ", 8 B" : ", 1 MiB");
-        std::printf("%-34s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
-                    median(ours) / median(mpi));
+    for (bool written : {false, true}) {
+      if (written && bytes <= 4096) continue;
+      auto write = [&](double* to, int call) {
+        std::fill(to, to + n, 1.0 + me + static_cast<double>(call));
+      };
+      for (bool toAll : {false, true}) {
+        std::vector<double> mpi, ours;
+        double mpiLast = 0, oursLast = 0;  // a written call's result, checked below
+        for (int batch = 0; batch < 7; ++batch) {
+          mpi.push_back(per_call(w, r, [&](int call) {
+            if (written) write(in.data(), call);
+            if (toAll)
+              MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, w);
+            else
+              MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
+            mpiLast = out[n - 1];
+          }));
+          ours.push_back(per_call(w, r, [&](int call) {
+            // The buffer a result came back in, or one a finished reduction left (a non-root's
+            // own sent value): no fresh pages for a large contribution.
+            ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
+            if (written) {
+              b.resize(bytes);
+              write(reinterpret_cast<double*>(b.data()), call);
+            } else {
+              b.clear();
+              b.append(in.data(), bytes);
+            }
+            auto h = red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = toAll});
+            h.wait();
+            if (h.hasResult()) {
+              carry = h.takeResult();
+              oursLast = reinterpret_cast<const double*>(carry.data())[n - 1];
+            }
+          }));
+        }
+        // The last call of a batch wrote the same values on both sides: the same sum.
+        if (written && me == 0 && mpiLast != oursLast) {
+          std::fprintf(stderr, "reductions: the written 1 MiB sums differ (%g against %g)\n",
+                       oursLast, mpiLast);
+          std::exit(1);
+        }
+        if (me == 0) {
+          const std::string name =
+              std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
+              (bytes == 8 ? ", 8 B"
+               : written  ? ", 1 MiB written"
+                          : ", 1 MiB");
+          std::printf("%-38s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
+                      median(ours) / median(mpi));
+        }
       }
     }
   }
@@ -147,7 +179,7 @@ void timings(int reps) {
         }));
       }
       if (me == 0)
-        std::printf("%-34s %12.3g %12.3g %8.2f\n",
+        std::printf("%-38s %12.3g %12.3g %8.2f\n",
                     toAll ? "floor: up+down by hand, 8 B" : "floor: one message by hand, 8 B",
                     median(mpi), median(floor), median(floor) / median(mpi));
     }
@@ -183,9 +215,9 @@ void timings(int reps) {
     batched.push_back(per_call(w, 1, [&](int) { in_flight(true); }));
   }
   if (me == 0) {
-    std::printf("%-34s %12.3g %12.3g %8.2f\n", "1000 in flight (ids) vs sequential", median(mpi),
+    std::printf("%-38s %12.3g %12.3g %8.2f\n", "1000 in flight (ids) vs sequential", median(mpi),
                 median(ours), median(ours) / median(mpi));
-    std::printf("%-34s %12.3g %12.3g %8.2f\n", "  the same in one batch", median(mpi),
+    std::printf("%-38s %12.3g %12.3g %8.2f\n", "  the same in one batch", median(mpi),
                 median(batched), median(batched) / median(mpi));
   }
 }
