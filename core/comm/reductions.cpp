@@ -768,6 +768,18 @@ struct ReductionEngine {
          (s.tree.use_count() > 1 || s.tree->ranks.size() <= 64)))
       finished.push_back(owner);
   }
+  /// Whether a start may skip its poll: its reduction has finished, nothing else is in flight or
+  /// being sent here, and fewer than kQuietStarts starts in a row have skipped theirs.
+  static constexpr int kQuietStarts = 8;
+  int quietStarts = 0;
+  bool quietStart(const ReductionState& s) {
+    if (s.phase == ReductionState::Phase::done && launching.size() == 1 && active.empty() &&
+        outs.empty() && pending.empty() && held.empty() && batched.empty() &&
+        inboxAt >= inbox.size() && ++quietStarts <= kQuietStarts)
+      return true;
+    quietStarts = 0;
+    return false;
+  }
   /// The reductions being started (innermost last): a start makes progress before its state
   /// goes into the table, and most finish in it, never entering the table.
   std::vector<const std::shared_ptr<ReductionState>*> launching;
@@ -1397,7 +1409,11 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
     if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
     e.takeQueued(s);
     e.advance(s);
-    if (e.holds == 0) e.progress();  // in a batch, a start neither polls nor sends
+    // In a batch, a start neither polls nor sends. A start that finished its reduction with
+    // nothing else in flight here skips the poll up to kQuietStarts times in a row (a leaf's
+    // loop: its poll would find nothing for it), so that messages for others (an id request)
+    // still wait at most that many starts.
+    if (e.holds == 0 && !e.quietStart(*s)) e.progress();
   } catch (...) {
     settle();  // in flight as it stands, as if started (the error is the caller's)
     throw;

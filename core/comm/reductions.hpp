@@ -41,7 +41,10 @@
 ///
 /// Progress. Nothing runs in the background: messages are received, merged and forwarded inside
 /// this object's calls (any start, test, wait or progress). A member that never calls in holds
-/// up its parent; a rank that is not a member never receives anything of the reduction.
+/// up its parent; a rank that is not a member never receives anything of the reduction. A
+/// start that has finished its own reduction while nothing else is in flight on this rank (a
+/// leaf's loop of root-only reductions) skips its poll, up to 8 such starts in a row: messages
+/// for this rank's other work (an id request it serves) then wait at most that many starts.
 ///
 /// Batches. The messages of many reductions started together (ids in flight, one per group)
 /// can travel together: while a Batch from batch() is open, this rank's small messages (up to
