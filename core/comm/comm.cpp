@@ -1,11 +1,13 @@
 #include "core/comm/comm.hpp"
 
+#include <omp.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "core/comm/detail/backend.hpp"
 #include "core/error.hpp"
@@ -122,6 +124,22 @@ CoreCount core_count() {
   c.online = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) c.affinity = CPU_COUNT(&set);
+  // Under OpenMP binding (OMP_PROC_BIND, or OMP_PLACES alone) the runtime binds the initial
+  // thread to the first place as the program starts, so this thread's mask is one place, not
+  // what the process may use: count the processors of all of OpenMP's places instead (the team
+  // is put on those).
+  if (omp_get_proc_bind() != omp_proc_bind_false) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    std::vector<int> ids;
+    for (int p = 0; p < omp_get_num_places(); ++p) {
+      ids.resize(static_cast<std::size_t>(std::max(0, omp_get_place_num_procs(p))));
+      omp_get_place_proc_ids(p, ids.data());
+      for (const int id : ids)
+        if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &all);
+    }
+    c.affinity = std::max(c.affinity, static_cast<long>(CPU_COUNT(&all)));
+  }
   if (c.affinity <= 0) c.affinity = c.online;
   return c;
 }

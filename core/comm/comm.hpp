@@ -123,6 +123,9 @@ class Comm {
 /// fewer cores than the machine has, else the machine's cores shared out among the ranks on it
 /// (ranks per node from the launcher's environment, OMPI_COMM_WORLD_LOCAL_SIZE or
 /// MPI_LOCALNRANKS; 1 without one), at least 1. ANTLER_CORES_PER_RANK=n forces the answer.
+/// Under OpenMP binding (OMP_PROC_BIND, or OMP_PLACES alone) the mask is that of all OpenMP's
+/// places, not the calling thread's: the runtime binds the initial thread to one place as the
+/// program starts.
 unsigned cores_per_rank();
 
 /// Whether `threadsPerRank` threads in each of this node's ranks would outnumber the cores they
