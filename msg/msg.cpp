@@ -70,7 +70,7 @@ void Msg::deliver(const DestFinfoBase* func, Index d, Index f, const char* args,
       const Index* last = e;
       if (!(*first >= lo && *(e - 1) < hi)) {  // not the whole row (always, with one thread)
         // Rows are sorted by data index: skip to this thread's slice, stop past it.
-        first = sm->sliceBegin(d, lo);
+        first = std::lower_bound(first, e, lo);
         last = first;
         while (last != e && *last < hi) ++last;
         if (last == first) return;
@@ -122,30 +122,6 @@ std::vector<Target> Msg::targets(Index d, Index f) const {
       break;
   }
   return out;
-}
-
-const Index* SparseMsg::lower_bound_near(const Index* b, const Index* e, const Index* guess,
-                                         Index lo) {
-  std::size_t step = 1;
-  if (guess < e && *guess < lo) {
-    // The answer lies past guess: gallop forward while the entries stay below lo.
-    const Index* p = guess;  // *p < lo
-    for (;;) {
-      const Index* q = static_cast<std::size_t>(e - p) > step ? p + step : e;
-      if (q == e || *q >= lo) return std::lower_bound(p + 1, q, lo);
-      p = q;
-      step <<= 1;
-    }
-  }
-  // The answer is guess or before it: gallop back while the entries stay at or above lo.
-  const Index* q = guess;  // q == e or *q >= lo
-  for (;;) {
-    if (q == b) return b;
-    const Index* p = static_cast<std::size_t>(q - b) > step ? q - step : b;
-    if (*p < lo) return std::lower_bound(p + 1, q, lo);
-    q = p;
-    step <<= 1;
-  }
 }
 
 SparseMsg::SparseMsg(std::uint32_t id, Element* src, Element* dest, const Finfo* sf,
@@ -216,8 +192,6 @@ void SparseMsg::setEntries(std::vector<std::uint64_t> rowStart, std::vector<Inde
   unlendAll();
   rowStart_ = std::move(rowStart);
   cols_ = std::move(cols);
-  colEnd_ = 1;
-  for (const Index c : cols_) colEnd_ = std::max(colEnd_, c + 1);
   {
     std::lock_guard<std::mutex> g(fieldsLock_);
     std::vector<Index>().swap(fields_);

@@ -166,10 +166,8 @@ class SparseMsg final : public Msg, public FieldIndices {
   void unlendAll();
   /// Delivery hints for a row about to be delivered (they change nothing). A row is found
   /// through per-row arrays and starts in the column and the store at places no earlier row
-  /// left in cache: fetchRow(d), a few rows ahead, asks for row d's starts; fetchEntries(d, lo), a
-  /// row or two ahead (when those have come), for the data indices, slots and live bits where
-  /// the part of the row in a thread's slice (from data index lo) begins, as sliceBegin guesses
-  /// it (lo = 0: the row's first entries).
+  /// left in cache: fetchRow(d), a few rows ahead, asks for row d's starts; fetchEntries(d), a
+  /// row or two ahead (when those have come), for its first data indices, slots and live bits.
   void fetchRow(Index d) const {
     prefetch(rowStart_.data() + d);
     if (store_) {
@@ -177,35 +175,13 @@ class SparseMsg final : public Msg, public FieldIndices {
       prefetch(localFirst_.data() + d);
     }
   }
-  void fetchEntries(Index d, Index lo) const {
-    const std::uint64_t at = rowStart_[d] + guessOffset(d, lo);
-    prefetch(cols_.data() + at);
-    if (store_) {
-      const std::uint64_t first = localFirst_[d];
-      store_->prefetchSlot(slotStart_[d] + (at > first ? at - first : 0));
-    }
+  void fetchEntries(Index d) const {
+    prefetch(cols_.data() + rowStart_[d]);
+    if (store_) store_->prefetchSlot(slotStart_[d]);
   }
-  /// The first entry of row d at or past data index lo (the row's end if none). Rows are sorted
-  /// by data index and a row's indices spread over the destination roughly evenly, so the
-  /// search starts where lo's share of the row would put it and widens from there (a thread's
-  /// slice in the middle of a long row costs a cache line or two, not a binary search).
-  const Index* sliceBegin(Index d, Index lo) const {
-    const Index* b = cols_.data() + rowStart_[d];
-    const Index* e = cols_.data() + rowStart_[d + 1];
-    return lower_bound_near(b, e, b + guessOffset(d, lo), lo);
-  }
-  /// lower_bound(b, e, lo) by a search that widens from `guess` (in [b, e]).
-  static const Index* lower_bound_near(const Index* b, const Index* e, const Index* guess,
-                                       Index lo);
 
  private:
   void assignFields();
-  /// Where in row d a slice starting at lo would begin if the row's indices were spread evenly
-  /// over [0, colEnd_).
-  std::uint64_t guessOffset(Index d, Index lo) const {
-    const std::uint64_t len = rowStart_[d + 1] - rowStart_[d];
-    return lo >= colEnd_ ? len : len * lo / colEnd_;
-  }
   void lendAll();
   /// The entries' field indices, computed (no lock: the caller holds fieldsLock_ or is alone).
   std::vector<Index> computeFields() const;
@@ -220,7 +196,6 @@ class SparseMsg final : public Msg, public FieldIndices {
   void byParent(Fn fn, Before before) const;
   std::vector<std::uint64_t> rowStart_;
   std::vector<Index> cols_;  // destination data index per entry
-  Index colEnd_ = 1;         // one past the largest destination data index of any entry (>= 1)
   std::vector<Index> base_;  // local parents' entry counts before this message's first fill
   bool filled_ = false;
   std::unique_ptr<EdgeStoreBase> store_;   // this node's entries' objects (EdgeArray only)

@@ -774,7 +774,7 @@ void PostOffice::deliverSpan(Span s, unsigned t) const {
         for (std::size_t i = 0; i < K; ++i) {
           if (i + kFar < K && recs[i + kFar].d < sm->numRows()) sm->fetchRow(recs[i + kFar].d);
           if (i + kNear < K && recs[i + kNear].d < sm->numRows())
-            sm->fetchEntries(recs[i + kNear].d, sl.lo);
+            sm->fetchEntries(recs[i + kNear].d);
           const RecordRef& r = recs[i];
           sm->deliver(sl.func, r.d, r.f, r.args, r.n, sl.lo, sl.hi);
         }

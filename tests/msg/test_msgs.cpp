@@ -1,10 +1,7 @@
 // Message kinds: index mappings, connect-time checks, sparse filling.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <random>
 #include <set>
-#include <vector>
 
 #include "core/element.hpp"
 #include "msg/msg.hpp"
@@ -167,27 +164,4 @@ TEST_CASE("setRandomConnectivity: deterministic per seed, right density, fills s
   CHECK(static_cast<const SparseMsg*>(m.s.msg(all))->numEntries() == 300u * 300u);
   m.s.setRandomConnectivity(all, 0.0, 1);
   CHECK(static_cast<const SparseMsg*>(m.s.msg(all))->numEntries() == 0u);
-}
-
-TEST_CASE("SparseMsg::lower_bound_near finds what std::lower_bound finds, from any guess") {
-  // A thread's slice of a Sparse row starts where its share of the row would put it; the search
-  // widens from there. Rows with repeats (several synapses on one target), empty rows, every
-  // guess and every bound, against the standard search.
-  std::mt19937 rng(2026);
-  for (int trial = 0; trial < 300; ++trial) {
-    const std::size_t n = static_cast<std::size_t>(rng() % 41);
-    std::vector<Index> row(n);
-    for (Index& x : row) x = static_cast<Index>(rng() % (trial % 3 == 0 ? 8 : 1000));
-    std::sort(row.begin(), row.end());
-    const Index* b = row.data();
-    const Index* e = b + n;
-    const Index top = n ? row.back() + 2 : 2;
-    for (std::size_t g = 0; g <= n; ++g)
-      for (Index lo = 0; lo <= top; lo += (top > 50 ? 7 : 1)) {
-        CAPTURE(n);
-        CAPTURE(g);
-        CAPTURE(lo);
-        REQUIRE(SparseMsg::lower_bound_near(b, e, b + g, lo) == std::lower_bound(b, e, lo));
-      }
-  }
 }
