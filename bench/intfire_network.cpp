@@ -648,10 +648,15 @@ int main(int argc, char** argv) {
   const double tAntler2 = tThreads[0];
 
   // ---- where a step goes: one more run of antler (1 and 2 threads) and of the queue loop with
-  // phase timers on (Clock::setPhaseTimers; not the timed runs above) ----
+  // phase timers on (Clock::setPhaseTimers; not the timed runs above). Each after an untimed run
+  // at its thread count: a run at a new count grows the new threads' event queues (IntFire's, a
+  // queue per thread and delay row) during its first pass through the rows, which the timed
+  // runs' best of `reps` leaves out and one timed run would not (2 threads after 1: the second
+  // thread's delivery took twice the first's) ----
   std::vector<std::string> phaseLines;
   for (unsigned k : {1u, 2u}) {
     s.setNumThreads(k);
+    run_antler();
     s.reinit();
     rt.simulation().clock().setPhaseTimers(true);
     const double t = run_antler();
