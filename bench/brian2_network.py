@@ -185,6 +185,7 @@ def antler_child(args):
     for tick, path in ticks:
         moose.useClock(tick, path)
     build = time.perf_counter() - t0
+    rss_built = proc_status_kib("VmRSS")  # the model as built, before its first run
     times = []
     for _ in range(args.reps):
         moose.reinit()
@@ -195,7 +196,8 @@ def antler_child(args):
     out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
                stats_mean=stats.mean, synapses=nsyn,
                memory=dict(inputs=inputs_bytes, before=rss0 * 1024, neurons=rss_neurons * 1024,
-                           run=rss_run * 1024, peak=proc_status_kib("VmHWM") * 1024))
+                           built=rss_built * 1024, run=rss_run * 1024,
+                               peak=proc_status_kib("VmHWM") * 1024))
     if rate is not None:
         out["rate"] = float(np.mean(moose.element("/net/rate_table").vector[1:]))
     # Where a step goes: one more run (not timed above) with the clock's phase timers on.
@@ -381,16 +383,19 @@ def bench(name, args, workdir):
     r1 = ant[args.nodes[0]]
     mem = r1["memory"]
     nsyn = r1["synapses"]
-    model = mem["run"] - mem["before"]
+    # The build's peak is held against the model as the build leaves it; a run then drops the
+    # synapse arrays' addresses (core/edge_array.hpp), so the model run is smaller.
+    model = mem["built"] - mem["before"]
+    model_run = mem["run"] - mem["before"]
     per_syn = (mem["run"] - mem["neurons"]) / nsyn
     peak_over = mem["peak"] - mem["before"]
     bpeak = b.peak_rss()
     print("\nmemory (-n %d): antler's synapses hold %.1f B per synapse resident (the model once built "
           "and run, less its neurons and inputs; goal <= 16 B: %s); the build peaked %.0f MB above "
-          "the process before it, for %.0f MB of numpy inputs and a %.0f MB model (goal: no more "
-          "than inputs + model: %s)"
+          "the process before it, for %.0f MB of numpy inputs and a %.0f MB model as built (%.0f "
+          "MB once run: the arrays' addresses go; goal: no more than inputs + model: %s)"
           % (args.nodes[0], per_syn, "met" if per_syn <= 16 else "NOT met", peak_over / 1e6,
-             mem["inputs"] / 1e6, model / 1e6,
+             mem["inputs"] / 1e6, model / 1e6, model_run / 1e6,
              "met" if peak_over <= mem["inputs"] + model else "NOT met"))
     if bpeak:
         print("memory: Brian2's standalone binary peaked at %.0f MB resident: %.1f B per synapse "

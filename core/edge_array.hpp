@@ -27,10 +27,26 @@
 /// Copying an array copies the values (the copy owns them all); moving keeps the entries. An
 /// array's destructor does not touch the slots it was lent (their message may be gone already at
 /// exit); while the program runs, the message is erased first and has taken them back.
+///
+/// While the model runs, no array needs its addresses: delivery reads the stores in message
+/// order. So before each run (Clock: MsgTable::compactEdgeArrays) an array whose entries are all
+/// slots of stores whose messages can list them again (no own entry) drops its addresses
+/// (`compact`: 4 bytes per synapse and the vector's block), keeping its size. The first use that
+/// needs them (an entry read or written by Python, a get, another message's delivery, a resize,
+/// a refill) rebuilds every compacted array's at once (`EdgeStoreBase::restoreAll`): each store
+/// with compacted arrays has its message list its slots by parent, from its column (the pass that
+/// lent them), and each array takes its entries from each of its stores (`restore`). Values never
+/// move: a compacted array's entries stay in the stores, where delivery reads them. The rebuild
+/// may come from any thread, during a run too (a Table reading a weight): it runs under one
+/// lock, and an array's flag is released only once all its addresses are written; nothing
+/// reads a compacted array's addresses, so it can run while other threads deliver.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -47,7 +63,11 @@ namespace antler {
 /// whether the slot is still its parent's entry.
 class EdgeStoreBase {
  public:
-  virtual ~EdgeStoreBase() = default;
+  virtual ~EdgeStoreBase() {
+    if (compacted_ == 0) return;  // (its arrays are going too: see MsgTable::erase)
+    std::lock_guard<std::mutex> g(compactionLock());
+    std::erase(pending(), this);
+  }
   /// Slot i's object.
   char* object(std::size_t i) const { return base_ + i * stride_; }
   /// Whether slot i is still its parent's entry.
@@ -65,6 +85,35 @@ class EdgeStoreBase {
     prefetch(live_.data() + (i >> 6));
   }
 
+  /// Compaction (see the file comment). The owner, the message, says how to rebuild the
+  /// addresses of the arrays this store lends to: it calls each one's `restore` with all of that
+  /// array's slots (FieldElementFinfoBase::restore). Without it, no array compacts.
+  void setRestorer(std::function<void()> fn) { restorer_ = std::move(fn); }
+  bool restorable() const { return static_cast<bool>(restorer_); }
+  /// Rebuilds the addresses of every compacted array, of every store (any thread; nothing to do
+  /// if another thread just did it).
+  static void restoreAll() {
+    std::lock_guard<std::mutex> g(compactionLock());
+    std::vector<EdgeStoreBase*> stores;
+    stores.swap(pending());
+    for (EdgeStoreBase* st : stores) {
+      st->restorer_();
+      st->compacted_ = 0;
+      st->swept_ = false;
+    }
+  }
+  /// Held by restoreAll, and by whoever compacts (a sweep).
+  static std::mutex& compactionLock() {
+    static std::mutex m;
+    return m;
+  }
+  /// Compacted arrays that hold entries of this store (not restored since).
+  std::size_t compactedArrays() const { return compacted_; }
+  /// Whether a sweep (the message's compactLent) has been over this store's arrays since it was
+  /// made or last restored: a sweep's work is once per run that follows a change, not per run.
+  bool swept() const { return swept_; }
+  void setSwept() { swept_ = true; }
+
  protected:
   void setLive(std::size_t i, bool on) {
     const std::uint64_t bit = std::uint64_t{1} << (i & 63);
@@ -73,6 +122,22 @@ class EdgeStoreBase {
   char* base_ = nullptr;
   std::size_t stride_ = 0, size_ = 0;
   std::vector<std::uint64_t> live_;
+
+ private:
+  template <class F>
+  friend class EdgeArray;
+  /// The stores with compacted arrays (under compactionLock).
+  static std::vector<EdgeStoreBase*>& pending() {
+    static std::vector<EdgeStoreBase*> v;
+    return v;
+  }
+  /// One more compacted array holds entries of this store (under compactionLock).
+  void addCompacted() {
+    if (compacted_++ == 0) pending().push_back(this);
+  }
+  std::function<void()> restorer_;
+  std::size_t compacted_ = 0;  // under compactionLock
+  bool swept_ = false;
 };
 
 template <class F>
@@ -123,6 +188,7 @@ class EdgeArray {
   /// Copies the values: the copy owns every entry, the source keeps its slots.
   EdgeArray& operator=(const EdgeArray& o) {
     if (this == &o) return *this;
+    ensure();
     auto r = makeRep();
     r->grow(o.size());
     for (std::size_t i = 0; i < o.size(); ++i) *r->object(r->at[i]) = o[i];
@@ -131,13 +197,25 @@ class EdgeArray {
     return *this;
   }
 
-  std::size_t size() const { return rep_ ? rep_->at.size() : 0; }
-  F& operator[](std::size_t i) { return *rep_->object(rep_->at[i]); }
-  const F& operator[](std::size_t i) const { return *rep_->object(rep_->at[i]); }
+  std::size_t size() const {
+    if (!rep_) return 0;
+    return rep_->compacted.load(std::memory_order_acquire) ? rep_->count : rep_->at.size();
+  }
+  F& operator[](std::size_t i) {
+    ensure();
+    return *rep_->object(rep_->at[i]);
+  }
+  const F& operator[](std::size_t i) const {
+    ensure();
+    return *rep_->object(rep_->at[i]);
+  }
+  /// Whether the array has dropped its addresses until next needed (see the file comment).
+  bool compacted() const { return rep_ && rep_->compacted.load(std::memory_order_acquire); }
   /// New entries are default-constructed and owned; entries past n are dropped (a lent one's
   /// slot stops being live).
   void resize(std::size_t n) {
     if (n == size()) return;
+    ensure();
     if (!rep_) rep_ = makeRep();
     if (n < size()) {
       release(n);
@@ -151,6 +229,7 @@ class EdgeArray {
   /// entries are born in the store (default values), never allocated in the array first.
   void lend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
     if (n == 0) return;
+    ensure();
     if (!rep_) rep_ = makeRep();
     const std::uint32_t lo = rep_->lender(store);  // first: it may throw, or renumber entries
     const std::size_t old = size();
@@ -182,6 +261,7 @@ class EdgeArray {
     constexpr std::size_t kAside = std::size_t{1} << 20;
     std::vector<std::uint32_t, HugeAllocator<std::uint32_t>> aside;  // mapped on its own
     std::vector<std::size_t> held;
+    for (std::size_t k = 0; k < n; ++k) arrays[k]->ensure();
     for (std::size_t k0 = 0; k0 < n;) {
       std::size_t k1 = k0, total = 0;
       while (k1 < n && (k1 == k0 || total + arrays[k1]->size() <= kAside))
@@ -214,6 +294,7 @@ class EdgeArray {
   /// refers to the store.
   void unlend(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
     if (!rep_) return;
+    ensure();
     const Source* src = rep_->find(&store);
     if (!src) return;
     std::uint32_t lo = src->lo;
@@ -232,6 +313,43 @@ class EdgeArray {
     }
     rep_->forget(&store);
   }
+  /// Drops the entries' addresses if every entry is a slot of a store (`store`, which asks, among
+  /// them) whose message can rebuild them (see the file comment); the values stay where they
+  /// are. Under EdgeStoreBase::compactionLock, while nothing else uses the array (between runs).
+  /// Returns whether it did.
+  bool compact(EdgeStore<F>& store) {
+    if (!rep_ || rep_->compacted.load(std::memory_order_relaxed) || rep_->at.empty() ||
+        !rep_->find(&store))
+      return false;
+    for (const Source& s : rep_->sources)
+      if (!s.store || !s.store->restorable()) return false;
+    rep_->count = rep_->at.size();
+    rep_->waiting = static_cast<std::uint32_t>(rep_->sources.size());
+    std::vector<std::uint32_t>().swap(rep_->at);
+    for (const Source& s : rep_->sources) s.store->addCompacted();
+    rep_->compacted.store(true, std::memory_order_release);
+    return true;
+  }
+  /// Rebuilds the addresses that compact dropped, those of `store`'s slots: f[0..n) and
+  /// slot[0..n) list every slot of `store` whose parent this array is, as the message lent them
+  /// (slots no longer live are skipped: their entries were dropped). Once each of its stores has
+  /// called, the array is whole again. Under EdgeStoreBase::compactionLock (restoreAll).
+  void restore(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
+    if (!rep_ || !rep_->compacted.load(std::memory_order_relaxed)) return;
+    const Source* src = rep_->find(&store);
+    if (!src) throw_stray();
+    if (rep_->at.empty()) {
+      rep_->at.reserve(rep_->count);
+      rep_->at.assign(rep_->count, kNone);
+    }
+    for (std::size_t j = 0; j < n; ++j)
+      if (f[j] < rep_->count && store.live(slot[j]))
+        rep_->at[f[j]] = src->lo + static_cast<std::uint32_t>(slot[j]);
+    if (--rep_->waiting) return;
+    for (std::size_t i = 0; i < rep_->count; ++i)
+      if (rep_->at[i] == kNone) throw_gap(i);
+    rep_->compacted.store(false, std::memory_order_release);
+  }
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};  // no entry yet (inside lend)
@@ -243,9 +361,12 @@ class EdgeArray {
     std::uint32_t lo, n, used;
   };
   struct Rep {
-    std::vector<std::uint32_t> at;  // entry i's address
+    std::vector<std::uint32_t> at;  // entry i's address (none while compacted)
     std::vector<Source> sources;    // a few: own blocks, lending stores
     std::uint64_t next = 0;         // the first address no source holds
+    std::size_t count = 0;          // the size, while compacted
+    std::uint32_t waiting = 0;      // stores yet to restore their entries, while compacted
+    std::atomic<bool> compacted{false};
     ~Rep() {
       for (Source& s : sources)
         if (!s.store) delete[] s.base;
@@ -330,6 +451,16 @@ class EdgeArray {
       return lo;
     }
   };
+  /// The addresses, rebuilt by the one lending store if compacted (any thread).
+  void ensure() const {
+    if (rep_ && rep_->compacted.load(std::memory_order_acquire)) [[unlikely]]
+      restoreAddresses();
+  }
+  [[gnu::noinline]] void restoreAddresses() const {
+    EdgeStoreBase::restoreAll();
+    if (rep_->compacted.load(std::memory_order_acquire)) throw_unrestored();
+  }
+  [[noreturn]] static void throw_unrestored();
   [[noreturn]] static void throw_gap(std::size_t i);
   [[noreturn]] static void throw_stray();
   [[noreturn]] static void throw_space(std::uint64_t total);
@@ -371,8 +502,15 @@ void EdgeArray<F>::throw_stray() {
 
 template <class F>
 void EdgeArray<F>::throw_gap(std::size_t i) {
-  throw InternalError("EdgeArray::lend: entry " + std::to_string(i) +
+  throw InternalError("EdgeArray: entry " + std::to_string(i) +
                       " was neither lent nor kept (a message's field indices left a gap)");
+}
+
+template <class F>
+void EdgeArray<F>::throw_unrestored() {
+  throw InternalError(
+      "EdgeArray: the message whose store lent an array's entries did not rebuild their "
+      "addresses after a run");
 }
 
 }  // namespace antler

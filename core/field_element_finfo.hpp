@@ -62,6 +62,16 @@ class FieldElementFinfoT final : public FieldElementFinfoBase {
               EdgeStoreBase& s) const override {
     if constexpr (kEdge) a_(parent).unlend(f, slot, n, static_cast<EdgeStore<F>&>(s));
   }
+  bool compact(char* parent, EdgeStoreBase& s) const override {
+    if constexpr (kEdge)
+      return a_(parent).compact(static_cast<EdgeStore<F>&>(s));
+    else
+      return false;
+  }
+  void restore(char* parent, const Index* f, const std::uint64_t* slot, std::size_t n,
+               EdgeStoreBase& s) const override {
+    if constexpr (kEdge) a_(parent).restore(f, slot, n, static_cast<EdgeStore<F>&>(s));
+  }
 
  private:
   detail::ArrayAccess<T, Array> a_;

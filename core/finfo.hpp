@@ -244,6 +244,13 @@ class FieldElementFinfoBase : public Finfo {
   /// Those of entries f[0..n) that are still slots slot[0..n) of s take their values back.
   virtual void unlend(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
                       std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
+  /// Between runs: the parent's array drops its entries' addresses if all its entries are slots
+  /// of s (EdgeArray::compact); whether it did.
+  virtual bool compact(char* /*parent*/, EdgeStoreBase& /*s*/) const { return false; }
+  /// The addresses compact dropped, rebuilt from the slots of s that the parent's entries are
+  /// (EdgeArray::restore; f and slot as lend had them).
+  virtual void restore(char* /*parent*/, const Index* /*f*/, const std::uint64_t* /*slot*/,
+                       std::size_t /*n*/, EdgeStoreBase& /*s*/) const {}
 
  private:
   const Cinfo* fieldCinfo_;

@@ -475,13 +475,14 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
   // most kMaxSlots, and beyond the delays the synapses need, at most kMaxRingEntries entries or
   // four per synapse of the node.
   auto rowsFor = [&](double dt, std::uint64_t asked) {
-    double longest = 0.0;
     std::uint64_t synapses = 0;
+    std::vector<const EdgeArray<Synapse>*> arrays(n);
     for (Index i = 0; i < n; ++i) {
-      const EdgeArray<Synapse>& syn = objs[i].cold()->synapses;
-      synapses += syn.size();
-      for (std::size_t j = 0; j < syn.size(); ++j) longest = std::max(longest, syn[j].delay());
+      arrays[i] = &objs[i].cold()->synapses;
+      synapses += arrays[i]->size();
     }
+    const std::vector<double> each = longest_delays(e, arrays);
+    const double longest = each.empty() ? 0.0 : *std::max_element(each.begin(), each.end());
     const std::uint64_t need = detail::due_step(longest, dt, 0, kMaxSlots) + 1;
     const std::uint64_t cap =
         std::max<std::uint64_t>(1, std::max(kMaxRingEntries, 4 * synapses) / std::max<Index>(n, 1));

@@ -270,10 +270,11 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   r->invDt = 1.0 / p.dt;
   r->own.assign(r->n, 0);
   std::uint64_t longest = 1, shortest = kMaxSlots;
+  std::vector<const EdgeArray<Synapse>*> arrays(r->n);
+  for (Index i = 0; i < r->n; ++i) arrays[i] = &objs[i].synapses_;
+  const std::vector<double> each = longest_delays(e, arrays);
   for (Index i = 0; i < r->n; ++i) {
-    double delay = 0.0;
-    const EdgeArray<Synapse>& syn = objs[i].synapses_;
-    for (std::size_t j = 0; j < syn.size(); ++j) delay = std::max(delay, syn[j].delay());
+    const double delay = each[i];
     const std::uint64_t R = std::min<std::uint64_t>(
         kMaxSlots, std::bit_ceil(detail::due_step(delay, p.dt, r->invDt, 0, kMaxSlots) + 2));
     r->own[i] = static_cast<std::uint32_t>(R);

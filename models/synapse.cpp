@@ -1,7 +1,10 @@
 #include "models/synapse.hpp"
 
+#include <algorithm>
+
 #include "models/int_fire.hpp"
 #include "models/simple_syn_handler.hpp"
+#include "msg/context.hpp"
 
 namespace antler {
 
@@ -27,6 +30,37 @@ void Synapse::addSpike(const Eref& e, double time) {
                      " is not the synapse field of an IntFire or a SimpleSynHandler (connect "
                      "spikes to <intfire>/synapse or <handler>/synapse)");
   }
+}
+
+std::vector<double> longest_delays(const DataElement* e,
+                                   const std::vector<const EdgeArray<Synapse>*>& arrays) {
+  std::vector<double> out(arrays.size(), 0.0);
+  bool compacted = false;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const EdgeArray<Synapse>& syn = *arrays[i];
+    if (syn.compacted()) {
+      compacted = true;
+      continue;
+    }
+    for (std::size_t j = 0; j < syn.size(); ++j) out[i] = std::max(out[i], syn[j].delay());
+  }
+  const Element* fe = compacted ? e->child("synapse") : nullptr;
+  if (!fe) return out;
+  const Index lo = e->localBegin();
+  for (std::uint32_t id : fe->msgIds()) {
+    const Msg* m = msg_context(*fe).msgs().get(id);
+    if (!m || m->dest() != fe || m->kind() != MsgKind::sparse) continue;
+    const auto* sm = static_cast<const SparseMsg*>(m);
+    const EdgeStoreBase* st = sm->store();
+    if (!st) continue;
+    // (Every live slot is an entry of some local array; those of arrays read above again.)
+    sm->forEachSlot([&](Index d, std::uint64_t k) {
+      if (!st->live(k)) return;
+      double& o = out[d - lo];
+      o = std::max(o, reinterpret_cast<const Synapse*>(st->object(k))->delay());
+    });
+  }
+  return out;
 }
 
 bool DestRun<&Synapse::addSpike>::accepts(const Element* dest) {

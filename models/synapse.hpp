@@ -24,6 +24,13 @@ class Synapse {
   double delay_ = 0.0;
 };
 
+/// The longest delay among each local object's synapses: out[i] for e's i-th local object, whose
+/// array is *arrays[i] (its `synapse` field), 0 for none. Read without rebuilding the addresses of
+/// arrays that dropped them between runs (core/edge_array.hpp): those hold only slots of the
+/// Sparse messages into the field, whose live slots are read in message order instead.
+std::vector<double> longest_delays(const DataElement* e,
+                                   const std::vector<const EdgeArray<Synapse>*>& arrays);
+
 /// What a Sparse message's delivery may skip for addSpike (see core/dest_finfo.hpp).
 template <>
 struct DestPrefetch<&Synapse::addSpike> {

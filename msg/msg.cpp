@@ -286,6 +286,8 @@ void SparseMsg::lendAll() {
   }
   slotStart_[rows] = slots;
   store_ = fe->finfo()->makeEdgeStore(slots);
+  store_->setRestorer([this] { restoreLent(); });
+  msg_context(*dest()).msgs().addLender(id());
   const FieldElementFinfoBase* fi = fe->finfo();
   std::vector<char*> parents;
   std::vector<std::size_t> sizes;
@@ -309,8 +311,28 @@ void SparseMsg::lendAll() {
            });
 }
 
+void SparseMsg::restoreLent() const {
+  const FieldElementFinfoBase* fi = static_cast<const FieldElement*>(dest())->finfo();
+  byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
+    fi->restore(parent, f, slot, n, *store_);
+  });
+}
+
+std::size_t SparseMsg::compactLent() {
+  if (!store_ || store_->swept()) return 0;
+  auto* fe = static_cast<FieldElement*>(dest());
+  const FieldElementFinfoBase* fi = fe->finfo();
+  const DataElement* parent = fe->parentData();
+  std::size_t n = 0;
+  for (Index d = fe->localBegin(); d < fe->localEnd(); ++d)
+    n += fi->compact(parent->localData(d), *store_);
+  store_->setSwept();
+  return n;
+}
+
 void SparseMsg::unlendAll() {
   if (!store_) return;
+  EdgeStoreBase::restoreAll();  // unlend reads the addresses
   auto* fe = static_cast<FieldElement*>(dest());
   byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
     fe->finfo()->unlend(parent, f, slot, n, *store_);
@@ -406,6 +428,25 @@ void MsgTable::erase(std::uint32_t id, bool destStays) {
   std::erase(m->dest()->msgIds(), id);
   m->src()->context().touchTopology();
   msgs_[id].reset();
+}
+
+void MsgTable::addLender(std::uint32_t id) {
+  if (std::find(lenders_.begin(), lenders_.end(), id) == lenders_.end()) lenders_.push_back(id);
+}
+
+std::size_t MsgTable::compactEdgeArrays() {
+  std::size_t n = 0;
+  std::lock_guard<std::mutex> g(EdgeStoreBase::compactionLock());
+  std::erase_if(lenders_, [&](std::uint32_t id) {
+    Msg* m = get(id);
+    if (!m || m->kind() != MsgKind::sparse || !static_cast<SparseMsg*>(m)->store()) return true;
+    n += static_cast<SparseMsg*>(m)->compactLent();
+    return false;
+  });
+#ifdef __GLIBC__
+  if (n) malloc_trim(0);  // the arrays' address vectors, freed side by side
+#endif
+  return n;
 }
 
 void MsgTable::eraseTouching(Element* e) {

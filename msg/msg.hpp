@@ -162,8 +162,22 @@ class SparseMsg final : public Msg, public FieldIndices {
   std::size_t slotOf(Index d, const Index* entry) const {
     return slotStart_[d] + static_cast<std::size_t>(entry - (cols_.data() + localFirst_[d]));
   }
+  /// Calls fn(destination data index, slot) for each of this node's entries, in slot order
+  /// (the store's: row by row). Nothing without a store.
+  template <class Fn>
+  void forEachSlot(Fn fn) const {
+    if (!store_) return;
+    for (std::size_t r = 0; r + 1 < slotStart_.size(); ++r) {
+      const Index* t = cols_.data() + localFirst_[r];
+      for (std::uint64_t k = slotStart_[r]; k < slotStart_[r + 1]; ++k, ++t) fn(*t, k);
+    }
+  }
   /// Every lent entry goes back to its parent's array, with its value; the store is dropped.
   void unlendAll();
+  /// Before a run: each local parent's array whose entries are all this store's drops their
+  /// addresses, rebuilt when next needed (core/edge_array.hpp, "While the model runs"). Once
+  /// per fill or rebuild; the number of arrays that did.
+  std::size_t compactLent();
   /// Delivery hints for a row about to be delivered (they change nothing). A row is found
   /// through per-row arrays and starts in the column and the store at places no earlier row
   /// left in cache: fetchRow(d), a few rows ahead, asks for row d's starts; fetchEntries(d), a
@@ -183,6 +197,8 @@ class SparseMsg final : public Msg, public FieldIndices {
  private:
   void assignFields();
   void lendAll();
+  /// The store's restorer: every compacted array's addresses, from the column (as lendAll).
+  void restoreLent() const;
   /// The entries' field indices, computed (no lock: the caller holds fieldsLock_ or is alone).
   std::vector<Index> computeFields() const;
   /// Replaces the entries (a fill): the field indices are computed again when next asked for.
@@ -226,9 +242,15 @@ class MsgTable {
   void clear();
   /// Live messages, in id order.
   std::vector<Msg*> all() const;
+  /// A Sparse message that lends its entries (SparseMsg::lendAll) asks to be swept before runs.
+  void addLender(std::uint32_t id);
+  /// Before a run (Clock): every lending message's compactLent; the heap's freed pages go back
+  /// to the system when any array compacted. The number of arrays that did.
+  std::size_t compactEdgeArrays();
 
  private:
   std::vector<std::unique_ptr<Msg>> msgs_;
+  std::vector<std::uint32_t> lenders_;  // ids of Sparse messages that have lent (some since gone)
 };
 
 /// Checks and creates a message `kind` from (src, srcField) to (dest, destField): the fields

@@ -331,6 +331,9 @@ class Clock::Run {
         p.schedule = &view;
         if (!errors_[0]) guarded(0, [&] { sc.proc->prepare(sc.e, p, reinit_); });
       }
+    // The run reads synapse stores in message order: the arrays' addresses can go until needed
+    // (core/edge_array.hpp). After the hooks, which may read entries (IntFire's longest delay).
+    if (!errors_[0]) guarded(0, [&] { c_.sim_.msgs().compactEdgeArrays(); });
   }
 
   /// Every OS thread: the run in one OpenMP team of W (T threads' slices, each OS thread taking

@@ -12,6 +12,7 @@
 
 #include "core/edge_array.hpp"
 #include "core/error.hpp"
+#include "models/simple_syn_handler.hpp"
 #include "models/synapse.hpp"
 #include "msg/msg.hpp"
 #include "tests/support/model.hpp"
@@ -281,6 +282,188 @@ TEST_CASE("a row of 200 synapses: slots no longer live amid live ones go through
     const bool fresh = std::find(regrown.begin(), regrown.end(), d) != regrown.end();
     CHECK(vm[d] == doctest::Approx((fresh ? 1.0 : 0.5) * decay));
   }
+}
+
+TEST_CASE("between runs, arrays the messages fill drop their addresses; any use rebuilds them") {
+  // core/edge_array.hpp, "While the model runs": before a run the clock compacts every synapse
+  // array whose entries are all the messages' (of one or several); reading or writing synapses,
+  // resizing an array, or a Table asking for a weight during a run (from a worker thread)
+  // rebuilds them, and every value and every run's Vm are as if nothing had been dropped. An
+  // array with an entry of its own keeps its addresses.
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1e-3;
+  constexpr Index kN = 8;
+  const ObjId src = s.create("RandSpike", "/src", 4);
+  const ObjId src2 = s.create("RandSpike", "/src2", 2);
+  const ObjId nrn = s.create("IntFire", "/nrn", kN);
+  const ObjId syn = s.find("/nrn/synapse");
+  regular_spikes(s, src, 1000, dt);  // one spike each in a run of 8 steps
+  regular_spikes(s, src2, 1000, dt);
+  Field<double>::setAll(s, nrn.id, "thresh", 100.0);
+  Field<double>::setAll(s, nrn.id, "tau", 1e9);  // Vm: the sum of the weights that arrived
+  Field<unsigned>::set(s, ObjId(nrn.id, 7), "numSynapses", 1);  // an entry of its own
+  const std::uint32_t id = s.addMsg("Sparse", src, "spikeOut", syn, "addSpike");
+  s.pairFill(id, {0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 3}, {0, 1, 2, 0, 3, 0, 4, 5, 1, 5, 7});
+  const std::uint32_t id2 = s.addMsg("Sparse", src2, "spikeOut", syn, "addSpike");
+  s.pairFill(id2, {0, 1}, {1, 5});
+  // Entries, neuron by neuron (row order, the first message's first): 0: src 0, 1, 2 (k = 0-2);
+  // 1: src 0, 3, src2 0 (3-5); 2: src 0 (6); 3: src 1 (7); 4: src 2 (8); 5: src 2, 3, src2 1
+  // (9-11); 6: none; 7: its own, then src 3 (12-13).
+  const std::vector<unsigned> num{3, 3, 1, 1, 1, 3, 0, 2};
+  REQUIRE(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == num);
+  std::vector<double> w, d;
+  for (std::size_t k = 0; k < 14; ++k) {
+    w.push_back(0.125 * static_cast<double>(k + 1));  // sums exact in doubles
+    d.push_back(static_cast<double>(k % 3) * dt);
+  }
+  Field<double>::setVec(s, syn.id, "weight", w);
+  Field<double>::setVec(s, syn.id, "delay", d);
+  s.setClock(0, dt);
+  s.useClock(0, "/src");
+  s.useClock(0, "/src2");
+  s.useClock(0, "/nrn");
+  const EdgeStoreBase* store = sparse(s, id).store();
+  const EdgeStoreBase* store2 = sparse(s, id2).store();
+  REQUIRE(store != nullptr);
+  REQUIRE(store2 != nullptr);
+  auto* fe = static_cast<const FieldElement*>(antler::test::element(syn));
+  auto local = [&](Index i) { return fe->localBegin() <= i && i < fe->localEnd(); };
+  // This node's arrays that compact, by store: the first message's, neurons 0-5; the second's,
+  // neurons 1 and 5 (both also the first's).
+  std::size_t compactable = 0, compactable2 = 0;
+  for (Index i = 0; i < kN; ++i) {
+    compactable += local(i) && i <= 5;
+    compactable2 += local(i) && (i == 1 || i == 5);
+  }
+  auto compacted = [&](std::size_t a, std::size_t b) {
+    CHECK(store->compactedArrays() == a);
+    CHECK(store2->compactedArrays() == b);
+  };
+  // Each neuron's Vm: the weights of its entries that the messages fill (not neuron 7's own).
+  auto checkVm = [&](const std::vector<double>& weights) {
+    std::vector<double> want(kN, 0.0);
+    std::size_t k = 0;
+    for (Index i = 0; i < kN; ++i)
+      for (unsigned j = 0; j < num[i]; ++j, ++k)
+        if (!(i == 7 && j == 0)) want[i] += weights[k];
+    const auto vm = Field<double>::getVec(s, nrn.id, "Vm");
+    REQUIRE(vm.size() == want.size());
+    for (Index i = 0; i < kN; ++i) {
+      CAPTURE(i);
+      CHECK(vm[i] == doctest::Approx(want[i]).epsilon(1e-9));
+    }
+  };
+
+  compacted(0, 0);
+  s.reinit();
+  s.start(8 * dt);
+  compacted(compactable, compactable2);
+  checkVm(w);
+  compacted(compactable, compactable2);  // Vm is not a synapse
+  // Reading rebuilds them all, once; the values are the ones set.
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == w);
+  compacted(0, 0);
+  CHECK(Field<double>::getVec(s, syn.id, "delay") == d);
+  // The next run compacts them again; a write rebuilds them (on the node that holds the entry)
+  // and lands where delivery reads it.
+  s.start(1 * dt);
+  compacted(compactable, compactable2);
+  Field<double>::set(s, ObjId(syn.id, 5, 0), "weight", 4.0);
+  w[9] = 4.0;
+  if (local(5))
+    compacted(0, 0);
+  else
+    compacted(compactable, compactable2);
+  s.reinit();
+  s.start(8 * dt);
+  checkVm(w);
+
+  // During a run: a Table asks for a weight every step, from the thread that runs it.
+  const ObjId tab = s.create("Table", "/tab");
+  s.addMsg("Single", tab, "requestOut", ObjId(syn.id, 5, 1), "getWeight");
+  s.useClock(0, "/tab");
+  s.reinit();
+  s.start(8 * dt);
+  const auto v = Field<std::vector<double>>::get(s, tab, "vector");
+  REQUIRE(v.size() == 9);
+  for (double x : v) CHECK(x == w[10]);
+  checkVm(w);
+  s.destroy(tab);
+
+  // Neuron 0 shrunk while compacted: its third slot stops being live; compacted again at the
+  // next run (no spikes in it), and rebuilt without that slot.
+  s.start(1 * dt);
+  compacted(compactable, compactable2);
+  Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 2);
+  s.start(1 * dt);
+  compacted(compactable, compactable2);
+  std::vector<double> now = w;
+  now.erase(now.begin() + 2);
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == now);
+  // Grown back, neuron 0 has an entry of its own: it keeps its addresses from now on.
+  Field<unsigned>::set(s, ObjId(nrn.id, 0), "numSynapses", 3);
+  s.start(1 * dt);
+  compacted(compactable - (local(0) ? 1 : 0), compactable2);
+  now.insert(now.begin() + 2, 1.0);  // MOOSE's default weight
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == now);
+  // Erasing a message while the arrays are compacted gives every value back; neurons 1 and 5
+  // then hold entries of their own beside the second message's, and keep their addresses.
+  s.start(1 * dt);
+  s.destroy(src);
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == now);
+  s.start(1 * dt);
+  CHECK(store2->compactedArrays() == 0);
+  CHECK(Field<double>::getVec(s, syn.id, "weight") == now);
+}
+
+TEST_CASE("the longest delay of each handler, read from the stores while its array is compacted") {
+  // A run's prepare (IntFire's rows, SimpleSynHandler's queues) needs each object's longest
+  // delay; compacted arrays are read in their messages' stores instead of being rebuilt. Two
+  // messages fill the arrays; handler 3 keeps an entry of its own (its array is not compacted).
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1e-3;
+  constexpr Index kN = 5;
+  const ObjId a = s.create("RandSpike", "/a", 3);
+  const ObjId b = s.create("RandSpike", "/b", 2);
+  const ObjId h = s.create("SimpleSynHandler", "/h", kN);
+  const ObjId syn = s.find("/h/synapse");
+  Field<unsigned>::set(s, ObjId(h.id, 3), "numSynapses", 1);
+  const std::uint32_t ma = s.addMsg("Sparse", a, "spikeOut", syn, "addSpike");
+  s.pairFill(ma, {0, 0, 1, 2, 2}, {0, 1, 1, 3, 4});
+  const std::uint32_t mb = s.addMsg("Sparse", b, "spikeOut", syn, "addSpike");
+  s.pairFill(mb, {0, 1}, {0, 4});
+  // Entries: 0: a0, b0 (k = 0, 1); 1: a0, a1 (2, 3); 2: none; 3: own, a2 (4, 5); 4: a2, b1 (6, 7).
+  const std::vector<double> d{3 * dt, 7 * dt, 2 * dt, 1 * dt, 9 * dt, 4 * dt, 5 * dt, 6 * dt};
+  Field<double>::setVec(s, syn.id, "delay", d);
+  const std::vector<double> want{7 * dt, 2 * dt, 0.0, 9 * dt, 6 * dt};  // max over each's entries
+  s.setClock(0, dt);
+  s.useClock(0, "/a");
+  s.useClock(0, "/b");
+  s.useClock(0, "/h");
+  s.reinit();
+  s.start(2 * dt);
+  const auto* e = static_cast<const DataElement*>(antler::test::element(h));
+  std::vector<const EdgeArray<Synapse>*> arrays;
+  std::size_t compacted = 0;
+  for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
+    arrays.push_back(&reinterpret_cast<SimpleSynHandler*>(e->localData(i))->synapses());
+    compacted += arrays.back()->compacted();
+    CHECK(arrays.back()->compacted() == (i != 2 && i != 3));
+  }
+  const std::vector<double> got = longest_delays(e, arrays);
+  REQUIRE(got.size() == arrays.size());
+  for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i - e->localBegin()] == want[i]);
+  }
+  // Read without rebuilding anything.
+  for (const EdgeArray<Synapse>* arr : arrays) compacted -= arr->compacted();
+  CHECK(compacted == 0);
+  std::size_t fromA = 0;  // the compacted arrays that hold a's entries: handlers 0, 1, 4
+  for (Index i = e->localBegin(); i < e->localEnd(); ++i) fromA += i == 0 || i == 1 || i == 4;
+  CHECK(sparse(s, ma).store()->compactedArrays() == fromA);
 }
 
 TEST_CASE("EdgeArray: lent entries, given back, dropped, copied") {
