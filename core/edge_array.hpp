@@ -40,6 +40,10 @@
 /// may come from any thread, during a run too (a Table reading a weight): it runs under one
 /// lock, and an array's flag is released only once all its addresses are written; nothing
 /// reads a compacted array's addresses, so it can run while other threads deliver.
+/// A rebuild costs a pass over the store (~30 ns a synapse): a script that reads a synapse after
+/// every run would pay it each run, so a store whose compactions keep being undone before the
+/// next run backs off (after kFreeRebuilds such rebuilds in a row, it skips 1, 3, 7, ... sweeps:
+/// rebuilds grow as the log of the runs), and compacts every run again once one survives a run.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -100,7 +104,28 @@ class EdgeStoreBase {
       st->restorer_();
       st->compacted_ = 0;
       st->swept_ = false;
+      ++st->rebuilds_;
+      st->skip_ = st->rebuilds_ < kFreeRebuilds
+                      ? 0
+                      : (std::uint64_t{1} << std::min(st->rebuilds_ - kFreeRebuilds + 1, 30u)) - 1;
     }
+  }
+  /// Rebuilds in a row (each undoing the compaction before it within one run's gap) that cost
+  /// nothing more; past them a store skips sweeps (see the file comment).
+  static constexpr unsigned kFreeRebuilds = 4;
+  /// A sweep's question, once per run (the message's compactLent): whether to compact this
+  /// store's arrays now. No if it did since the last rebuild (which resets the back-off: the
+  /// compaction lasted a run), or if it backs off.
+  bool sweepNow() {
+    if (swept_) {
+      rebuilds_ = 0;
+      return false;
+    }
+    if (skip_) {
+      --skip_;
+      return false;
+    }
+    return true;
   }
   /// Held by restoreAll, and by whoever compacts (a sweep).
   static std::mutex& compactionLock() {
@@ -109,9 +134,8 @@ class EdgeStoreBase {
   }
   /// Compacted arrays that hold entries of this store (not restored since).
   std::size_t compactedArrays() const { return compacted_; }
-  /// Whether a sweep (the message's compactLent) has been over this store's arrays since it was
-  /// made or last restored: a sweep's work is once per run that follows a change, not per run.
-  bool swept() const { return swept_; }
+  /// After a sweep over this store's arrays: none again until a rebuild (a sweep's work is once
+  /// per run that follows a change, not once per run).
   void setSwept() { swept_ = true; }
 
  protected:
@@ -137,7 +161,9 @@ class EdgeStoreBase {
   }
   std::function<void()> restorer_;
   std::size_t compacted_ = 0;  // under compactionLock
-  bool swept_ = false;
+  bool swept_ = false;         // swept since made or last rebuilt
+  unsigned rebuilds_ = 0;      // in a row, each before the next run
+  std::uint64_t skip_ = 0;     // sweeps to skip
 };
 
 template <class F>

@@ -319,7 +319,7 @@ void SparseMsg::restoreLent() const {
 }
 
 std::size_t SparseMsg::compactLent() {
-  if (!store_ || store_->swept()) return 0;
+  if (!store_ || !store_->sweepNow()) return 0;
   auto* fe = static_cast<FieldElement*>(dest());
   const FieldElementFinfoBase* fi = fe->finfo();
   const DataElement* parent = fe->parentData();
