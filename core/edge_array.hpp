@@ -33,7 +33,8 @@
 /// slots of stores whose messages can list them again (no own entry) drops its addresses
 /// (`compact`: 4 bytes per synapse and the vector's block), keeping its size. The first use that
 /// needs them (an entry read or written by Python, a get, another message's delivery, a resize,
-/// a refill) rebuilds every compacted array's at once (`EdgeStoreBase::restoreAll`): each store
+/// a refill) rebuilds every compacted array's at once (`EdgeCompaction::restoreAll`, one per
+/// simulation, in its message table): each store
 /// with compacted arrays has its message list its slots by parent, from its column (the pass that
 /// lent them), and each array takes its entries from each of its stores (`restore`). Values never
 /// move: a compacted array's entries stay in the stores, where delivery reads them. The rebuild
@@ -62,6 +63,27 @@
 
 namespace antler {
 
+class EdgeStoreBase;
+
+/// The compaction of one simulation's arrays (see the file comment; MsgTable holds it): its stores
+/// with compacted arrays, and the lock that orders rebuilds and sweeps.
+class EdgeCompaction {
+ public:
+  EdgeCompaction() = default;
+  EdgeCompaction(const EdgeCompaction&) = delete;
+  EdgeCompaction& operator=(const EdgeCompaction&) = delete;
+  /// Rebuilds the addresses of every compacted array (any thread; nothing to do if another
+  /// thread just did it).
+  inline void restoreAll();
+  /// Held by restoreAll, and by a sweep while it compacts.
+  std::mutex& lock() { return lock_; }
+
+ private:
+  friend class EdgeStoreBase;
+  std::mutex lock_;
+  std::vector<EdgeStoreBase*> pending_;  // stores with compacted arrays (under lock_)
+};
+
 /// A message's store of field objects, type-erased for the message and the delivery loop: the
 /// objects themselves, packed (a Synapse's 16 bytes, nothing more), and one bit per slot saying
 /// whether the slot is still its parent's entry.
@@ -69,8 +91,8 @@ class EdgeStoreBase {
  public:
   virtual ~EdgeStoreBase() {
     if (compacted_ == 0) return;  // (its arrays are going too: see MsgTable::erase)
-    std::lock_guard<std::mutex> g(compactionLock());
-    std::erase(pending(), this);
+    std::lock_guard<std::mutex> g(compaction_->lock_);
+    std::erase(compaction_->pending_, this);
   }
   /// Slot i's object.
   char* object(std::size_t i) const { return base_ + i * stride_; }
@@ -91,25 +113,14 @@ class EdgeStoreBase {
 
   /// Compaction (see the file comment). The owner, the message, says how to rebuild the
   /// addresses of the arrays this store lends to: it calls each one's `restore` with all of that
-  /// array's slots (FieldElementFinfoBase::restore). Without it, no array compacts.
-  void setRestorer(std::function<void()> fn) { restorer_ = std::move(fn); }
-  bool restorable() const { return static_cast<bool>(restorer_); }
-  /// Rebuilds the addresses of every compacted array, of every store (any thread; nothing to do
-  /// if another thread just did it).
-  static void restoreAll() {
-    std::lock_guard<std::mutex> g(compactionLock());
-    std::vector<EdgeStoreBase*> stores;
-    stores.swap(pending());
-    for (EdgeStoreBase* st : stores) {
-      st->restorer_();
-      st->compacted_ = 0;
-      st->swept_ = false;
-      ++st->rebuilds_;
-      st->skip_ = st->rebuilds_ < kFreeRebuilds
-                      ? 0
-                      : (std::uint64_t{1} << std::min(st->rebuilds_ - kFreeRebuilds + 1, 30u)) - 1;
-    }
+  /// array's slots (FieldElementFinfoBase::restore); `c` is its simulation's. Without it, no
+  /// array compacts.
+  void setRestorer(std::function<void()> fn, EdgeCompaction& c) {
+    restorer_ = std::move(fn);
+    compaction_ = &c;
   }
+  bool restorable() const { return static_cast<bool>(restorer_); }
+  EdgeCompaction* compaction() const { return compaction_; }
   /// Rebuilds in a row (each undoing the compaction before it within one run's gap) that cost
   /// nothing more; past them a store skips sweeps (see the file comment).
   static constexpr unsigned kFreeRebuilds = 4;
@@ -126,11 +137,6 @@ class EdgeStoreBase {
       return false;
     }
     return true;
-  }
-  /// Held by restoreAll, and by whoever compacts (a sweep).
-  static std::mutex& compactionLock() {
-    static std::mutex m;
-    return m;
   }
   /// Compacted arrays that hold entries of this store (not restored since).
   std::size_t compactedArrays() const { return compacted_; }
@@ -150,21 +156,37 @@ class EdgeStoreBase {
  private:
   template <class F>
   friend class EdgeArray;
-  /// The stores with compacted arrays (under compactionLock).
-  static std::vector<EdgeStoreBase*>& pending() {
-    static std::vector<EdgeStoreBase*> v;
-    return v;
-  }
-  /// One more compacted array holds entries of this store (under compactionLock).
+  friend class EdgeCompaction;
+  /// One more compacted array holds entries of this store (under the compaction's lock).
   void addCompacted() {
-    if (compacted_++ == 0) pending().push_back(this);
+    if (compacted_++ == 0) compaction_->pending_.push_back(this);
+  }
+  /// After this store's restorer ran: the back-off's count and skip (see the file comment).
+  void rebuilt() {
+    compacted_ = 0;
+    swept_ = false;
+    ++rebuilds_;
+    skip_ = rebuilds_ < kFreeRebuilds
+                ? 0
+                : (std::uint64_t{1} << std::min(rebuilds_ - kFreeRebuilds + 1, 30u)) - 1;
   }
   std::function<void()> restorer_;
-  std::size_t compacted_ = 0;  // under compactionLock
+  EdgeCompaction* compaction_ = nullptr;
+  std::size_t compacted_ = 0;  // under the compaction's lock
   bool swept_ = false;         // swept since made or last rebuilt
   unsigned rebuilds_ = 0;      // in a row, each before the next run
   std::uint64_t skip_ = 0;     // sweeps to skip
 };
+
+void EdgeCompaction::restoreAll() {
+  std::lock_guard<std::mutex> g(lock_);
+  std::vector<EdgeStoreBase*> stores;
+  stores.swap(pending_);
+  for (EdgeStoreBase* st : stores) {
+    st->restorer_();
+    st->rebuilt();
+  }
+}
 
 template <class F>
 class EdgeArray;
@@ -341,7 +363,7 @@ class EdgeArray {
   }
   /// Drops the entries' addresses if every entry is a slot of a store (`store`, which asks, among
   /// them) whose message can rebuild them (see the file comment); the values stay where they
-  /// are. Under EdgeStoreBase::compactionLock, while nothing else uses the array (between runs).
+  /// are. Under the EdgeCompaction's lock, while nothing else uses the array (between runs).
   /// Returns whether it did.
   bool compact(EdgeStore<F>& store) {
     if (!rep_ || rep_->compacted.load(std::memory_order_relaxed) || rep_->at.empty() ||
@@ -359,7 +381,7 @@ class EdgeArray {
   /// Rebuilds the addresses that compact dropped, those of `store`'s slots: f[0..n) and
   /// slot[0..n) list every slot of `store` whose parent this array is, as the message lent them
   /// (slots no longer live are skipped: their entries were dropped). Once each of its stores has
-  /// called, the array is whole again. Under EdgeStoreBase::compactionLock (restoreAll).
+  /// called, the array is whole again. Under the EdgeCompaction's lock (restoreAll).
   void restore(const Index* f, const std::uint64_t* slot, std::size_t n, EdgeStore<F>& store) {
     if (!rep_ || !rep_->compacted.load(std::memory_order_relaxed)) return;
     const Source* src = rep_->find(&store);
@@ -483,7 +505,7 @@ class EdgeArray {
       restoreAddresses();
   }
   [[gnu::noinline]] void restoreAddresses() const {
-    EdgeStoreBase::restoreAll();
+    rep_->sources.front().store->compaction()->restoreAll();
     if (rep_->compacted.load(std::memory_order_acquire)) throw_unrestored();
   }
   [[noreturn]] static void throw_unrestored();

@@ -286,8 +286,9 @@ void SparseMsg::lendAll() {
   }
   slotStart_[rows] = slots;
   store_ = fe->finfo()->makeEdgeStore(slots);
-  store_->setRestorer([this] { restoreLent(); });
-  msg_context(*dest()).msgs().addLender(id());
+  MsgTable& table = msg_context(*dest()).msgs();
+  store_->setRestorer([this] { restoreLent(); }, table.compaction());
+  table.addLender(id());
   const FieldElementFinfoBase* fi = fe->finfo();
   std::vector<char*> parents;
   std::vector<std::size_t> sizes;
@@ -332,7 +333,7 @@ std::size_t SparseMsg::compactLent() {
 
 void SparseMsg::unlendAll() {
   if (!store_) return;
-  EdgeStoreBase::restoreAll();  // unlend reads the addresses
+  if (EdgeCompaction* c = store_->compaction()) c->restoreAll();  // unlend reads the addresses
   auto* fe = static_cast<FieldElement*>(dest());
   byParent([&](char* parent, const Index* f, const std::uint64_t* slot, std::size_t n) {
     fe->finfo()->unlend(parent, f, slot, n, *store_);
@@ -436,7 +437,7 @@ void MsgTable::addLender(std::uint32_t id) {
 
 std::size_t MsgTable::compactEdgeArrays() {
   std::size_t n = 0;
-  std::lock_guard<std::mutex> g(EdgeStoreBase::compactionLock());
+  std::lock_guard<std::mutex> g(compaction_.lock());
   std::erase_if(lenders_, [&](std::uint32_t id) {
     Msg* m = get(id);
     if (!m || m->kind() != MsgKind::sparse || !static_cast<SparseMsg*>(m)->store()) return true;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/edge_array.hpp"
 #include "core/element.hpp"
 #include "core/finfo.hpp"
 
@@ -247,8 +248,11 @@ class MsgTable {
   /// Before a run (Clock): every lending message's compactLent; the heap's freed pages go back
   /// to the system when any array compacted. The number of arrays that did.
   std::size_t compactEdgeArrays();
+  /// The compaction of this simulation's arrays (core/edge_array.hpp).
+  EdgeCompaction& compaction() { return compaction_; }
 
  private:
+  EdgeCompaction compaction_;  // before msgs_: the stores in them refer to it as they go
   std::vector<std::unique_ptr<Msg>> msgs_;
   std::vector<std::uint32_t> lenders_;  // ids of Sparse messages that have lent (some since gone)
 };
