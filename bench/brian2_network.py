@@ -136,8 +136,11 @@ def antler_child(args):
     # activationOut drives the neuron's activation (MOOSE 3/4). The handler sends sum(w) / dt and
     # IntFire adds that to Vm, so its weights are w x dt for the same dynamics; it runs on a tick
     # before the neurons', so a step's events reach Vm in that step, as in the other layout.
+    # The compact layout: the same synapses on the neurons' compactSynapse field (CompactSynapse:
+    # weight and delay in single precision, 8 bytes a synapse: models/synapse.hpp).
     handler = s.get("layout") == "handler"
-    synapses = "/net/syn/synapse" if handler else "/net/neurons/synapse"
+    synapses = ("/net/syn/synapse" if handler else "/net/neurons/compactSynapse"
+                if s.get("layout") == "compact" else "/net/neurons/synapse")
     if handler:
         moose.connect(moose.SimpleSynHandler("/net/syn", n), "activationOut", neurons, "activation",
                       "OneToOne")
@@ -330,10 +333,11 @@ def bench(name, args, workdir):
     brian = [b.run() for _ in range(args.reps)]
     ant = {}
     handler = {}
+    compact = {}
     for nodes in args.nodes:
         for layout in args.layouts:
             r = run_antler(dict(s, layout=layout), net_path, nodes, args.reps)
-            (handler if layout == "handler" else ant)[nodes] = r
+            dict(handler=handler, compact=compact).get(layout, ant)[nodes] = r
             print("antler -n %d (%s layout): model built in %.1f s (not timed), %s"
                   % (nodes, layout, r["build"], ", ".join("%.3f" % t for t in r["times"])),
                   flush=True)
@@ -366,8 +370,14 @@ def bench(name, args, workdir):
             print("check: mean Vm, synapses on IntFire %.6f, SimpleSynHandler %.6f: %s"
                   % (a, h, "agree within 5 %" if same else "DIFFER by more than 5 %"))
             ok = ok and same
+    for nodes, r in compact.items():
+        t = min(r["times"])
+        line = "%-34s %10.4f %10.2f" % ("  CompactSynapse layout, -n %d" % nodes, ms(t), t / bb)
+        if nodes in ant:
+            line += "   / Synapse: %.2f" % (t / min(ant[nodes]["times"]))
+        print(line)
     if not ant:
-        ant = handler
+        ant = compact or handler
     for nodes, r in ant.items():
         # The master thread's phases and each element's process time from the child's extra run
         # (node 0's: with more nodes the others' are their own), microseconds per step.
@@ -381,22 +391,27 @@ def bench(name, args, workdir):
                  p["reduce"] * us, p["wait"] * us))
     # Memory: what the built model holds per synapse, and what building it peaked at.
     r1 = ant[args.nodes[0]]
-    mem = r1["memory"]
     nsyn = r1["synapses"]
-    # The build's peak is held against the model as the build leaves it; a run then drops the
-    # synapse arrays' addresses (core/edge_array.hpp), so the model run is smaller.
-    model = mem["built"] - mem["before"]
-    model_run = mem["run"] - mem["before"]
-    per_syn = (mem["run"] - mem["neurons"]) / nsyn
-    peak_over = mem["peak"] - mem["before"]
+    print()
+    for label, runs in (("Synapse", ant), ("CompactSynapse", compact)):
+        if args.nodes[0] not in runs or (label == "Synapse" and runs is compact):
+            continue
+        mem = runs[args.nodes[0]]["memory"]
+        # The build's peak is held against the model as the build leaves it; a run then drops
+        # the synapse arrays' addresses (core/edge_array.hpp), so the model run is smaller.
+        model = mem["built"] - mem["before"]
+        model_run = mem["run"] - mem["before"]
+        per_syn = (mem["run"] - mem["neurons"]) / nsyn
+        peak_over = mem["peak"] - mem["before"]
+        print("memory (-n %d, %s): antler's synapses hold %.1f B per synapse resident (the model "
+              "once built and run, less its neurons and inputs: event queues included; goal <= 16 "
+              "B: %s); the build peaked %.0f MB above the process before it, for %.0f MB of numpy "
+              "inputs and a %.0f MB model as built (%.0f MB once run: the arrays' addresses go; "
+              "goal: no more than inputs + model: %s)"
+              % (args.nodes[0], label, per_syn, "met" if per_syn <= 16 else "NOT met",
+                 peak_over / 1e6, mem["inputs"] / 1e6, model / 1e6, model_run / 1e6,
+                 "met" if peak_over <= mem["inputs"] + model else "NOT met"))
     bpeak = b.peak_rss()
-    print("\nmemory (-n %d): antler's synapses hold %.1f B per synapse resident (the model once built "
-          "and run, less its neurons and inputs; goal <= 16 B: %s); the build peaked %.0f MB above "
-          "the process before it, for %.0f MB of numpy inputs and a %.0f MB model as built (%.0f "
-          "MB once run: the arrays' addresses go; goal: no more than inputs + model: %s)"
-          % (args.nodes[0], per_syn, "met" if per_syn <= 16 else "NOT met", peak_over / 1e6,
-             mem["inputs"] / 1e6, model / 1e6, model_run / 1e6,
-             "met" if peak_over <= mem["inputs"] + model else "NOT met"))
     if bpeak:
         print("memory: Brian2's standalone binary peaked at %.0f MB resident: %.1f B per synapse "
               "(everything in the process, its neurons included)" % (bpeak / 1e6, bpeak / nsyn))
@@ -435,9 +450,11 @@ def main():
     p.add_argument("--nodes", default=None, help="antler node counts, e.g. 1,2 "
                    "(default: 1 for intfire, 1,2 for demo)")
     p.add_argument("--workdir", default=None, help="where Brian2 compiles (default: a temp dir)")
-    p.add_argument("--layout", choices=["synapse", "handler", "both"], default="both",
+    p.add_argument("--layout", choices=["synapse", "handler", "compact", "both", "all"],
+                   default="both",
                    help="antler's synapses on the IntFires (MOOSE before 2014), on "
-                   "SimpleSynHandlers driving their activation (MOOSE 3/4), or both")
+                   "SimpleSynHandlers driving their activation (MOOSE 3/4), on the IntFires' "
+                   "compactSynapse field (8 bytes a synapse), both of the first two, or all three")
     p.add_argument("--antler-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--spec", help=argparse.SUPPRESS)
     p.add_argument("--net", help=argparse.SUPPRESS)
@@ -470,7 +487,9 @@ def main():
             try:
                 args_n = argparse.Namespace(**vars(args))
                 args_n.nodes = [int(x) for x in nodes.split(",")]
-                args_n.layouts = ["synapse", "handler"] if args.layout == "both" else [args.layout]
+                args_n.layouts = dict(both=["synapse", "handler"],
+                                      all=["synapse", "handler", "compact"]).get(
+                                          args.layout, [args.layout])
                 if any(x < 1 for x in args_n.nodes):
                     raise ValueError
             except ValueError:

@@ -68,5 +68,22 @@ class SmallBlockPool {
   char* end_ = nullptr;
 };
 
+/// A std allocator on the SmallBlockPool: for small vectors held per object (a few per neuron),
+/// which the heap would scatter between larger blocks.
+template <class T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(SmallBlockPool::instance().allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    SmallBlockPool::instance().deallocate(p, n * sizeof(T));
+  }
+  friend bool operator==(const PoolAllocator&, const PoolAllocator&) { return true; }
+};
+
 }  // namespace antler
 #pragma GCC visibility pop

@@ -221,7 +221,8 @@ void IntFire::addEvent(const DataElement* e, Index d, double time, double weight
   reinterpret_cast<IntFire*>(e->localData(d))->putAside(r, time, weight, 1);
 }
 
-void IntFire::addEvents(const DataElement* e, const Index* d, const Synapse* syn, std::size_t n,
+template <class Syn>
+void IntFire::addEvents(const DataElement* e, const Index* d, const Syn* syn, std::size_t n,
                         double time) {
   // addEvent for each, in order, with what it looks up per event looked up once: the queues, the
   // last step, the thread's queue (the arithmetic, time + delay, is addSpike's).
@@ -238,6 +239,11 @@ void IntFire::addEvents(const DataElement* e, const Index* d, const Synapse* syn
       reinterpret_cast<IntFire*>(e->localData(d[i]))->putAside(r, at, syn[i].weight(), 1);
   }
 }
+
+template void IntFire::addEvents(const DataElement*, const Index*, const Synapse*, std::size_t,
+                                 double);
+template void IntFire::addEvents(const DataElement*, const Index*, const CompactSynapse*,
+                                 std::size_t, double);
 
 void IntFire::activation(const Eref& e, double v) {
   // With the events of the next step the neuron will process. Without queues yet, aside until
@@ -418,8 +424,11 @@ void IntFire::reinit(const Eref&, ProcPtr) {
 }
 
 bool IntFire::quiet(const Element* e) {
-  const Element* syn = e->child("synapse");
-  return !syn || syn->msgIds().empty();
+  for (const char* field : {"synapse", "compactSynapse"}) {
+    const Element* syn = e->child(field);
+    if (syn && !syn->msgIds().empty()) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -477,12 +486,15 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
   auto rowsFor = [&](double dt, std::uint64_t asked) {
     std::uint64_t synapses = 0;
     std::vector<const EdgeArray<Synapse>*> arrays(n);
+    std::vector<const EdgeArray<CompactSynapse>*> compact(n);
     for (Index i = 0; i < n; ++i) {
       arrays[i] = &objs[i].cold()->synapses;
-      synapses += arrays[i]->size();
+      compact[i] = &objs[i].cold()->compactSynapses;
+      synapses += arrays[i]->size() + compact[i]->size();
     }
-    const std::vector<double> each = longest_delays(e, arrays);
-    const double longest = each.empty() ? 0.0 : *std::max_element(each.begin(), each.end());
+    double longest = 0.0;
+    for (double d : longest_delays(e, arrays)) longest = std::max(longest, d);
+    for (double d : longest_delays(e, compact, "compactSynapse")) longest = std::max(longest, d);
     const std::uint64_t need = detail::due_step(longest, dt, 0, kMaxSlots) + 1;
     const std::uint64_t cap =
         std::max<std::uint64_t>(1, std::max(kMaxRingEntries, 4 * synapses) / std::max<Index>(n, 1));
@@ -615,6 +627,10 @@ const Cinfo* IntFire::initCinfo() {
               "synaptic events not yet added to Vm")
           .fieldElement("synapse", &IntFire::synapses, "the synapses (entries: Synapse)",
                         "numSynapses")
+          .fieldElement("compactSynapse", &IntFire::compactSynapses,
+                        "synapses in 8 bytes each, weight and delay in single precision (entries: "
+                        "CompactSynapse); they add to Vm as the synapse field's do",
+                        "numCompactSynapses")
           .dest<&IntFire::activation>(
               "activation",
               "added to Vm in the next step (from a SimpleSynHandler's activationOut)")

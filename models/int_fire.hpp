@@ -23,8 +23,10 @@
 /// process, where the message would have put it, so Vm has the same bits.
 ///
 /// Events arrive through the `synapse` field element (Synapse::addSpike schedules the synapse's
-/// weight, as it is when the spike arrives, at spike time + delay). An event at time t is due in
-/// the first step whose end, plus the slack, is not before t: delays round up to whole steps.
+/// weight, as it is when the spike arrives, at spike time + delay), or the `compactSynapse` one
+/// (CompactSynapse: the same in 8 bytes, weight and delay in single precision; models/synapse.hpp).
+/// An event at time t is due in the first step whose end, plus the slack, is not before t: delays
+/// round up to whole steps.
 ///
 /// Pending events wait in queues that the whole Element shares (the layout Brian2 and NEST use):
 /// per step, per clock thread, the events due in that step as (neuron, weight), appended in the
@@ -102,9 +104,11 @@ class alignas(16) IntFire {
   static bool quiet(const Element* e);
   /// Schedules `weight` on neuron d (local) of e at `time` (what Synapse::addSpike calls).
   static void addEvent(const DataElement* e, Index d, double time, double weight);
-  /// Synapse::addSpike(time) of syn[i], an entry of neuron d[i] (local) of e, for i in 0 .. n-1,
-  /// in that order: what a row of a Sparse message delivers (the queues found once).
-  static void addEvents(const DataElement* e, const Index* d, const Synapse* syn, std::size_t n,
+  /// addSpike(time) of syn[i], an entry of neuron d[i] (local) of e, for i in 0 .. n-1, in that
+  /// order: what a row of a Sparse message delivers (the queues found once). Syn: Synapse or
+  /// CompactSynapse.
+  template <class Syn>
+  static void addEvents(const DataElement* e, const Index* d, const Syn* syn, std::size_t n,
                         double time);
   /// MOOSE's `activation` input (from a SimpleSynHandler's activationOut): v is added to Vm in
   /// the neuron's next process, with the events due then (in arrival order), as MOOSE's IntFire
@@ -193,6 +197,7 @@ class alignas(16) IntFire {
     double tau = 1.0;             // MOOSE's default
     double thresh = 0.0;          // MOOSE's default (the sweep reads the Element's copy: Ring)
     EdgeArray<Synapse> synapses;  // lent to the Sparse messages that fill it, in their order
+    EdgeArray<CompactSynapse> compactSynapses;  // the same, in 8 bytes an entry
     Far far;
   };
 
@@ -207,6 +212,7 @@ class alignas(16) IntFire {
   bool hasFar() const { return tagged_ & kHasFar; }
   void setFlag(std::uintptr_t f, bool on) { tagged_ = on ? (tagged_ | f) : (tagged_ & ~f); }
   EdgeArray<Synapse>& synapses() { return cold()->synapses; }
+  EdgeArray<CompactSynapse>& compactSynapses() { return cold()->compactSynapses; }
   double lastSpike() const { return cold()->lastSpike; }
   double refractoryPeriod() const { return cold()->refractoryPeriod; }
   void setRefractoryPeriod(double v) { cold()->refractoryPeriod = v; }

@@ -53,8 +53,15 @@ class StepQueues {
   /// Queues event (col, weight, count) for step `due` (within the rows) on queue t (from
   /// queueThread, asked once for a run of events).
   void addOn(unsigned t, std::uint64_t due, Index col, double weight, unsigned count) {
-    row(due)[t].push_back({static_cast<std::uint32_t>(col), count, weight});
+    ThreadQueue& q = row(due)[t];
+    if (q.size() == q.capacity()) [[unlikely]]
+      grow(q);
+    q.push_back({static_cast<std::uint32_t>(col), count, weight});
   }
+  /// A full queue grows by a quarter, not double: a row keeps its capacity from step to step
+  /// (the largest step it has held), so the growth factor is what every row holds beyond that
+  /// (1.44x on average doubling, 1.12x here: at 1e5 neurons ~17 -> ~13 MB of queues).
+  [[gnu::noinline]] static void grow(ThreadQueue& q) { q.reserve(q.size() + q.size() / 4 + 64); }
   /// addOn on the queue asked now.
   void add(std::uint64_t due, Index col, double weight, unsigned count) {
     addOn(queueThread(), due, col, weight, count);

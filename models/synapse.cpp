@@ -1,6 +1,9 @@
 #include "models/synapse.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
 
 #include "models/int_fire.hpp"
 #include "models/simple_syn_handler.hpp"
@@ -32,19 +35,21 @@ void Synapse::addSpike(const Eref& e, double time) {
   }
 }
 
+template <class F>
 std::vector<double> longest_delays(const DataElement* e,
-                                   const std::vector<const EdgeArray<Synapse>*>& arrays) {
+                                   const std::vector<const EdgeArray<F>*>& arrays,
+                                   const char* field) {
   std::vector<double> out(arrays.size(), 0.0);
   bool compacted = false;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
-    const EdgeArray<Synapse>& syn = *arrays[i];
+    const EdgeArray<F>& syn = *arrays[i];
     if (syn.compacted()) {
       compacted = true;
       continue;
     }
     for (std::size_t j = 0; j < syn.size(); ++j) out[i] = std::max(out[i], syn[j].delay());
   }
-  const Element* fe = compacted ? e->child("synapse") : nullptr;
+  const Element* fe = compacted ? e->child(field) : nullptr;
   if (!fe) return out;
   const Index lo = e->localBegin();
   for (std::uint32_t id : fe->msgIds()) {
@@ -57,10 +62,74 @@ std::vector<double> longest_delays(const DataElement* e,
     sm->forEachSlot([&](Index d, std::uint64_t k) {
       if (!st->live(k)) return;
       double& o = out[d - lo];
-      o = std::max(o, reinterpret_cast<const Synapse*>(st->object(k))->delay());
+      o = std::max(o, reinterpret_cast<const F*>(st->object(k))->delay());
     });
   }
   return out;
+}
+
+template std::vector<double> longest_delays(const DataElement*,
+                                            const std::vector<const EdgeArray<Synapse>*>&,
+                                            const char*);
+template std::vector<double> longest_delays(const DataElement*,
+                                            const std::vector<const EdgeArray<CompactSynapse>*>&,
+                                            const char*);
+
+void CompactSynapse::addSpike(const Eref& e, double time) {
+  const Element* el = e.element();
+  const DataElement* parent =
+      el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
+  if (!parent || parent->cinfo() != kIntFire)
+    throw ValueError("CompactSynapse.addSpike: " + el->path() +
+                     " is not the compactSynapse field of an IntFire (connect spikes to "
+                     "<intfire>/compactSynapse)");
+  IntFire::addEvent(parent, e.dataIndex(), time + double{delay_}, double{weight_});
+}
+
+namespace {
+// v rounded to the nearest float; an error naming the field if v is finite and beyond a float.
+float to_float(const Eref& e, const char* field, double v) {
+  if (std::isfinite(v) && std::fabs(v) > double{std::numeric_limits<float>::max()})
+    throw ValueError("CompactSynapse." + std::string(field) + " of " + e.element()->path() + "[" +
+                     std::to_string(e.dataIndex()) + "][" + std::to_string(e.fieldIndex()) +
+                     "]: " + std::to_string(v) +
+                     " is beyond a float's range (|v| <= 3.4028235e38: the class holds weight and "
+                     "delay in single precision; use a Synapse for doubles)");
+  return static_cast<float>(v);
+}
+}  // namespace
+
+void CompactSynapse::setWeight(const Eref& e, double v) {
+  weight_ = to_float(e, "weight", v);
+}
+void CompactSynapse::setDelay(const Eref& e, double v) {
+  delay_ = to_float(e, "delay", v);
+}
+
+bool DestRun<&CompactSynapse::addSpike>::accepts(const Element* dest) {
+  return dest->isField() &&
+         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kIntFire;
+}
+
+void DestRun<&CompactSynapse::addSpike>::call(const Element* dest, const Index* data,
+                                              const CompactSynapse* objs, std::size_t n,
+                                              double time) {
+  IntFire::addEvents(static_cast<const FieldElement*>(dest)->parentData(), data, objs, n, time);
+}
+
+const Cinfo* CompactSynapse::initCinfo() {
+  static const Cinfo* c =
+      ClassBuilder<CompactSynapse>(
+          "CompactSynapse",
+          "one synapse of an IntFire in 8 bytes: weight and delay in single precision (an entry "
+          "of its compactSynapse field)")
+          .value("weight", &CompactSynapse::weight, &CompactSynapse::setWeight,
+                 "added to the parent's Vm per spike (rounded to a float)")
+          .value("delay", &CompactSynapse::delay, &CompactSynapse::setDelay,
+                 "time from spike to effect (rounded to a float)")
+          .dest<&CompactSynapse::addSpike>("addSpike", "a spike at this time arrives")
+          .build();
+  return c;
 }
 
 bool DestRun<&Synapse::addSpike>::accepts(const Element* dest) {
@@ -92,6 +161,7 @@ const Cinfo* Synapse::initCinfo() {
 
 namespace {
 [[maybe_unused]] const Cinfo* registered = Synapse::initCinfo();
-}
+[[maybe_unused]] const Cinfo* registered_compact = CompactSynapse::initCinfo();
+}  // namespace
 
 }  // namespace antler
