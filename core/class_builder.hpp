@@ -65,6 +65,17 @@ class ClassBuilder {
         std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
         [set](T& o, const F& v) { (o.*set)(v); }, nullptr);
   }
+  /// A value field written by a member function whose only failure is a check of the value alone
+  /// (see ValueFinfoBase::checksValueOnly): a multi-entry write checks every value first and
+  /// then writes with no undo log, as a plain member's does.
+  template <class R, class A>
+  ClassBuilder& checkedValue(std::string name, R (T::*get)() const, void (T::*set)(A),
+                             std::string doc = "") {
+    using F = std::decay_t<R>;
+    return addValue<F>(
+        std::move(name), std::move(doc), [get](const T& o) -> F { return (o.*get)(); },
+        [set](T& o, const F& v) { (o.*set)(v); }, nullptr, false, /*checksValueOnly=*/true);
+  }
   /// A value field written by a member function that needs the object's Eref.
   template <class R, class A>
   ClassBuilder& value(std::string name, R (T::*get)() const, void (T::*set)(const Eref&, A),
@@ -249,10 +260,11 @@ class ClassBuilder {
   }
   template <class F, class G, class S>
   ClassBuilder& addValue(std::string name, std::string doc, G get, S set, F T::*m,
-                         bool validatesFirst = false) {
+                         bool validatesFirst = false, bool checksValueOnly = false) {
     using VF = ValueFinfoT<T, F, G, S>;
     auto vf = std::make_unique<VF>(name, std::move(doc), std::move(get), std::move(set), m);
     if (validatesFirst) vf->setValidatesFirst();
+    if (checksValueOnly) vf->setChecksValueOnly();
     const VF* raw = vf.get();
     c_->add(std::move(vf));
     if constexpr (!VF::kReadOnly) {

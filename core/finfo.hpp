@@ -81,6 +81,11 @@ class ValueFinfoBase : public Finfo {
   /// it cut). Other setters are undone from the undo log.
   bool validatesFirst() const { return validatesFirst_; }
   void setValidatesFirst() { validatesFirst_ = true; }
+  /// True if the setter's only failure is a check of the value alone (a range), made before it
+  /// changes anything: a multi-entry write validates every value first, which proves that every
+  /// write will succeed, and then writes with no undo log (ClassBuilder::checkedValue).
+  bool checksValueOnly() const { return checksValueOnly_; }
+  void setChecksValueOnly() { checksValueOnly_ = true; }
   /// Writes values from r to the local entries [lo, hi) of a DataElement in one loop, appending
   /// each old value to `undo` first (if given) and counting the entries written in `written` (so
   /// that a failure part-way leaves a record of what to put back).
@@ -89,6 +94,7 @@ class ValueFinfoBase : public Finfo {
 
  private:
   bool validatesFirst_ = false;
+  bool checksValueOnly_ = false;
 };
 
 /// A field read and written with a key (e.g. a table entry by index).

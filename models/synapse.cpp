@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -88,22 +89,25 @@ void CompactSynapse::addSpike(const Eref& e, double time) {
 
 namespace {
 // v rounded to the nearest float; an error naming the field if v is finite and beyond a float.
-float to_float(const Eref& e, const char* field, double v) {
-  if (std::isfinite(v) && std::fabs(v) > double{std::numeric_limits<float>::max()})
-    throw ValueError("CompactSynapse." + std::string(field) + " of " + e.element()->path() + "[" +
-                     std::to_string(e.dataIndex()) + "][" + std::to_string(e.fieldIndex()) +
-                     "]: " + std::to_string(v) +
+// (The check is of the value alone: a setVec checks every value first and writes no undo log,
+// which for 1e7 synapses would be as large as their objects: ClassBuilder::checkedValue.)
+float to_float(const char* field, double v) {
+  if (std::isfinite(v) && std::fabs(v) > double{std::numeric_limits<float>::max()}) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.17g", v);
+    throw ValueError("CompactSynapse." + std::string(field) + ": " + shown +
                      " is beyond a float's range (|v| <= 3.4028235e38: the class holds weight and "
                      "delay in single precision; use a Synapse for doubles)");
+  }
   return static_cast<float>(v);
 }
 }  // namespace
 
-void CompactSynapse::setWeight(const Eref& e, double v) {
-  weight_ = to_float(e, "weight", v);
+void CompactSynapse::setWeight(double v) {
+  weight_ = to_float("weight", v);
 }
-void CompactSynapse::setDelay(const Eref& e, double v) {
-  delay_ = to_float(e, "delay", v);
+void CompactSynapse::setDelay(double v) {
+  delay_ = to_float("delay", v);
 }
 
 bool DestRun<&CompactSynapse::addSpike>::accepts(const Element* dest) {
@@ -123,10 +127,10 @@ const Cinfo* CompactSynapse::initCinfo() {
           "CompactSynapse",
           "one synapse of an IntFire in 8 bytes: weight and delay in single precision (an entry "
           "of its compactSynapse field)")
-          .value("weight", &CompactSynapse::weight, &CompactSynapse::setWeight,
-                 "added to the parent's Vm per spike (rounded to a float)")
-          .value("delay", &CompactSynapse::delay, &CompactSynapse::setDelay,
-                 "time from spike to effect (rounded to a float)")
+          .checkedValue("weight", &CompactSynapse::weight, &CompactSynapse::setWeight,
+                        "added to the parent's Vm per spike (rounded to a float)")
+          .checkedValue("delay", &CompactSynapse::delay, &CompactSynapse::setDelay,
+                        "time from spike to effect (rounded to a float)")
           .dest<&CompactSynapse::addSpike>("addSpike", "a spike at this time arrives")
           .build();
   return c;

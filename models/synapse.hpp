@@ -46,8 +46,8 @@ class CompactSynapse {
   double delay() const { return delay_; }
   /// Added to the parent's Vm per spike (as a float holds it).
   double weight() const { return weight_; }
-  void setDelay(const Eref& e, double v);
-  void setWeight(const Eref& e, double v);
+  void setDelay(double v);
+  void setWeight(double v);
   static const Cinfo* initCinfo();
 
  private:

@@ -86,7 +86,7 @@ template <class Each>
 void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& each, bool agree,
                   const char* op, std::pair<Index, Index> range = {1, 0}) {
   const bool isRange = range.first <= range.second && !e->isField();
-  if (vf->assignsOnly()) {
+  if (vf->assignsOnly() || vf->checksValueOnly()) {  // (validate_values ran: nothing can fail)
     if (isRange) {
       std::uint64_t n = 0;
       vf->writeRange(e, range.first, range.second, r, nullptr, n);
@@ -144,7 +144,7 @@ void atomic_write(const Element* e, const ValueFinfoBase* vf, Reader& r, Each&& 
 /// Runs the field's setter over the next n values of r on a scratch object (r is not consumed):
 /// a value the setter refuses is refused on every node alike, before anything is written.
 void validate_values(const ValueFinfoBase* vf, const Reader& r, std::uint64_t n) {
-  if (vf->assignsOnly() || !vf->validatesFirst()) return;
+  if (vf->assignsOnly() || !(vf->validatesFirst() || vf->checksValueOnly())) return;
   Reader v(r.position(), r.left());
   vf->validate(v, n);
 }

@@ -144,7 +144,6 @@ TEST_CASE("compactSynapse: a value beyond a float's range is refused and nothing
   Field<double>::set(s, ObjId(syn.id, 0, 0), "weight", -HUGE_VAL);
   CHECK(Field<double>::get(s, ObjId(syn.id, 0, 0), "weight") == -HUGE_VAL);
   // The two fields count their own entries.
-  CHECK(Field<unsigned>::getVec(s, nrn.id, "numCompactSynapses") ==
-        std::vector<unsigned>{1, 2, 1});
+  CHECK(Field<unsigned>::getVec(s, nrn.id, "numCompactSynapses") == std::vector<unsigned>{1, 2, 1});
   CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{0, 0, 0});
 }

@@ -429,7 +429,7 @@ TEST_CASE("a script that reads the synapses after every run: rebuilds grow as th
   Shell& s = m.s;
   const double dt = 1e-3;
   const ObjId src = s.create("RandSpike", "/src", 2);
-  const ObjId nrn = s.create("IntFire", "/nrn", 4);
+  s.create("IntFire", "/nrn", 4);
   const ObjId syn = s.find("/nrn/synapse");
   const std::uint32_t id = s.addMsg("Sparse", src, "spikeOut", syn, "addSpike");
   s.pairFill(id, {0, 0, 1, 1, 1}, {0, 1, 1, 2, 3});
