@@ -531,7 +531,7 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
     for (std::uint32_t j = 0; j < slots; ++j) {
       for (const Ring::Pending& ev : r->row(last + 1 + j)[0]) {  // merged: all in queue 0
         due[ev.col].sum += ev.weight;
-        due[ev.col].count += ev.count;
+        ++due[ev.col].count;  // (an event of count c is c entries: StepQueues::Pending)
       }
       for (Index c = 0; c < n; ++c)
         if (due[c].count) {
