@@ -107,7 +107,12 @@ void CompactSynapse::setWeight(double v) {
   weight_ = to_float("weight", v);
 }
 void CompactSynapse::setDelay(double v) {
-  delay_ = to_float("delay", v);
+  // Toward zero, not to the nearest: a delay of whole steps computed in doubles (k x dt, within
+  // an ulp of k steps) must stay due in step k, and a float rounded up by up to 6e-8 x k steps
+  // would pass the due step's slack (1e-6 of a step) from k ~ 17 on and fall a step late.
+  float f = to_float("delay", v);
+  if (std::fabs(double{f}) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  delay_ = f;
 }
 
 bool DestRun<&CompactSynapse::addSpike>::accepts(const Element* dest) {
@@ -130,7 +135,7 @@ const Cinfo* CompactSynapse::initCinfo() {
           .checkedValue("weight", &CompactSynapse::weight, &CompactSynapse::setWeight,
                         "added to the parent's Vm per spike (rounded to a float)")
           .checkedValue("delay", &CompactSynapse::delay, &CompactSynapse::setDelay,
-                        "time from spike to effect (rounded to a float)")
+                        "time from spike to effect (rounded to a float, toward zero)")
           .dest<&CompactSynapse::addSpike>("addSpike", "a spike at this time arrives")
           .build();
   return c;

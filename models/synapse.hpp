@@ -30,13 +30,14 @@ class Synapse {
 /// An entry of an IntFire's `compactSynapse` field (numCompactSynapses), beside its `synapse`
 /// field: both feed the same neuron, and a network may use either or both.
 ///
-/// A value set is rounded to the nearest float (IEEE round to nearest even) and reads back
-/// rounded; a finite value beyond a float's range (|v| > 3.4028235e38) is an error that leaves the
-/// synapse unchanged. Otherwise it is a Synapse: addSpike(time) schedules double(weight) at
-/// time + double(delay), with the same arithmetic, so a network of CompactSynapses gives the bits
-/// of the same network of Synapses whose weights and delays are those rounded values.
-/// (NEST's 4g/5g kernels store a static synapse in 16 bytes with the target; here the synapse is 8
-/// and the Sparse message's column 4.)
+/// A weight set is rounded to the nearest float (IEEE round to nearest even), a delay toward zero
+/// (so that a delay of whole steps, k x dt in doubles, stays due in step k: rounded up it could
+/// pass the due step's slack), and they read back rounded; a finite value beyond a float's range
+/// (|v| > 3.4028235e38) is an error that leaves the synapse unchanged. Otherwise it is a Synapse:
+/// addSpike(time) schedules double(weight) at time + double(delay), with the same arithmetic, so a
+/// network of CompactSynapses gives the bits of the same network of Synapses whose weights and
+/// delays are those rounded values. (NEST's 4g/5g kernels store a static synapse in 16 bytes with
+/// the target; here the synapse is 8 and the Sparse message's column 4.)
 class CompactSynapse {
  public:
   /// Schedules weight on the parent IntFire at time + delay (e must be an IntFire's

@@ -20,9 +20,14 @@ using antler::test::regular_spikes;
 
 namespace {
 
-std::vector<double> to_floats(const std::vector<double>& v) {
+// To the nearest float (weights), or toward zero (delays).
+std::vector<double> to_floats(const std::vector<double>& v, bool towardZero = false) {
   std::vector<double> out;
-  for (double x : v) out.push_back(static_cast<double>(static_cast<float>(x)));
+  for (double x : v) {
+    float f = static_cast<float>(x);
+    if (towardZero && std::fabs(double{f}) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+    out.push_back(static_cast<double>(f));
+  }
   return out;
 }
 
@@ -76,7 +81,7 @@ TEST_CASE("compactSynapse: the bits of the synapse field with weights and delays
     // next step), times a double that is not a float.
     delay.push_back((1 + static_cast<int>(30 * u(rng)) - 0.3) * dt * (1.0 + 1e-12));
   }
-  const std::vector<double> wf = to_floats(w), df = to_floats(delay);
+  const std::vector<double> wf = to_floats(w), df = to_floats(delay, true);
   REQUIRE(wf != w);  // the rounding is real
   Field<double>::setVec(s, d.syn.id, "weight", wf);
   Field<double>::setVec(s, d.syn.id, "delay", df);
@@ -146,4 +151,49 @@ TEST_CASE("compactSynapse: a value beyond a float's range is refused and nothing
   // The two fields count their own entries.
   CHECK(Field<unsigned>::getVec(s, nrn.id, "numCompactSynapses") == std::vector<unsigned>{1, 2, 1});
   CHECK(Field<unsigned>::getVec(s, nrn.id, "numSynapses") == std::vector<unsigned>{0, 0, 0});
+}
+
+TEST_CASE("compactSynapse: delays of whole steps, 1 to 60 of them, fall due in the same steps") {
+  // What a user sets: delay = k x dt in doubles. The float delay must fall due in step k as the
+  // double does (rounded to the nearest float, k x 1e-4 lands above k steps by more than the
+  // due step's slack for some k: one step late). Weights a float holds exactly, so the only
+  // difference left would be a step.
+  Model m;
+  Shell& s = m.s;
+  const double dt = 1e-4;
+  constexpr Index kN = 60;
+  const ObjId in = s.create("RandSpike", "/in", 1);
+  regular_spikes(s, in, 97, dt);
+  std::vector<Index> src(kN, 0), dst;
+  std::vector<double> w, delay;
+  for (Index k = 0; k < kN; ++k) {
+    dst.push_back(k);
+    w.push_back(0.125 + k / 1024.0);
+    delay.push_back((k + 1) * dt);
+  }
+  std::vector<ObjId> nrn;
+  for (const char* field : {"synapse", "compactSynapse"}) {
+    const std::string path = std::string("/") + field;
+    nrn.push_back(s.create("IntFire", path, kN));
+    Field<double>::setAll(s, nrn.back().id, "thresh", 100.0);
+    Field<double>::setAll(s, nrn.back().id, "tau", 0.02);
+    const ObjId syn = s.find(path + "/" + field);
+    s.pairFill(s.addMsg("Sparse", in, "spikeOut", syn, "addSpike"), src, dst);
+    Field<double>::setVec(s, syn.id, "weight", w);
+    Field<double>::setVec(s, syn.id, "delay", delay);
+    s.useClock(0, path);
+  }
+  s.setClock(0, dt);
+  s.useClock(0, "/in");
+  s.reinit();
+  // Step by step: a neuron's Vm jumps in the step its event falls due.
+  for (int step = 1; step <= 80; ++step) {
+    CAPTURE(step);
+    s.start(dt);
+    CHECK(same_bits(Field<double>::getVec(s, nrn[1].id, "Vm"),
+                    Field<double>::getVec(s, nrn[0].id, "Vm")));
+  }
+  int got = 0;
+  for (double v : Field<double>::getVec(s, nrn[1].id, "Vm")) got += v > 0;
+  CHECK(got == static_cast<int>(kN));  // every synapse delivered within the 80 steps
 }
