@@ -136,11 +136,13 @@ def antler_child(args):
     # activationOut drives the neuron's activation (MOOSE 3/4). The handler sends sum(w) / dt and
     # IntFire adds that to Vm, so its weights are w x dt for the same dynamics; it runs on a tick
     # before the neurons', so a step's events reach Vm in that step, as in the other layout.
-    # The compact layout: the same synapses on the neurons' compactSynapse field (CompactSynapse:
-    # weight and delay in single precision, 8 bytes a synapse: models/synapse.hpp).
-    handler = s.get("layout") == "handler"
-    synapses = ("/net/syn/synapse" if handler else "/net/neurons/compactSynapse"
-                if s.get("layout") == "compact" else "/net/neurons/synapse")
+    # The compact layouts: the same synapses on the compactSynapse field (CompactSynapse: weight
+    # and delay in single precision, 8 bytes a synapse: models/synapse.hpp) of the neurons
+    # ("compact") or of the handlers ("handler-compact").
+    layout = s.get("layout", "synapse")
+    handler = layout.startswith("handler")
+    synapses = "%s/%s" % ("/net/syn" if handler else "/net/neurons",
+                          "compactSynapse" if layout.endswith("compact") else "synapse")
     if handler:
         moose.connect(moose.SimpleSynHandler("/net/syn", n), "activationOut", neurons, "activation",
                       "OneToOne")
@@ -334,10 +336,12 @@ def bench(name, args, workdir):
     ant = {}
     handler = {}
     compact = {}
+    hcompact = {}
     for nodes in args.nodes:
         for layout in args.layouts:
             r = run_antler(dict(s, layout=layout), net_path, nodes, args.reps)
-            dict(handler=handler, compact=compact).get(layout, ant)[nodes] = r
+            dict(handler=handler, compact=compact, **{"handler-compact": hcompact}).get(
+                layout, ant)[nodes] = r
             print("antler -n %d (%s layout): model built in %.1f s (not timed), %s"
                   % (nodes, layout, r["build"], ", ".join("%.3f" % t for t in r["times"])),
                   flush=True)
@@ -376,8 +380,15 @@ def bench(name, args, workdir):
         if nodes in ant:
             line += "   / Synapse: %.2f" % (t / min(ant[nodes]["times"]))
         print(line)
+    for nodes, r in hcompact.items():
+        t = min(r["times"])
+        line = "%-34s %10.4f %10.2f" % ("  handlers' CompactSynapse, -n %d" % nodes, ms(t), t / bb)
+        if nodes in handler:
+            line += "   / handlers' Synapse: %.2f" % (t / min(handler[nodes]["times"]))
+        print(line)
+    ant_own = ant
     if not ant:
-        ant = compact or handler
+        ant = compact or handler or hcompact
     for nodes, r in ant.items():
         # The master thread's phases and each element's process time from the child's extra run
         # (node 0's: with more nodes the others' are their own), microseconds per step.
@@ -393,8 +404,10 @@ def bench(name, args, workdir):
     r1 = ant[args.nodes[0]]
     nsyn = r1["synapses"]
     print()
-    for label, runs in (("Synapse", ant), ("CompactSynapse", compact)):
-        if args.nodes[0] not in runs or (label == "Synapse" and runs is compact):
+    for label, runs in (("Synapse", ant), ("CompactSynapse", compact),
+                        ("SimpleSynHandler + Synapse", handler),
+                        ("SimpleSynHandler + CompactSynapse", hcompact)):
+        if args.nodes[0] not in runs or (label == "Synapse" and runs is not ant_own):
             continue
         mem = runs[args.nodes[0]]["memory"]
         # The build's peak is held against the model as the build leaves it; a run then drops
@@ -450,11 +463,13 @@ def main():
     p.add_argument("--nodes", default=None, help="antler node counts, e.g. 1,2 "
                    "(default: 1 for intfire, 1,2 for demo)")
     p.add_argument("--workdir", default=None, help="where Brian2 compiles (default: a temp dir)")
-    p.add_argument("--layout", choices=["synapse", "handler", "compact", "both", "all"],
+    p.add_argument("--layout",
+                   choices=["synapse", "handler", "compact", "handler-compact", "both", "all"],
                    default="both",
                    help="antler's synapses on the IntFires (MOOSE before 2014), on "
                    "SimpleSynHandlers driving their activation (MOOSE 3/4), on the IntFires' "
-                   "compactSynapse field (8 bytes a synapse), both of the first two, or all three")
+                   "compactSynapse field (8 bytes a synapse), on the handlers' compactSynapse "
+                   "field, both of the first two, or all four")
     p.add_argument("--antler-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--spec", help=argparse.SUPPRESS)
     p.add_argument("--net", help=argparse.SUPPRESS)
@@ -488,7 +503,8 @@ def main():
                 args_n = argparse.Namespace(**vars(args))
                 args_n.nodes = [int(x) for x in nodes.split(",")]
                 args_n.layouts = dict(both=["synapse", "handler"],
-                                      all=["synapse", "handler", "compact"]).get(
+                                      all=["synapse", "handler", "compact",
+                                           "handler-compact"]).get(
                                           args.layout, [args.layout])
                 if any(x < 1 for x in args_n.nodes):
                     raise ValueError

@@ -76,10 +76,12 @@ void SimpleSynHandler::addEvent(const DataElement* e, Index d, double time, doub
   if (r && !r->aside.empty()) r->aside[d - r->begin] = 1;
 }
 
-void SimpleSynHandler::addEvents(const DataElement* e, const Index* d, const Synapse* syn,
+template <class Syn>
+void SimpleSynHandler::addEvents(const DataElement* e, const Index* d, const Syn* syn,
                                  std::size_t n, double time) {
   // addEvent for each, in order, with the queues, the last step and the thread's queue looked
-  // up once (the arithmetic, time + delay, is addSpike's).
+  // up once (the arithmetic, time + delay, is addSpike's: a CompactSynapse's float values are
+  // read as the doubles they are).
   Ring* r = ring_of(e);
   if (!r || !(r->dt > 0)) {
     for (std::size_t i = 0; i < n; ++i) addEvent(e, d[i], time + syn[i].delay(), syn[i].weight());
@@ -95,6 +97,11 @@ void SimpleSynHandler::addEvents(const DataElement* e, const Index* d, const Syn
     }
   }
 }
+
+template void SimpleSynHandler::addEvents(const DataElement*, const Index*, const Synapse*,
+                                          std::size_t, double);
+template void SimpleSynHandler::addEvents(const DataElement*, const Index*, const CompactSynapse*,
+                                          std::size_t, double);
 
 void SimpleSynHandler::process(const Eref& e, ProcPtr p) {
   processBlock(static_cast<const DataElement*>(e.element()), e.dataIndex(), this, 1, p);
@@ -271,10 +278,15 @@ void SimpleSynHandler::prepare(const DataElement* e, const ProcInfo& p, bool rei
   r->own.assign(r->n, 0);
   std::uint64_t longest = 1, shortest = kMaxSlots;
   std::vector<const EdgeArray<Synapse>*> arrays(r->n);
-  for (Index i = 0; i < r->n; ++i) arrays[i] = &objs[i].synapses_;
-  const std::vector<double> each = longest_delays(e, arrays);
+  std::vector<const EdgeArray<CompactSynapse>*> compact(r->n);
   for (Index i = 0; i < r->n; ++i) {
-    const double delay = each[i];
+    arrays[i] = &objs[i].synapses_;
+    compact[i] = &objs[i].compactSynapses_;
+  }
+  const std::vector<double> each = longest_delays(e, arrays);
+  const std::vector<double> eachCompact = longest_delays(e, compact, "compactSynapse");
+  for (Index i = 0; i < r->n; ++i) {
+    const double delay = std::max(each[i], eachCompact[i]);
     const std::uint64_t R = std::min<std::uint64_t>(
         kMaxSlots, std::bit_ceil(detail::due_step(delay, p.dt, r->invDt, 0, kMaxSlots) + 2));
     r->own[i] = static_cast<std::uint32_t>(R);
@@ -315,6 +327,10 @@ const Cinfo* SimpleSynHandler::initCinfo() {
           "activation (MOOSE's synapse layout since 2014)")
           .fieldElement("synapse", &SimpleSynHandler::synapses_, "the synapses (entries: Synapse)",
                         "numSynapses")
+          .fieldElement("compactSynapse", &SimpleSynHandler::compactSynapses_,
+                        "synapses in 8 bytes, weight and delay in single precision (entries: "
+                        "CompactSynapse); their weights are summed with the synapse field's",
+                        "numCompactSynapses")
           .readOnlyFn<unsigned>(
               "numPending",
               [](const Eref& e, const SimpleSynHandler& h) { return h.numPending(e); },

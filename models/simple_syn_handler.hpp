@@ -1,7 +1,9 @@
 #pragma once
 #pragma GCC visibility push(default)  // public API (libantler hides the rest: core/export.hpp)
 /// SimpleSynHandler: MOOSE's synapse layout since 2014. The handler holds the synapses (its
-/// `synapse` field element, entries of class Synapse, counted by numSynapses); a spike arriving at
+/// `synapse` field element, entries of class Synapse, counted by numSynapses, and its
+/// `compactSynapse` one, entries of class CompactSynapse in 8 bytes, counted by
+/// numCompactSynapses: models/synapse.hpp; a handler may use either or both); a spike arriving at
 /// a synapse's addSpike(t) queues the synapse's weight, as it is then, for time t + delay. Each
 /// step, process sums the queued weights whose time has come (time <= the end of the step, with
 /// the clock's slack: models/step_time.hpp), divides the sum by the tick's dt and sends it on
@@ -63,9 +65,11 @@ class SimpleSynHandler {
                            ProcPtr p);
   /// Queues weight for time on handler d (local) of e (what Synapse::addSpike calls).
   static void addEvent(const DataElement* e, Index d, double time, double weight);
-  /// Synapse::addSpike(time) of syn[i], an entry of handler d[i] (local) of e, for i in 0 .. n-1,
-  /// in that order: what a row of a Sparse message delivers (the queues found once).
-  static void addEvents(const DataElement* e, const Index* d, const Synapse* syn, std::size_t n,
+  /// Syn::addSpike(time) of syn[i], an entry of handler d[i] (local) of e, for i in 0 .. n-1,
+  /// in that order: what a row of a Sparse message delivers (the queues found once). (Syn:
+  /// Synapse or CompactSynapse.)
+  template <class Syn>
+  static void addEvents(const DataElement* e, const Index* d, const Syn* syn, std::size_t n,
                         double time);
   /// Events queued and not yet sent.
   unsigned numPending(const Eref& e) const;
@@ -85,6 +89,7 @@ class SimpleSynHandler {
   /// directly, in its process: it adds and empties them.
   static double* feedActivations(const DataElement* h);
   EdgeArray<Synapse>& synapses() { return synapses_; }
+  EdgeArray<CompactSynapse>& compactSynapses() { return compactSynapses_; }
   static const Cinfo* initCinfo();
   /// At most this many steps ahead in a handler's queues (events further ahead wait in its heap).
   static constexpr std::uint64_t kMaxSlots = 4096;
@@ -103,9 +108,15 @@ class SimpleSynHandler {
   static const DataElement* directTarget(const DataElement* h, const ProcInfo& p);
   void putAside(double time, double weight);
   EdgeArray<Synapse> synapses_;  // lent to the Sparse messages that fill it, in their order
-  std::vector<Event> heap_;      // events beyond the queues: a min-heap by (time, seq)
+  EdgeArray<CompactSynapse> compactSynapses_;  // the same, in 8 bytes an entry
+  std::vector<Event> heap_;  // events beyond the queues: a min-heap by (time, seq)
   std::uint64_t seq_ = 0;
 };
+
+extern template void SimpleSynHandler::addEvents(const DataElement*, const Index*, const Synapse*,
+                                                 std::size_t, double);
+extern template void SimpleSynHandler::addEvents(const DataElement*, const Index*,
+                                                 const CompactSynapse*, std::size_t, double);
 
 }  // namespace antler
 #pragma GCC visibility pop

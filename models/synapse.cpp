@@ -80,11 +80,16 @@ void CompactSynapse::addSpike(const Eref& e, double time) {
   const Element* el = e.element();
   const DataElement* parent =
       el->isField() ? static_cast<const FieldElement*>(el)->parentData() : nullptr;
-  if (!parent || parent->cinfo() != kIntFire)
+  const double at = time + double{delay_};
+  if (parent && parent->cinfo() == kIntFire) [[likely]] {
+    IntFire::addEvent(parent, e.dataIndex(), at, double{weight_});
+  } else if (parent && (parent->cinfo() == kHandler || parent->cinfo()->isA("SimpleSynHandler"))) {
+    SimpleSynHandler::addEvent(parent, e.dataIndex(), at, double{weight_});
+  } else {
     throw ValueError("CompactSynapse.addSpike: " + el->path() +
-                     " is not the compactSynapse field of an IntFire (connect spikes to "
-                     "<intfire>/compactSynapse)");
-  IntFire::addEvent(parent, e.dataIndex(), time + double{delay_}, double{weight_});
+                     " is not the compactSynapse field of an IntFire or a SimpleSynHandler "
+                     "(connect spikes to <intfire>/compactSynapse or <handler>/compactSynapse)");
+  }
 }
 
 namespace {
@@ -116,22 +121,27 @@ void CompactSynapse::setDelay(double v) {
 }
 
 bool DestRun<&CompactSynapse::addSpike>::accepts(const Element* dest) {
-  return dest->isField() &&
-         static_cast<const FieldElement*>(dest)->parentData()->cinfo() == kIntFire;
+  if (!dest->isField()) return false;
+  const Cinfo* c = static_cast<const FieldElement*>(dest)->parentData()->cinfo();
+  return c == kIntFire || c == kHandler;
 }
 
 void DestRun<&CompactSynapse::addSpike>::call(const Element* dest, const Index* data,
                                               const CompactSynapse* objs, std::size_t n,
                                               double time) {
-  IntFire::addEvents(static_cast<const FieldElement*>(dest)->parentData(), data, objs, n, time);
+  const DataElement* parent = static_cast<const FieldElement*>(dest)->parentData();
+  if (parent->cinfo() == kIntFire)
+    IntFire::addEvents(parent, data, objs, n, time);
+  else
+    SimpleSynHandler::addEvents(parent, data, objs, n, time);
 }
 
 const Cinfo* CompactSynapse::initCinfo() {
   static const Cinfo* c =
       ClassBuilder<CompactSynapse>(
           "CompactSynapse",
-          "one synapse of an IntFire in 8 bytes: weight and delay in single precision (an entry "
-          "of its compactSynapse field)")
+          "one synapse of an IntFire or a SimpleSynHandler in 8 bytes: weight and delay in "
+          "single precision (an entry of its compactSynapse field)")
           .checkedValue("weight", &CompactSynapse::weight, &CompactSynapse::setWeight,
                         "added to the parent's Vm per spike (rounded to a float)")
           .checkedValue("delay", &CompactSynapse::delay, &CompactSynapse::setDelay,

@@ -27,8 +27,8 @@ class Synapse {
 
 /// CompactSynapse: a Synapse in 8 bytes, for networks whose synapses are most of their memory:
 /// weight and delay held in single precision (a float each), where Synapse holds two doubles.
-/// An entry of an IntFire's `compactSynapse` field (numCompactSynapses), beside its `synapse`
-/// field: both feed the same neuron, and a network may use either or both.
+/// An entry of an IntFire's or a SimpleSynHandler's `compactSynapse` field (numCompactSynapses),
+/// beside its `synapse` field: both feed the same object, and a network may use either or both.
 ///
 /// A weight set is rounded to the nearest float (IEEE round to nearest even), a delay toward zero
 /// (so that a delay of whole steps, k x dt in doubles, stays due in step k: rounded up it could
@@ -40,8 +40,8 @@ class Synapse {
 /// the target; here the synapse is 8 and the Sparse message's column 4.)
 class CompactSynapse {
  public:
-  /// Schedules weight on the parent IntFire at time + delay (e must be an IntFire's
-  /// compactSynapse entry).
+  /// Schedules weight on the parent IntFire or SimpleSynHandler at time + delay (e must be an
+  /// entry of its compactSynapse field).
   void addSpike(const Eref& e, double time);
   /// Time from spike to effect (as a float holds it).
   double delay() const { return delay_; }
@@ -99,8 +99,8 @@ struct DestPrefetch<&CompactSynapse::addSpike> {
   static constexpr bool kFieldIndex = false;
 };
 
-/// An IntFire's compact synapses take a row's run of live slots in one call
-/// (IntFire::addEvents), as its Synapses do.
+/// The compact synapses of an IntFire or a SimpleSynHandler take a row's run of live slots in one
+/// call (IntFire::addEvents, SimpleSynHandler::addEvents), as their Synapses do.
 template <>
 struct DestRun<&CompactSynapse::addSpike> {
   static bool accepts(const Element* dest);

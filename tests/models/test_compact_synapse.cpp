@@ -1,7 +1,8 @@
-// CompactSynapse (models/synapse.hpp): an IntFire's synapses in 8 bytes, weight and delay in
-// single precision. The oracle is the same network on the double-precision `synapse` field with
-// its weights and delays rounded to floats by the test: Vm, spike times and the synapses'
-// values must have the same bits. Runs at 1-4 nodes x 1-2 threads through ctest.
+// CompactSynapse (models/synapse.hpp): the synapses of an IntFire or a SimpleSynHandler in 8
+// bytes, weight and delay in single precision. The oracle is the same network on the
+// double-precision `synapse` field with its weights and delays rounded to floats by the test: Vm,
+// spike times and the synapses' values must have the same bits. Runs at 1-4 nodes x 1-2 threads
+// through ctest.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -39,10 +40,18 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 TEST_CASE("compactSynapse: the bits of the synapse field with weights and delays as floats") {
-  // Two copies of one network in one model: /d on IntFire's `synapse`, /c on `compactSynapse`.
+  // Two copies of one network in one model: /d on the `synapse` field, /c on `compactSynapse`.
   // Each has 40 neurons fed by the same 12 inputs and by each other (recurrent, so a spike that
   // moves changes everything after it). Weights and delays are doubles no float holds; /d gets
-  // them rounded to floats, /c gets them as drawn and must round them itself.
+  // them rounded to floats, /c gets them as drawn and must round them itself. The synapses are
+  // IntFire's own, or (MOOSE 3/4's layout) those of 40 SimpleSynHandlers on tick 1 feeding the
+  // IntFires' activation on tick 2, one to one.
+  bool handlers = false;
+  SUBCASE("IntFire's synapses") {}
+  SUBCASE("SimpleSynHandler's synapses") {
+    handlers = true;
+  }
+  CAPTURE(handlers);
   Model m;
   Shell& s = m.s;
   const double dt = 1e-4;
@@ -63,7 +72,12 @@ TEST_CASE("compactSynapse: the bits of the synapse field with weights and delays
   };
   auto build = [&](const char* path, const char* field) {
     const ObjId nrn = s.create("IntFire", path, kN);
-    const ObjId syn = s.find(std::string(path) + "/" + field);
+    ObjId holder = nrn;
+    if (handlers) {
+      holder = s.create("SimpleSynHandler", std::string(path) + "/h", kN);
+      s.addMsg("OneToOne", holder, "activationOut", nrn, "activation");
+    }
+    const ObjId syn = s.find(s.path(holder) + "/" + field);
     Field<double>::setAll(s, nrn.id, "thresh", 0.3);
     Field<double>::setAll(s, nrn.id, "tau", 0.01);
     Field<double>::setAll(s, nrn.id, "refractoryPeriod", 5 * dt);
@@ -91,11 +105,20 @@ TEST_CASE("compactSynapse: the bits of the synapse field with weights and delays
   CHECK(same_bits(Field<double>::getVec(s, c.syn.id, "weight"), wf));
   CHECK(same_bits(Field<double>::getVec(s, c.syn.id, "delay"), df));
   s.setClock(0, dt);
-  for (const char* p : {"/in", "/d", "/c"}) s.useClock(0, p);
+  s.useClock(0, "/in");
+  for (unsigned tick : {0u, 1u, 2u}) s.setClock(tick, dt);
+  for (const char* p : {"/d", "/c"}) {
+    s.useClock(handlers ? 2 : 0, p);
+    if (handlers) s.useClock(1, std::string(p) + "/h");
+  }
   for (int run = 0; run < 2; ++run) {  // the second after the arrays dropped their addresses
     CAPTURE(run);
     s.reinit();
     s.start(300 * dt);
+    if (handlers) {  // the handlers' sums went to the cells without messages (both copies)
+      CHECK(Field<bool>::get(s, s.find("/d/h"), "directPath"));
+      CHECK(Field<bool>::get(s, s.find("/c/h"), "directPath"));
+    }
     const auto vd = Field<double>::getVec(s, d.nrn.id, "Vm");
     const auto vc = Field<double>::getVec(s, c.nrn.id, "Vm");
     CHECK(same_bits(vc, vd));
