@@ -492,9 +492,8 @@ void IntFire::prepareRing(const DataElement* e, const ProcInfo& p, bool reinit) 
       compact[i] = &objs[i].cold()->compactSynapses;
       synapses += arrays[i]->size() + compact[i]->size();
     }
-    double longest = 0.0;
-    for (double d : longest_delays(e, arrays)) longest = std::max(longest, d);
-    for (double d : longest_delays(e, compact, "compactSynapse")) longest = std::max(longest, d);
+    const double longest =
+        std::max(longest_delay(e, arrays), longest_delay(e, compact, "compactSynapse"));
     const std::uint64_t need = detail::due_step(longest, dt, 0, kMaxSlots) + 1;
     const std::uint64_t cap =
         std::max<std::uint64_t>(1, std::max(kMaxRingEntries, 4 * synapses) / std::max<Index>(n, 1));

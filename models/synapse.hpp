@@ -72,6 +72,21 @@ extern template std::vector<double> longest_delays(const DataElement*,
 extern template std::vector<double> longest_delays(
     const DataElement*, const std::vector<const EdgeArray<CompactSynapse>*>&, const char*);
 
+/// The longest delay among the synapses of all of e's local objects (arrays and field as for
+/// longest_delays), 0 for none: the maximum of longest_delays, for a class that needs one figure
+/// for the node (IntFire's queues). Where arrays have dropped their addresses it reads each
+/// Sparse store into the field in slot order, one pass that need not know whose entry a slot is
+/// (longest_delays walks the message's rows to tell the objects apart).
+template <class F>
+ANTLER_API double longest_delay(const DataElement* e,
+                                const std::vector<const EdgeArray<F>*>& arrays,
+                                const char* field = "synapse");
+extern template double longest_delay(const DataElement*,
+                                     const std::vector<const EdgeArray<Synapse>*>&, const char*);
+extern template double longest_delay(const DataElement*,
+                                     const std::vector<const EdgeArray<CompactSynapse>*>&,
+                                     const char*);
+
 /// What a Sparse message's delivery may skip for addSpike (see core/dest_finfo.hpp).
 template <>
 struct DestPrefetch<&Synapse::addSpike> {

@@ -512,6 +512,24 @@ TEST_CASE("the longest delay of each handler, read from the stores while its arr
     CAPTURE(i);
     CHECK(got[i - e->localBegin()] == want[i]);
   }
+  // The node's one figure (IntFire's queues): the largest of its handlers'. Without handler 3's
+  // array (its own entry, 9 dt, read there), the stores are read in slot order, handler 3's lent
+  // entry (a2, 4 dt) among the others.
+  double node = 0.0, others = 0.0;
+  std::vector<const EdgeArray<Synapse>*> rest;
+  bool restCompacted = false;
+  for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
+    node = std::max(node, want[i]);
+    if (i == 3) {
+      others = std::max(others, 4 * dt);
+      continue;
+    }
+    others = std::max(others, want[i]);
+    rest.push_back(arrays[i - e->localBegin()]);
+    restCompacted = restCompacted || rest.back()->compacted();
+  }
+  CHECK(longest_delay(e, arrays) == node);
+  if (restCompacted && rest.size() < arrays.size()) CHECK(longest_delay(e, rest) == others);
   // Read without rebuilding anything.
   for (const EdgeArray<Synapse>* arr : arrays) compacted -= arr->compacted();
   CHECK(compacted == 0);
