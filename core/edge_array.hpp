@@ -259,6 +259,14 @@ class EdgeArray {
   }
   /// Whether the array has dropped its addresses until next needed (see the file comment).
   bool compacted() const { return rep_ && rep_->compacted.load(std::memory_order_acquire); }
+  /// Whether every entry is a slot of a store (no own block holds one): the stores that lent
+  /// them then hold all the array's values, and a pass over them in slot order reads them
+  /// without the addresses (which scatter the entries over the stores).
+  bool allLent() const {
+    if (!rep_) return true;
+    return std::none_of(rep_->sources.begin(), rep_->sources.end(),
+                        [](const Source& s) { return !s.store && s.used; });
+  }
   /// New entries are default-constructed and owned; entries past n are dropped (a lent one's
   /// slot stops being live).
   void resize(std::size_t n) {

@@ -492,13 +492,46 @@ TEST_CASE("the longest delay of each handler, read from the stores while its arr
   const std::vector<double> d{3 * dt, 7 * dt, 2 * dt, 1 * dt, 9 * dt, 4 * dt, 5 * dt, 6 * dt};
   Field<double>::setVec(s, syn.id, "delay", d);
   const std::vector<double> want{7 * dt, 2 * dt, 0.0, 9 * dt, 6 * dt};  // max over each's entries
+  const auto* e = static_cast<const DataElement*>(antler::test::element(h));
+  // The node's one figure (IntFire's queues): the largest of its handlers'. Without handler 3's
+  // array (its own entry, 9 dt, read through its addresses), the stores are read in slot order,
+  // handler 3's lent entry (a2, 4 dt) among the others. Before the run (the arrays have their
+  // addresses: those without own entries are read in the stores all the same) and after it (the
+  // arrays compacted).
+  auto check_node = [&](const std::vector<const EdgeArray<Synapse>*>& arrays) {
+    double node = 0.0, others = 0.0;
+    std::vector<const EdgeArray<Synapse>*> rest;
+    bool restStores = false;
+    for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
+      node = std::max(node, want[i]);
+      const EdgeArray<Synapse>* arr = arrays[i - e->localBegin()];
+      if (i == 3) {
+        CHECK_FALSE(arr->allLent());
+        others = std::max(others, 4 * dt);
+        continue;
+      }
+      CHECK(arr->allLent());
+      others = std::max(others, want[i]);
+      rest.push_back(arr);
+      restStores = restStores || arr->size() > 0;
+    }
+    CHECK(longest_delay(e, arrays) == node);
+    if (restStores && rest.size() < arrays.size()) CHECK(longest_delay(e, rest) == others);
+  };
+  {
+    std::vector<const EdgeArray<Synapse>*> before;
+    for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
+      before.push_back(&reinterpret_cast<SimpleSynHandler*>(e->localData(i))->synapses());
+      CHECK_FALSE(before.back()->compacted());
+    }
+    check_node(before);
+  }
   s.setClock(0, dt);
   s.useClock(0, "/a");
   s.useClock(0, "/b");
   s.useClock(0, "/h");
   s.reinit();
   s.start(2 * dt);
-  const auto* e = static_cast<const DataElement*>(antler::test::element(h));
   std::vector<const EdgeArray<Synapse>*> arrays;
   std::size_t compacted = 0;
   for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
@@ -512,24 +545,7 @@ TEST_CASE("the longest delay of each handler, read from the stores while its arr
     CAPTURE(i);
     CHECK(got[i - e->localBegin()] == want[i]);
   }
-  // The node's one figure (IntFire's queues): the largest of its handlers'. Without handler 3's
-  // array (its own entry, 9 dt, read there), the stores are read in slot order, handler 3's lent
-  // entry (a2, 4 dt) among the others.
-  double node = 0.0, others = 0.0;
-  std::vector<const EdgeArray<Synapse>*> rest;
-  bool restCompacted = false;
-  for (Index i = e->localBegin(); i < e->localEnd(); ++i) {
-    node = std::max(node, want[i]);
-    if (i == 3) {
-      others = std::max(others, 4 * dt);
-      continue;
-    }
-    others = std::max(others, want[i]);
-    rest.push_back(arrays[i - e->localBegin()]);
-    restCompacted = restCompacted || rest.back()->compacted();
-  }
-  CHECK(longest_delay(e, arrays) == node);
-  if (restCompacted && rest.size() < arrays.size()) CHECK(longest_delay(e, rest) == others);
+  check_node(arrays);
   // Read without rebuilding anything.
   for (const EdgeArray<Synapse>* arr : arrays) compacted -= arr->compacted();
   CHECK(compacted == 0);
