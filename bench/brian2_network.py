@@ -374,18 +374,16 @@ def bench(name, args, workdir):
             print("check: mean Vm, synapses on IntFire %.6f, SimpleSynHandler %.6f: %s"
                   % (a, h, "agree within 5 %" if same else "DIFFER by more than 5 %"))
             ok = ok and same
-    for nodes, r in compact.items():
-        t = min(r["times"])
-        line = "%-34s %10.4f %10.2f" % ("  CompactSynapse layout, -n %d" % nodes, ms(t), t / bb)
-        if nodes in ant:
-            line += "   / Synapse: %.2f" % (t / min(ant[nodes]["times"]))
-        print(line)
-    for nodes, r in hcompact.items():
-        t = min(r["times"])
-        line = "%-34s %10.4f %10.2f" % ("  handlers' CompactSynapse, -n %d" % nodes, ms(t), t / bb)
-        if nodes in handler:
-            line += "   / handlers' Synapse: %.2f" % (t / min(handler[nodes]["times"]))
-        print(line)
+    # Each compact layout against the same holder's double-precision Synapse.
+    for runs, label, base, base_label in ((compact, "CompactSynapse layout", ant, "Synapse"),
+                                          (hcompact, "handlers' CompactSynapse", handler,
+                                           "handlers' Synapse")):
+        for nodes, r in runs.items():
+            t = min(r["times"])
+            line = "%-34s %10.4f %10.2f" % ("  %s, -n %d" % (label, nodes), ms(t), t / bb)
+            if nodes in base:
+                line += "   / %s: %.2f" % (base_label, t / min(base[nodes]["times"]))
+            print(line)
     ant_own = ant
     if not ant:
         ant = compact or handler or hcompact
