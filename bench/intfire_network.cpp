@@ -7,7 +7,7 @@
 //
 // Usage: intfire_network [N [steps [repetitions [antler|handler|ring|queue|heap]]]]
 //        (defaults: 100000 1000 3). Naming one side times only that side on one thread, without
-//        the checks (for profiling).
+//        the checks (for profiling); antler and handler then also print where a step goes.
 //
 // The model, built through the Shell (shape for N neurons):
 //   /net/input     N/10 RandSpike, rate 10 Hz, refractT 0                       (tick 0)
@@ -588,6 +588,38 @@ int main(int argc, char** argv) {
     return rt.finish(2);
   }
 
+  // One more run of antler at k threads with the clock's phase timers on, after an untimed run
+  // (see "where a step goes" below): its lines, per OS thread and per Element, appended to out.
+  auto antler_phases = [&](unsigned k, std::vector<std::string>& out) {
+    s.setNumThreads(k);
+    run_antler();
+    s.reinit();
+    rt.simulation().clock().setPhaseTimers(true);
+    const double t = run_antler();
+    const PhaseTimes& pt = rt.simulation().clock().phaseTimes();
+    rt.simulation().clock().setPhaseTimers(false);
+    const double us = 1e6 / steps;
+    for (std::size_t w = 0; w < pt.threads.size(); ++w) {
+      const PhaseTimes::Phases& p = pt.threads[w];
+      char buf[512];
+      std::snprintf(
+          buf, sizeof buf,
+          "  antler, %u thread(s), OS thread %zu: process %.1f, predicted reductions %.1f, "
+          "exchange %.1f, primary reductions %.1f, deliver %.1f, reduce %.1f, barriers "
+          "%.1f; sum %.1f of %.1f",
+          k, w, p.process * us, p.predicted * us, p.exchange * us, p.primary * us, p.deliver * us,
+          p.reduce * us, p.wait * us, p.total() * us, t * us);
+      out.emplace_back(buf);
+    }
+    std::string el = "    process by Element (all threads):";
+    for (const auto& [id, sec] : pt.elements) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, " %s %.1f", s.path(id).c_str(), sec * us);
+      el += buf;
+    }
+    out.push_back(el);
+  };
+
   if (!only.empty()) {
     // Profiling: one side only, no checks; antler at the first count ANTLER_BENCH_THREADS lists.
     const unsigned threads = (only == "antler" || only == "handler") && more ? listed[0] : 1;
@@ -600,6 +632,12 @@ int main(int argc, char** argv) {
                                                                   : run_hand(heap));
     std::printf("  %s, %u thread(s): %.4f s  %.3f ms/step  %.2f ns/neuron-step\n", only.c_str(),
                 threads, best, 1e3 * best / steps, 1e9 * best / steps / n);
+    if (only == "antler" || only == "handler") {
+      // Where its step goes: one more run with the phase timers on (us per step).
+      std::vector<std::string> lines;
+      antler_phases(threads, lines);
+      for (const std::string& l : lines) std::printf("%s\n", l.c_str());
+    }
     s.clearModel();
     return rt.finish(0);
   }
@@ -654,35 +692,7 @@ int main(int argc, char** argv) {
   // runs' best of `reps` leaves out and one timed run would not (2 threads after 1: the second
   // thread's delivery took twice the first's) ----
   std::vector<std::string> phaseLines;
-  for (unsigned k : {1u, 2u}) {
-    s.setNumThreads(k);
-    run_antler();
-    s.reinit();
-    rt.simulation().clock().setPhaseTimers(true);
-    const double t = run_antler();
-    const PhaseTimes& pt = rt.simulation().clock().phaseTimes();
-    rt.simulation().clock().setPhaseTimers(false);
-    const double us = 1e6 / steps;
-    for (std::size_t w = 0; w < pt.threads.size(); ++w) {
-      const PhaseTimes::Phases& p = pt.threads[w];
-      char buf[512];
-      std::snprintf(
-          buf, sizeof buf,
-          "  antler, %u thread(s), OS thread %zu: process %.1f, predicted reductions %.1f, "
-          "exchange %.1f, primary reductions %.1f, deliver %.1f, reduce %.1f, barriers "
-          "%.1f; sum %.1f of %.1f",
-          k, w, p.process * us, p.predicted * us, p.exchange * us, p.primary * us, p.deliver * us,
-          p.reduce * us, p.wait * us, p.total() * us, t * us);
-      phaseLines.emplace_back(buf);
-    }
-    std::string el = "    process by Element (all threads):";
-    for (const auto& [id, sec] : pt.elements) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, " %s %.1f", s.path(id).c_str(), sec * us);
-      el += buf;
-    }
-    phaseLines.push_back(el);
-  }
+  for (unsigned k : {1u, 2u}) antler_phases(k, phaseLines);
   s.setNumThreads(1);
   {
     queue.setTimed(true);

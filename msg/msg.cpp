@@ -137,8 +137,8 @@ void SparseMsg::setRandomConnectivity(double p, std::uint64_t seed) {
     throw ValueError("setRandomConnectivity: probability " + std::to_string(p) +
                      " is not in [0, 1]");
   const Index nsrc = src()->numData(), ndest = dest()->numData();
-  std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
-  std::vector<Index> ent;
+  Offsets rs(static_cast<std::size_t>(nsrc) + 1, 0);
+  Columns ent;
   if (p > 0.0)
     ent.reserve(static_cast<std::size_t>(p * nsrc * static_cast<double>(ndest) * 1.05) + 16);
   // Each row draws from its own stream keyed by (seed, row), so the matrix does not depend on the
@@ -177,10 +177,10 @@ void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> d
                        " out of range for " + dest()->path() + ", which has " +
                        std::to_string(ndest) + " entries");
   }
-  std::vector<std::uint64_t> rs(static_cast<std::size_t>(nsrc) + 1, 0);
+  Offsets rs(static_cast<std::size_t>(nsrc) + 1, 0);
   for (Index s : srcIdx) ++rs[s + 1];
   std::partial_sum(rs.begin(), rs.end(), rs.begin());
-  std::vector<Index> ent(srcIdx.size());
+  Columns ent(srcIdx.size());
   std::vector<std::uint64_t> fill(rs.begin(), rs.end() - 1);
   for (std::size_t k = 0; k < srcIdx.size(); ++k) ent[fill[srcIdx[k]]++] = destIdx[k];
   for (Index i = 0; i < nsrc; ++i)
@@ -188,23 +188,23 @@ void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> d
   setEntries(std::move(rs), std::move(ent));
 }
 
-void SparseMsg::setEntries(std::vector<std::uint64_t> rowStart, std::vector<Index> cols) {
+void SparseMsg::setEntries(Offsets rowStart, Columns cols) {
   unlendAll();
   rowStart_ = std::move(rowStart);
   cols_ = std::move(cols);
   {
     std::lock_guard<std::mutex> g(fieldsLock_);
-    std::vector<Index>().swap(fields_);
+    Columns().swap(fields_);
     fieldsBuilt_.store(false, std::memory_order_release);
   }
   assignFields();
   src()->context().touchTopology();
 }
 
-std::vector<Index> SparseMsg::computeFields() const {
+SparseMsg::Columns SparseMsg::computeFields() const {
   // As assignFields counts: a local parent's entries from its count before the first fill, in
   // entry (row) order; a remote parent's from 0 (this node never delivers to those).
-  std::vector<Index> out(cols_.size(), 0);
+  Columns out(cols_.size(), 0);
   if (!dest()->isField()) return out;
   auto* fe = static_cast<const FieldElement*>(dest());
   const Index lo = fe->localBegin(), hi = fe->localEnd();
