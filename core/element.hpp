@@ -118,6 +118,23 @@ class Element {
   std::vector<std::uint32_t> msgIds_;
 };
 
+/// A reduction that a class's process sweep feeds as it writes a data member out, so that the
+/// reduction need not read the objects again (ElementState::sweepStamp; the job of a Reduce
+/// message offers itself as one: reduce/reduce_finfo.hpp). Clock thread t's sweep of its slice
+/// [lo, hi) calls sweepBegin and, if it answers true, sweepBlock for consecutive blocks of at
+/// most 512 values from lo (the member's type, as the sweep left them), then sweepEnd with a
+/// stamp that no other sweep of the Element carries. Each call reaches thread t's partial only.
+/// (A sink answers false where its feeds go unused: a reduction asked for less often.)
+class SweepSink {
+ public:
+  virtual bool sweepBegin(unsigned t, Index lo, Index hi) = 0;
+  virtual void sweepBlock(unsigned t, const void* values, Index m, Index first) = 0;
+  virtual void sweepEnd(unsigned t, std::uint64_t stamp) = 0;
+
+ protected:
+  ~SweepSink() = default;
+};
+
 /// What a class keeps for a whole Element rather than per object (IntFire: the queues its
 /// neurons' events wait in). The class creates it (ProcFinfoBase::prepare, between
 /// runs, on one thread) and reaches it through the DataElement; it dies with the Element and is
@@ -137,6 +154,10 @@ class ElementState {
   /// answers only when nothing but its own process changes the member during a run, and forgets
   /// the copy when a Shell command writes to its objects (calledOutsideRun).
   virtual const void* memberCopy(std::ptrdiff_t /*offset*/) const { return nullptr; }
+  /// The stamp of clock thread t's last sweep that fed its SweepSinks, while the member it fed
+  /// is still as that sweep left it in t's slice; 0 otherwise. A sink whose partial carries this
+  /// stamp for the same slice holds the fold of the objects' present values.
+  virtual std::uint64_t sweepStamp(unsigned /*t*/) const { return 0; }
 };
 
 /// An Element that owns N objects of its class, block-distributed over the nodes (or all of them

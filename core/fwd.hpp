@@ -16,6 +16,7 @@ class DestFinfoBase;
 class SrcFinfoBase;
 class ProcFinfoBase;
 class FieldElementFinfoBase;
+class SweepSink;
 struct Id;
 struct ObjId;
 class Eref;

@@ -31,6 +31,10 @@ struct alignas(64) IntFire::Fired {
   std::vector<Index> at;
   Index lo = 0, n = 0;
   bool valid = false;
+  // The stamp of this thread's last sweep if it fed sinks (Ring::sinks) and Vm is still as it
+  // left it, else 0 (ElementState::sweepStamp); the sinks it is feeding.
+  std::uint64_t fedStamp = 0;
+  std::vector<SweepSink*> feeding;
 };
 
 class IntFire::Ring final : public ElementState, public detail::StepQueues {
@@ -60,6 +64,7 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
     onlyFeed = false;
     paramsValid = false;
     vmWritten.store(false, std::memory_order_relaxed);
+    for (Fired& f : fired) f.fedStamp = 0;
   }
   // Vm as the last process left it, one per neuron, written by the sweep when a Reduce message
   // reads Vm and nothing but process sets it during the run (prepare decides): a Stats of Vm
@@ -69,6 +74,16 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // Element off the clock is neither prepared, processed nor reinit).
   std::vector<double, HugeAllocator<double>> vm;
   bool writeVm = false;
+  // The jobs of the Reduce messages that read Vm which the sweep feeds as it goes, a chunk at a
+  // time while the chunk's Vm is in L1 (core/element.hpp, SweepSink): a Stats of Vm then reads
+  // neither the neurons nor a copy (at 1e6 neurons, 8 MB a step less written and read again).
+  // Set by prepare, on the same condition as writeVm, which then holds only for readers that
+  // cannot be fed (a Single message's, another type's). A sweep stamps what it fed (stamps).
+  std::vector<SweepSink*> sinks;
+  std::atomic<std::uint64_t> stamps{0};
+  std::uint64_t sweepStamp(unsigned t) const override {
+    return t < fired.size() ? fired[t].fedStamp : 0;
+  }
   std::atomic<bool> vmWritten{false};
   const void* memberCopy(std::ptrdiff_t offset) const override {
     return writeVm && offset == vmOffset() && vmWritten.load(std::memory_order_relaxed) ? vm.data()
@@ -285,7 +300,7 @@ void IntFire::processBlock(const DataElement* e, Index lo, IntFire* objs, Index 
        &processRows<Rows::feed, 2>, &processRows<Rows::feed, 3>}};
   const Rows rows = !r->feed ? Rows::own : r->onlyFeed ? Rows::feed : Rows::both;
   unsigned flags = (r->shared.load(std::memory_order_relaxed) ? kSharedParams : 0u) |
-                   (r->writeVm ? kCopyVm : 0u);
+                   (r->writeVm || !r->sinks.empty() ? kCopyVm : 0u);
   Fired* const fired = r->firedOf();
   if (fired && fired->valid && fired->lo == lo && fired->n == n &&
       !r->anyFar.load(std::memory_order_relaxed))
@@ -320,7 +335,22 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       for (Index i : fired->at) objs[i].tagged_ &= ~kSpiked;
     fired->at.clear();
   }
-  double* const vm = kCopy ? r->vm.data() + first : nullptr;  // Ring::vm
+  // Vm written out (kCopy): to the copy (Ring::vm) where the Ring keeps one, and to the sinks
+  // that take this sweep's values (Ring::sinks), a chunk at a time, from the copy or a buffer.
+  double* const vm = kCopy && r->writeVm ? r->vm.data() + first : nullptr;
+  unsigned feeds = 0;
+  const unsigned t = static_cast<unsigned>(PostOffice::thread());
+  if (fired) {
+    fired->fedStamp = 0;  // (Vm changes from here)
+    if constexpr (kCopy) {
+      fired->feeding.clear();
+      for (SweepSink* k : r->sinks)
+        if (k->sweepBegin(t, lo, lo + n)) fired->feeding.push_back(k);
+      feeds = static_cast<unsigned>(fired->feeding.size());
+    }
+  } else if constexpr (kCopy) {
+    for (Fired& f : r->fired) f.fedStamp = 0;
+  }
   double* fed = nullptr;
   if constexpr (kRows != Rows::own) {
     // The handlers' activations of this step (they ran it on an earlier tick with the same step).
@@ -334,8 +364,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
   // only there, in index order, as before.
   constexpr Index kChunk = 512;
   Index above[kChunk];
+  double chunkVm[kCopy ? kChunk : 1];
   for (Index c0 = 0; c0 < n; c0 += kChunk) {
     const Index c1 = std::min(n, c0 + kChunk);
+    double* const out = kCopy && vm ? vm + c0 : chunkVm;  // this chunk's Vm written out
     unsigned na = 0;
     for (Index i = c0; i < c1; ++i) {
       IntFire& x = objs[i];
@@ -386,7 +418,7 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       }
       v *= decay;  // decay == 1.0 - p->dt / tau
       x.Vm_ = v;
-      if constexpr (kCopy) vm[i] = v;
+      if constexpr (kCopy) out[i - c0] = v;
     }
     for (unsigned k = 0; k < na; ++k) {
       const Index i = above[k];
@@ -395,8 +427,10 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
       const double decay = kShared ? sharedDecay : decays[i];
       const double v = x.fireOrDecay(e, lo, objs, p, slack, thresh, decay, x.Vm_, fired);
       x.Vm_ = v;
-      if constexpr (kCopy) vm[i] = v;
+      if constexpr (kCopy) out[i - c0] = v;
     }
+    if constexpr (kCopy)
+      for (unsigned k = 0; k < feeds; ++k) fired->feeding[k]->sweepBlock(t, out, c1 - c0, lo + c0);
   }
   if constexpr (!kTest) std::fill(sum, sum + n, Ring::kNoEvents);
   if (fired) {
@@ -404,8 +438,12 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     fired->n = n;
     fired->valid = true;
   }
-  if constexpr (kCopy)
-    r->vmWritten.store(true, std::memory_order_relaxed);  // read after the phase's barrier
+  if (kCopy && vm) r->vmWritten.store(true, std::memory_order_relaxed);  // read after the barrier
+  if (feeds) {
+    const std::uint64_t stamp = r->stamps.fetch_add(1, std::memory_order_relaxed) + 1;
+    for (SweepSink* k : fired->feeding) k->sweepEnd(t, stamp);
+    fired->fedStamp = stamp;
+  }
 }
 
 [[gnu::always_inline]] inline double IntFire::fireOrDecay(const DataElement* e, Index lo,
@@ -459,19 +497,29 @@ bool IntFire::quiet(const Element* e) {
 }
 
 namespace {
-// True if a Reduce message reads e's Vm and no message sets it (so that during a run only
-// process changes Vm: IntFire::Ring::vm).
-bool reduced_vm_only(const DataElement* e) {
-  bool reduced = false;
+// The Reduce messages that read e's Vm, if no message sets it (so that during a run only
+// process changes Vm): the jobs the sweep can feed to `sinks`; true if any other reads it
+// (IntFire::Ring::vm and sinks).
+bool vm_readers(const DataElement* e, std::vector<SweepSink*>& sinks) {
+  sinks.clear();
+  bool other = false;
   for (std::uint32_t id : e->msgIds()) {
     const Msg* m = msg_context(*e).msgs().get(id);
     if (!m || m->dest() != e) continue;
-    if (m->kind() == MsgKind::reduce)
-      reduced = reduced || static_cast<const ReduceMsg*>(m)->getter()->name() == "Vm";
-    else if (m->destFinfo() && m->destFinfo()->name() == "setVm")
+    if (m->kind() == MsgKind::reduce) {
+      const auto* rm = static_cast<const ReduceMsg*>(m);
+      if (rm->getter()->name() != "Vm") continue;
+      SweepSink* k = rm->job() ? rm->job()->sweepSink(typeid(double)) : nullptr;
+      if (k)
+        sinks.push_back(k);
+      else
+        other = true;
+    } else if (m->destFinfo() && m->destFinfo()->name() == "setVm") {
+      sinks.clear();
       return false;
+    }
   }
-  return reduced;
+  return other;
 }
 }  // namespace
 
@@ -479,7 +527,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   Ring* r = make_state<Ring>(e);
   // Until the run's first step writes it, a reduction reads the neurons themselves.
   r->vmWritten.store(false);
-  r->writeVm = reduced_vm_only(e);
+  r->writeVm = vm_readers(e, r->sinks);
   r->vm.resize(r->writeVm ? r->n : 0);
   const DataElement* feed = SimpleSynHandler::directFeed(e, p);
   const bool newFeed = feed != r->feed;

@@ -63,11 +63,14 @@
 /// `spiked` is a double so that a Reduce message (e.g. from SpikeStats) can sum it into a
 /// population spike count.
 ///
-/// A Reduce message that reads Vm (a Stats of the population) folds a copy the neuron sweep
-/// writes as it goes, one double a neuron, rather than reading the 16-byte neurons again
-/// (ElementState::memberCopy): one pass over the neurons a step, not two. Only during a run,
-/// from its first step, and only when no message sets Vm (then process alone changes it, so the
-/// copy holds the values the neurons do and the reduction the same bits).
+/// A Reduce message that reads Vm (a Stats of the population) is fed by the neuron sweep itself,
+/// 512 neurons at a time while their Vm is in L1 (core/element.hpp: SweepSink), rather than
+/// reading the 16-byte neurons again: one pass over the neurons a step, not two. A reader the
+/// sweep cannot feed (a Single message's) folds a copy the sweep writes as it goes, one double a
+/// neuron (ElementState::memberCopy). Only during a run, and only when no message sets Vm (then
+/// process alone changes it, so the fed partial and the copy hold the values the neurons do and
+/// the reduction the same bits); otherwise, and where the sweep has not run since Vm last
+/// changed, the reduction reads the neurons.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -166,7 +169,8 @@ class alignas(16) IntFire {
   /// or the activations alone when the queues are known empty (feed).
   enum class Rows : unsigned { own, both, feed };
   /// kFlags of processRows: the neurons share thresh and decay (Ring::shared); the sweep writes
-  /// the Vm copy (Ring::vm); it tests no neuron's flags (Ring::Fired).
+  /// Vm out, to the copy (Ring::vm) and the sinks (Ring::sinks); it tests no neuron's flags
+  /// (Ring::Fired).
   static constexpr unsigned kSharedParams = 1, kCopyVm = 2, kNoFlagTest = 4;
   /// fired: the calling clock thread's record (Ring::fired), or nullptr outside a run.
   template <Rows kRows, unsigned kFlags>

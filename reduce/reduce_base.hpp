@@ -23,9 +23,11 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/fwd.hpp"
 #include "core/id.hpp"
 
 namespace antler {
@@ -80,6 +82,9 @@ class ReduceBase {
   virtual void finishLocal() = 0;
   /// Calls the digest on the requesting object wherever it lives on this node.
   virtual void digest() = 0;
+  /// This job as a sink a process sweep may feed with the values of its targets' data member of
+  /// C++ type `member` (core/element.hpp, SweepSink), or nullptr if it reads them another way.
+  virtual SweepSink* sweepSink(const std::type_info& /*member*/) { return nullptr; }
 };
 
 namespace detail {
@@ -88,7 +93,22 @@ namespace detail {
 template <class R>
 struct alignas(64) Partial {
   R r;
+  // Set when a process sweep fed r (SweepSink): the sweep's stamp and slice; 0 once used.
+  std::uint64_t swept = 0;
+  Index sweptLo = 0, sweptHi = 0;
+  // A feed went unused (the reduction is asked for less often than the sweep runs): the sweep
+  // feeds again only after a primary fold found no feed.
+  bool skipSweeps = false;
 };
+
+/// r back to the identity, keeping its storage where R can (a step allocates nothing).
+template <class R>
+void reset_partial(R& r) {
+  if constexpr (requires { r.clear(); })
+    r.clear();
+  else
+    r = R{};
+}
 
 /// The serialized size bound of R: R::kSerializedSizeBound if R declares it, else sizeof(R) for a
 /// trivially copyable R (copied with memcpy), else 0 (unknown: the node stage assumes the worst).
@@ -117,7 +137,12 @@ template <class R>
 class TypedReduceJob : public ReduceBase {
  public:
   void reset(unsigned T) override {
-    partials_.assign(T, Partial<R>{});
+    // A partial a process sweep fed this round is kept (primary decides whether it holds).
+    if (partials_.size() != T)
+      partials_.assign(T, Partial<R>{});
+    else
+      for (Partial<R>& p : partials_)
+        if (!p.swept) reset_partial(p.r);
     result_ = R{};
   }
   void secondary() override {

@@ -171,18 +171,27 @@ std::pair<LoopFn<R, F>, OneFn<R, F>> select_loop(const std::type_info& src) {
 /// What every ReduceMsg's job does alike: the primary fold over the message's targets in a
 /// thread's slice, and who needs the result. A job adds its digest.
 template <class R, class F>
-class MsgReduceJob : public TypedReduceJob<R> {
+class MsgReduceJob : public TypedReduceJob<R>, public SweepSink {
  public:
   MsgReduceJob(const ReduceMsg& msg, LoopFn<R, F> loop, OneFn<R, F> one)
       : msg_(msg), loop_(loop), one_(one) {}
   std::uint64_t id() const override { return msg_.id(); }
   void primary(unsigned t, unsigned nthreads) override {
     auto [lo, hi] = thread_slice(msg_.dest(), t, nthreads);
-    R& r = this->partials_[t].r;
-    if constexpr (requires { r.clear(); })
-      r.clear();  // the identity, keeping its storage: a step allocates nothing
-    else
-      r = R{};
+    Partial<R>& part = this->partials_[t];
+    R& r = part.r;
+    if (part.swept) {
+      // The targets' process sweep fed this partial (SweepSink, below): it holds the fold of the
+      // slice's values if they are still as that sweep left them (the state says so by its
+      // stamp) and the slice is this one. Used once (secondary folds into partial 0).
+      const std::uint64_t stamp = part.swept;
+      part.swept = 0;
+      const ElementState* st =
+          PostOffice::inRun() ? static_cast<const DataElement*>(msg_.dest())->state() : nullptr;
+      if (st && part.sweptLo == lo && part.sweptHi == hi && st->sweepStamp(t) == stamp) return;
+    }
+    part.skipSweeps = false;
+    reset_partial(r);
     if (msg_.isSingle()) {
       const Target x = msg_.singleTarget();
       if (x.data >= lo && x.data < hi) one_(r, msg_.dest(), msg_.getter(), x.data, x.field);
@@ -214,6 +223,30 @@ class MsgReduceJob : public TypedReduceJob<R> {
       std::sort(out.begin(), out.end());
     }
   }
+
+  /// A sweep may feed this job where it folds a plain data member of type F of a DataElement's
+  /// objects, every target's (not a Single message's one), in blocks: what primary would read.
+  SweepSink* sweepSink(const std::type_info& member) override {
+    const Element* e = msg_.dest();
+    if (member != typeid(F) || msg_.isSingle() || e->isField() || loop_ != &reduce_loop<R, F, F>)
+      return nullptr;
+    return this;
+  }
+  bool sweepBegin(unsigned t, Index lo, Index hi) override {
+    if (t >= this->partials_.size()) return false;  // (not sized for this run's threads yet)
+    Partial<R>& part = this->partials_[t];
+    if (part.swept) part.skipSweeps = true;  // the last feed went unused
+    part.swept = 0;
+    if (part.skipSweeps) return false;
+    reset_partial(part.r);
+    part.sweptLo = lo;
+    part.sweptHi = hi;
+    return true;
+  }
+  void sweepBlock(unsigned t, const void* values, Index m, Index first) override {
+    fold_block(this->partials_[t].r, static_cast<const F*>(values), m, msg_.dest(), first);
+  }
+  void sweepEnd(unsigned t, std::uint64_t stamp) override { this->partials_[t].swept = stamp; }
 
  protected:
   /// The requesting object, or nullptr where this node does not hold it.

@@ -27,6 +27,14 @@
 /// Either way the values reduced are those process left, and the digest runs before the next
 /// process phase.
 ///
+/// A class whose process sweep writes a member out as it goes may feed the jobs that fold that
+/// member from the sweep itself, each chunk while it is in cache (core/element.hpp: SweepSink,
+/// ElementState::sweepStamp; IntFire's Vm). The sweep of thread t's slice fills thread t's
+/// partial in the same blocks primary would fold, and step 3 (or the early fold) keeps that
+/// partial instead of reading the objects when the state's stamp says the member is still as
+/// the sweep left it; otherwise it folds as above. Either way the partial holds the same values
+/// folded in the same blocks, so the same bits.
+///
 /// The node stage is one of three strategies, chosen per round (NodeStage):
 ///   allgather           every node's serialized partials go to every node, and every node folds
 ///                       them: O(P x partial) bytes per node, but no round of its own when the

@@ -193,7 +193,7 @@ TEST_CASE("a step without events leaves Vm's bits alone, a signed zero's sign in
   }
 }
 
-TEST_CASE("a Stats of Vm folds the copy IntFire's sweep writes, unless a message sets Vm") {
+TEST_CASE("a Stats of Vm is fed by IntFire's sweep, unless a message sets Vm") {
   // (tests/python/test_exact_stats.py checks that the copy gives the neurons' bits.)
   Model m;
   Shell& s = m.s;
@@ -224,13 +224,19 @@ TEST_CASE("a Stats of Vm folds the copy IntFire's sweep writes, unless a message
     for (double v : vm) sum += v;
     check_close(Field<double>::get(s, st, "mean"), sum / 7);
     CHECK(vm[0] == doctest::Approx(0.5 * std::pow(1.0 - 1e-3 / 0.01, 5)).epsilon(1e-14));
-    // The copy is this node's, of its neurons (each node holds one or more of the 7 here).
+    // The sweep fed this node's part of the Stats (each node holds one or more of the 7 here)
+    // and stamped it, the neurons' Vm still as it left them; with the fed Stats the only
+    // reader, it writes no copy of Vm.
     const auto* de = static_cast<const DataElement*>(antler::test::element(nrn.id));
     const auto* vf = static_cast<const ValueFinfoBase*>(de->cinfo()->findFinfo("Vm"));
     std::ptrdiff_t off = -1;
     REQUIRE(vf->memberOffset(de->localData(de->localBegin()), &off));
     REQUIRE(de->state());
-    CHECK((de->state()->memberCopy(off) != nullptr) == !setter);
+    CHECK((de->state()->sweepStamp(0) != 0) == !setter);
+    CHECK(de->state()->memberCopy(off) == nullptr);
+    // Vm set between runs (every neuron, on every node): the stamp no longer holds.
+    Field<double>::setVec(s, nrn.id, "Vm", vm);
+    CHECK(de->state()->sweepStamp(0) == 0);
     s.destroy(at);
   }
 }
