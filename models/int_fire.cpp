@@ -79,15 +79,24 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // neither the neurons nor a copy (at 1e6 neurons, 8 MB a step less written and read again).
   // Set by prepare, on the same condition as writeVm, which then holds only for readers that
   // cannot be fed (a Single message's, another type's). A sweep stamps what it fed (stamps).
+  // The sinks, the copy and the stamps hold only for the messages prepare saw: a run whose
+  // prepare did not reach this Element (one off the clock; one after an earlier prepare failed)
+  // may follow a message into setVm, or a reader's deletion. So each is used only while the
+  // context's topology (bumped by any message or Element made or deleted) is the one of the
+  // last prepare.
   std::vector<SweepSink*> sinks;
   std::atomic<std::uint64_t> stamps{0};
+  const Context* context = nullptr;
+  std::uint64_t topology = 0;
+  bool current() const { return context->topology() == topology; }
   std::uint64_t sweepStamp(unsigned t) const override {
-    return t < fired.size() ? fired[t].fedStamp : 0;
+    return t < fired.size() && current() ? fired[t].fedStamp : 0;
   }
   std::atomic<bool> vmWritten{false};
   const void* memberCopy(std::ptrdiff_t offset) const override {
-    return writeVm && offset == vmOffset() && vmWritten.load(std::memory_order_relaxed) ? vm.data()
-                                                                                        : nullptr;
+    return writeVm && offset == vmOffset() && vmWritten.load(std::memory_order_relaxed) && current()
+               ? vm.data()
+               : nullptr;
   }
   // (A function, not a static data member: libraries loaded beside libantler may hold a copy of
   // this file's code, and two definitions of one global are an ODR violation to the sanitizer.)
@@ -117,7 +126,8 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   double thresh = 0.0, decay = 1.0;
   std::vector<double> threshs, decays;
 
-  explicit Ring(const DataElement* e) : begin(e->localBegin()), n(e->numLocal()) {}
+  explicit Ring(const DataElement* e)
+      : begin(e->localBegin()), n(e->numLocal()), context(&e->context()) {}
   void want(std::uint64_t s) {
     std::uint64_t w = wanted.load(std::memory_order_relaxed);
     while (w < s && !wanted.compare_exchange_weak(w, s, std::memory_order_relaxed)) {
@@ -344,8 +354,9 @@ void IntFire::processRows(const DataElement* e, Ring* r, Index lo, IntFire* objs
     fired->fedStamp = 0;  // (Vm changes from here)
     if constexpr (kCopy) {
       fired->feeding.clear();
-      for (SweepSink* k : r->sinks)
-        if (k->sweepBegin(t, lo, lo + n)) fired->feeding.push_back(k);
+      if (r->current())
+        for (SweepSink* k : r->sinks)
+          if (k->sweepBegin(t, lo, lo + n)) fired->feeding.push_back(k);
       feeds = static_cast<unsigned>(fired->feeding.size());
     }
   } else if constexpr (kCopy) {
@@ -528,6 +539,7 @@ void IntFire::prepare(const DataElement* e, const ProcInfo& p, bool reinit) {
   // Until the run's first step writes it, a reduction reads the neurons themselves.
   r->vmWritten.store(false);
   r->writeVm = vm_readers(e, r->sinks);
+  r->topology = e->context().topology();
   r->vm.resize(r->writeVm ? r->n : 0);
   const DataElement* feed = SimpleSynHandler::directFeed(e, p);
   const bool newFeed = feed != r->feed;

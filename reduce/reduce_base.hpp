@@ -148,6 +148,9 @@ class TypedReduceJob : public ReduceBase {
   void secondary() override {
     for (std::size_t t = 1; t < partials_.size(); ++t)
       partials_[0].r.secondaryReduce(partials_[t].r);
+    // Folded: no partial holds a sweep's feed any more (where a primary did not run to use it:
+    // a thread whose fold failed).
+    for (Partial<R>& p : partials_) p.swept = 0;
   }
   void save(Writer& w) const override { w.put<R>(partials_[0].r); }
   std::size_t sizeBound() const override { return serialized_size_bound<R>(); }

@@ -136,3 +136,30 @@ def test_stats_of_intfire_vm_from_the_sweep_copy(model, stats_tick, stats_dt):
     assert len(np.frombuffer(ref[0])) == 54 and len(set(np.frombuffer(ref[0]))) > distinct
     for threads in (1, 2, 3):
         assert run(False, threads) == ref, threads
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stats_of_intfire_vm_after_the_neurons_leave_the_clock(model, threads):
+    # The Stats on a tick before the neurons': the sweep's last feed of a run goes unused. In
+    # the next run the neurons are off the clock (not prepared) and a message made between the
+    # runs sets their Vm: the Stats must read that Vm, not keep the old feed.
+    antler.setNumThreads(threads)
+    n = antler.vec(antler.IntFire("/s/n", 7))
+    n.initVm = np.linspace(0.1, 0.7, 7)
+    n.tau, n.thresh = 0.01, 10.0
+    st = antler.Stats("/s/st")
+    antler.connect(st, "reduce", n, "getVm", "Reduce")
+    for t in (0, 1, 2):
+        antler.setClock(t, 1e-4)
+    antler.useClock(1, "/s/st")
+    antler.useClock(2, "/s/n")
+    antler.reinit()
+    antler.start(5e-4)
+    antler.element("/s/n").tick = -1
+    pg = antler.PulseGen("/s/pg")
+    pg.baseLevel, pg.firstDelay, pg.firstLevel = 0.25, 1.0, 0.25
+    antler.connect(pg, "output", n, "setVm", "OneToAll")
+    antler.useClock(0, "/s/pg")
+    antler.start(1e-4)
+    assert list(n.Vm) == [0.25] * 7
+    assert st.mean == 0.25
