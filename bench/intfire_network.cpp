@@ -329,12 +329,24 @@ class HandNetwork {
     const double prob = (lost < 1.0 ? kInputRate / (1.0 - lost) : kInputRate) * kDt;
     const auto key = static_cast<std::uint64_t>(std::llround(t / kDt));
     const std::uint64_t seed = 0;  // the model's seed: this bench never sets one
-    for (std::size_t i = 0; i < inStream_.size(); ++i) {
-      if (t - inLastEvent_[i] + slack < kInputRefractT) continue;
-      Rng rng(seed, inStream_[i] + key);
-      if (prob >= 1.0 || rng.uniform() < prob) {
-        firedIn_.push_back(static_cast<Index>(i));
-        inLastEvent_[i] = t;
+    // The draws a chunk at a time, eight streams at once where the CPU can (first_draws, as
+    // RandSpike does), else one at a time for the inputs that may fire.
+    constexpr std::size_t kChunk = 256;
+    std::uint64_t draws[kChunk];
+    const bool batch = first_draws_vectorised();
+    for (std::size_t c = 0; c < inStream_.size(); c += kChunk) {
+      const std::size_t m = std::min(kChunk, inStream_.size() - c);
+      if (batch) {
+        for (std::size_t i = 0; i < m; ++i) draws[i] = inStream_[c + i] + key;
+        first_draws(seed, draws, draws, m);
+      }
+      for (std::size_t i = c; i < c + m; ++i) {
+        if (t - inLastEvent_[i] + slack < kInputRefractT) continue;
+        const std::uint64_t bits = batch ? draws[i - c] : Rng(seed, inStream_[i] + key).next();
+        if (prob >= 1.0 || Rng::toUniform(bits) < prob) {
+          firedIn_.push_back(static_cast<Index>(i));
+          inLastEvent_[i] = t;
+        }
       }
     }
     lap(phases_.inputs);

@@ -1,5 +1,6 @@
 #include "models/rand_spike.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/context.hpp"
@@ -32,24 +33,49 @@ void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, In
   const auto step = static_cast<std::uint64_t>(std::llround(p->currTime / p->dt));
   const std::uint64_t seed = e->context().seed();
   const double slack = detail::step_slack(p->dt);
-  for (Index i = 0; i < n; ++i) objs[i].step(Eref(e, lo + i), p, step, seed, slack);
-}
-
-void RandSpike::step(const Eref& e, ProcPtr p, std::uint64_t step, std::uint64_t seed,
-                     double slack) {
-  // Cleared only where set: a step that stores nothing leaves the object's cache line clean, so
-  // the sweep reads the objects without writing them all back.
-  if (fired_) [[unlikely]]
-    fired_ = false;
-  if (rate_ <= 0.0) return;
-  if (p->currTime - lastEvent_ + slack < refractT_) return;
-  if (!keyed_) keyStream(e);
-  const double prob = probability(p->dt);
-  Rng rng(seed, stream_ + step);
-  if (prob >= 1.0 || rng.uniform() < prob) {
-    spikeOut.send(e, p->currTime);
-    lastEvent_ = p->currTime;
-    fired_ = true;
+  const double t = p->currTime;
+  // The probability of the last (rate, refractT) seen: a population shares them, so the sweep
+  // computes it once (the same expression each time, so the same bits as per object).
+  double probRate = -1.0, probRefractT = 0.0, prob = 0.0;  // (no object draws at rate -1)
+  // Each object's draw is the first number of its stream (seed, stream + step). Where the CPU
+  // draws eight streams at once (first_draws_vectorised: ~0.4 ns a draw against ~3 one at a
+  // time), a chunk's draws are made up front, for every object, and those that do not fire this
+  // step (rate 0, refractory) are thrown away; elsewhere only those that may fire draw.
+  constexpr Index kChunk = 256;
+  std::uint64_t draws[kChunk];
+  const bool batch = first_draws_vectorised();
+  for (Index c = 0; c < n; c += kChunk) {
+    const Index m = std::min(kChunk, n - c);
+    RandSpike* const chunk = objs + c;
+    if (batch) {
+      for (Index i = 0; i < m; ++i) draws[i] = chunk[i].stream_ + step;
+      first_draws(seed, draws, draws, m);
+    }
+    for (Index i = 0; i < m; ++i) {
+      RandSpike& o = chunk[i];
+      // Cleared only where set: a step that stores nothing leaves the object's cache line
+      // clean, so the sweep reads the objects without writing them all back.
+      if (o.fired_) [[unlikely]]
+        o.fired_ = false;
+      if (o.rate_ <= 0.0) continue;
+      if (t - o.lastEvent_ + slack < o.refractT_) continue;
+      if (o.rate_ != probRate || o.refractT_ != probRefractT) [[unlikely]] {
+        prob = probability(o.rate_, o.refractT_, p->dt);
+        probRate = o.rate_, probRefractT = o.refractT_;
+      }
+      std::uint64_t bits;
+      if (!o.keyed_) [[unlikely]] {
+        o.keyStream(Eref(e, lo + c + i));
+        bits = Rng(seed, o.stream_ + step).next();
+      } else {
+        bits = batch ? draws[i] : Rng(seed, o.stream_ + step).next();
+      }
+      if (prob >= 1.0 || Rng::toUniform(bits) < prob) [[unlikely]] {
+        spikeOut.send(Eref(e, lo + c + i), t);
+        o.lastEvent_ = t;
+        o.fired_ = true;
+      }
+    }
   }
 }
 

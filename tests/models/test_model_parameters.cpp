@@ -147,46 +147,51 @@ std::vector<long> rand_spike_steps(const std::string& path, std::uint64_t global
 }  // namespace
 
 TEST_CASE("RandSpike: rate, refractT and seed give the spikes of its global-index stream") {
-  Model m;
-  Shell& s = m.s;
-  const Index n = 23;  // an odd size: every node count splits it unevenly
-  const double dt = 1.0 / 1024;
-  const long steps = 300;
-  const std::uint64_t seed = 97;
-  const ObjId rs = m.s.create("RandSpike", "/rs", n);
-  const ObjId tab = m.s.create("Table", "/spikes", n);
-  std::vector<double> rate(n), refract(n);
-  std::vector<long> refractSteps(n);
-  for (Index i = 0; i < n; ++i) {
-    // rates from 20 to 680 Hz; refractT 0 to 6 steps: rate * refractT spans 0 to above 1 (where
-    // realRate falls back to rate); object 7 has rate * dt >= 1 and fires whenever it may.
-    rate[i] = i == 7 ? 1500.0 : 20.0 + 30.0 * i;
-    refractSteps[i] = static_cast<long>(i % 7);
-    refract[i] = refractSteps[i] * dt;
-  }
-  Field<double>::setVec(s, rs.id, "rate", rate);
-  Field<double>::setVec(s, rs.id, "refractT", refract);
-  m.s.addMsg("OneToOne", rs, "spikeOut", tab, "input");
-  antler::test::set_base_dt(s, dt);
-  m.s.setClock(0, dt);
-  m.s.useClock(0, "/rs");
-  m.s.useClock(0, "/spikes");
-  m.s.seed(seed);
-  for (unsigned threads : {1u, 3u}) {
-    CAPTURE(threads);
-    m.s.setNumThreads(threads);
-    m.s.reinit();
-    m.s.start(steps * dt);
-    const auto last = Field<double>::getVec(s, rs.id, "lastEvent");
+  // 23: an odd size, every node count splits it unevenly, each object its own rate and refractT;
+  // 600: past the sweep's chunks of 256 draws, in runs of objects that share rate or refractT.
+  for (const Index n : {Index{23}, Index{600}}) {
+    CAPTURE(n);
+    const Index rateRun = n > 23 ? 41 : 1, refractRun = n > 23 ? 37 : 1;
+    Model m;
+    Shell& s = m.s;
+    const double dt = 1.0 / 1024;
+    const long steps = 300;
+    const std::uint64_t seed = 97;
+    const ObjId rs = m.s.create("RandSpike", "/rs", n);
+    const ObjId tab = m.s.create("Table", "/spikes", n);
+    std::vector<double> rate(n), refract(n);
+    std::vector<long> refractSteps(n);
     for (Index i = 0; i < n; ++i) {
-      CAPTURE(i);
-      std::vector<double> want;
-      for (long s : rand_spike_steps("/rs", i, seed, rate[i], refractSteps[i], dt, steps))
-        want.push_back(s * dt);
-      REQUIRE(!want.empty());
-      CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
-      CHECK(last[i] == want.back());
+      // rates from 20 to 680 Hz; refractT 0 to 6 steps: rate * refractT spans 0 to above 1 (where
+      // realRate falls back to rate); object 7 has rate * dt >= 1 and fires whenever it may.
+      rate[i] = i % 23 == 7 ? 1500.0 : 20.0 + 30.0 * (i / rateRun % 23);
+      refractSteps[i] = static_cast<long>(i / refractRun % 7);
+      refract[i] = refractSteps[i] * dt;
     }
+    Field<double>::setVec(s, rs.id, "rate", rate);
+    Field<double>::setVec(s, rs.id, "refractT", refract);
+    m.s.addMsg("OneToOne", rs, "spikeOut", tab, "input");
+    antler::test::set_base_dt(s, dt);
+    m.s.setClock(0, dt);
+    m.s.useClock(0, "/rs");
+    m.s.useClock(0, "/spikes");
+    m.s.seed(seed);
+    for (unsigned threads : {1u, 3u}) {
+      CAPTURE(threads);
+      m.s.setNumThreads(threads);
+      m.s.reinit();
+      m.s.start(steps * dt);
+      const auto last = Field<double>::getVec(s, rs.id, "lastEvent");
+      for (Index i = 0; i < n; ++i) {
+        CAPTURE(i);
+        std::vector<double> want;
+        for (long s : rand_spike_steps("/rs", i, seed, rate[i], refractSteps[i], dt, steps))
+          want.push_back(s * dt);
+        REQUIRE(!want.empty());
+        CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
+        CHECK(last[i] == want.back());
+      }
+    }
+    m.s.seed(0);
   }
-  m.s.seed(0);
 }
