@@ -54,11 +54,15 @@ bool first_draws_vectorised();
 
 namespace detail {
 /// first_draws one stream at a time, and eight at once (false, nothing written, where the CPU
-/// lacks AVX512F and AVX512DQ): each path on its own, for the test that compares them.
+/// lacks AVX512F or AVX512DQ): each path on its own, for the test that compares them.
 void first_draws_scalar(std::uint64_t seed, const std::uint64_t* keys, std::uint64_t* out,
                         std::size_t n);
 bool first_draws_avx512(std::uint64_t seed, const std::uint64_t* keys, std::uint64_t* out,
                         std::size_t n);
+/// Off: first_draws and its callers go one stream at a time even where the CPU could go eight
+/// (a test's, to run both paths of a caller on one machine); on: as the CPU allows. Returns
+/// first_draws_vectorised() after the change.
+bool set_first_draws_vectorised(bool on);
 }  // namespace detail
 
 }  // namespace antler

@@ -53,9 +53,10 @@ class IntFire::Ring final : public ElementState, public detail::StepQueues {
   // except where every weight of the step was -0.0 and Vm was -0.0, which then stays -0.0.)
   static constexpr double kNoEvents = -0.0;
   std::vector<double, HugeAllocator<double>> sums;
-  // The SimpleSynHandler Element that feeds it directly. Read only by processBlock, which runs
-  // only in a run whose prepare set it (the clock prepares every Element it processes, every
-  // run): unlike the sinks it is never used after a prepare that did not reach this Element.
+  // The SimpleSynHandler Element that feeds it directly. Followed only by processBlock, which
+  // runs only in a run whose prepare set it (the clock prepares every Element it processes,
+  // every run; prepare only compares the old pointer): unlike the sinks it is never followed
+  // after a prepare that did not reach this Element.
   const DataElement* feed = nullptr;
   // With a feed: true if the queues are empty and no neuron has events aside, so that a step
   // need read only the feed. Found at a run's start (a scan, when not known). During a fed run

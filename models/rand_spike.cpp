@@ -18,6 +18,8 @@ std::uint64_t fnv1a(const std::string& s) {
 }
 }  // namespace
 
+static_assert(sizeof(RandSpike) == 40, "a step reads every object: keep it small");
+
 void RandSpike::keyStream(const Eref& e) {
   // The path (not the Id, which changes when a model is rebuilt) keeps two RandSpike elements on
   // different streams and a rebuilt model on the same ones.
@@ -35,12 +37,14 @@ void RandSpike::processBlock(const DataElement* e, Index lo, RandSpike* objs, In
   const double slack = detail::step_slack(p->dt);
   const double t = p->currTime;
   // The probability of the last (rate, refractT) seen: a population shares them, so the sweep
-  // computes it once (the same expression each time, so the same bits as per object).
+  // computes it once for each run of neighbouring objects with the same values (the same
+  // expression each time, so the same bits as per object).
   double probRate = -1.0, probRefractT = 0.0, prob = 0.0;  // (no object draws at rate -1)
   // Each object's draw is the first number of its stream (seed, stream + step). Where the CPU
   // draws eight streams at once (first_draws_vectorised: ~0.4 ns a draw against ~3 one at a
-  // time), a chunk's draws are made up front, for every object, and those that do not fire this
-  // step (rate 0, refractory) are thrown away; elsewhere only those that may fire draw.
+  // time), a chunk's draws are made up front, for every object, and those of the objects that do
+  // not draw this step (rate <= 0, refractory, probability >= 1) are thrown away; elsewhere only
+  // the objects that draw do.
   constexpr Index kChunk = 256;
   std::uint64_t draws[kChunk];
   const bool batch = first_draws_vectorised();

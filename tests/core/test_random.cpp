@@ -37,6 +37,12 @@ TEST_CASE("first_draws gives each stream's first number, on every path") {
       got = keys;  // in place, through the dispatching call
       antler::first_draws(seed, got.data(), got.data(), n);
       CHECK(got == want);
+
+      CHECK_FALSE(antler::detail::set_first_draws_vectorised(false));  // one at a time
+      got = keys;
+      antler::first_draws(seed, got.data(), got.data(), n);
+      CHECK(got == want);
+      CHECK(antler::detail::set_first_draws_vectorised(true) == wide);
     }
   }
 }

@@ -176,22 +176,28 @@ TEST_CASE("RandSpike: rate, refractT and seed give the spikes of its global-inde
     m.s.useClock(0, "/rs");
     m.s.useClock(0, "/spikes");
     m.s.seed(seed);
-    for (unsigned threads : {1u, 3u}) {
-      CAPTURE(threads);
-      m.s.setNumThreads(threads);
-      m.s.reinit();
-      m.s.start(steps * dt);
-      const auto last = Field<double>::getVec(s, rs.id, "lastEvent");
-      for (Index i = 0; i < n; ++i) {
-        CAPTURE(i);
-        std::vector<double> want;
-        for (long s : rand_spike_steps("/rs", i, seed, rate[i], refractSteps[i], dt, steps))
-          want.push_back(s * dt);
-        REQUIRE(!want.empty());
-        CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
-        CHECK(last[i] == want.back());
+    // Both of the sweep's paths on any machine: the draws made eight streams at once up front
+    // (where the CPU can), and one object at a time.
+    for (const bool wide : {true, false}) {
+      CAPTURE(antler::detail::set_first_draws_vectorised(wide));
+      for (unsigned threads : {1u, 3u}) {
+        CAPTURE(threads);
+        m.s.setNumThreads(threads);
+        m.s.reinit();
+        m.s.start(steps * dt);
+        const auto last = Field<double>::getVec(s, rs.id, "lastEvent");
+        for (Index i = 0; i < n; ++i) {
+          CAPTURE(i);
+          std::vector<double> want;
+          for (long s : rand_spike_steps("/rs", i, seed, rate[i], refractSteps[i], dt, steps))
+            want.push_back(s * dt);
+          REQUIRE(!want.empty());
+          CHECK(Field<std::vector<double>>::get(s, ObjId(tab.id, i), "vector") == want);
+          CHECK(last[i] == want.back());
+        }
       }
     }
+    antler::detail::set_first_draws_vectorised(true);
     m.s.seed(0);
   }
 }
