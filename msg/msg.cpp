@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -186,6 +187,50 @@ void SparseMsg::pairFill(std::span<const Index> srcIdx, std::span<const Index> d
   for (Index i = 0; i < nsrc; ++i)
     std::sort(ent.begin() + static_cast<long>(rs[i]), ent.begin() + static_cast<long>(rs[i + 1]));
   setEntries(std::move(rs), std::move(ent));
+}
+
+void SparseMsg::forEachPairField(std::span<const Index> srcIdx, std::span<const Index> destIdx,
+                                 const std::function<void(std::size_t, Index)>& fn) const {
+  if (!dest()->isField()) throw InternalError("forEachPairField: the destination is not a field");
+  auto* fe = static_cast<const FieldElement*>(dest());
+  const Index lo = fe->localBegin(), hi = fe->localEnd();
+  // A stable counting sort of the pairs by key (the pairs in `in` order, or 0 .. n-1).
+  auto by = [&]<class K>(std::span<const Index> key, Index keys, const std::vector<K>* in) {
+    std::vector<std::uint64_t> start(static_cast<std::size_t>(keys) + 1, 0);
+    for (Index x : key) ++start[x + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<K> out(key.size());
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      const K k = in ? (*in)[i] : static_cast<K>(i);
+      out[start[key[k]]++] = k;
+    }
+    return out;
+  };
+  // Pairs by parent, each parent's in row order (by source, then as given): its field order.
+  auto visit = [&]<class K>(K) {
+    std::vector<K> order;
+    if (std::is_sorted(srcIdx.begin(), srcIdx.end())) {
+      order = by(destIdx, dest()->numData(), static_cast<const std::vector<K>*>(nullptr));
+    } else {
+      const std::vector<K> bySource =
+          by(srcIdx, src()->numData(), static_cast<const std::vector<K>*>(nullptr));
+      order = by(destIdx, dest()->numData(), &bySource);
+    }
+    Index parent = lo, f = 0;
+    for (K k : order) {
+      const Index d = destIdx[k];
+      if (d < lo || d >= hi) continue;
+      if (d != parent) {
+        parent = d;
+        f = 0;
+      }
+      fn(k, (filled_ ? base_[d - lo] : 0) + f++);
+    }
+  };
+  if (srcIdx.size() <= std::numeric_limits<std::uint32_t>::max())
+    visit(std::uint32_t{});
+  else
+    visit(std::uint64_t{});
 }
 
 void SparseMsg::setEntries(Offsets rowStart, Columns cols) {

@@ -71,7 +71,7 @@ const char* op_name(const ByteBuffer& cmd) {
       "getVec",      "setVec",          "getLookup",   "setLookup", "call",
       "setClock",    "useClock",        "reinit",      "start",     "setNumThreads",
       "clearModel",  "syncDataHandler", "reduceNow",   "seed",      "loadLibrary",
-      "blockReduce", "allToAll",        "phaseTimers", "extension"};
+      "blockReduce", "allToAll",        "phaseTimers", "pairFill",  "extension"};
   static_assert(std::size(names) == static_cast<std::size_t>(Op::extension) + 1);
   std::uint32_t op = ~0u;
   if (cmd.size() >= 4) std::memcpy(&op, cmd.data(), 4);
@@ -112,6 +112,7 @@ constexpr std::pair<Op, CommandHandler> kCommands[] = {
     {Op::blockReduce, block_reduce_handler},
     {Op::allToAll, all_to_all_handler},
     {Op::phaseTimers, handler<PhaseTimers, do_phase_timers>()},
+    {Op::pairFillValues, do_pair_fill_values},
     {Op::extension, do_extension},
 };
 

@@ -70,6 +70,30 @@ void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info
   dispatch(c);
 }
 
+void Shell::pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest,
+                     const std::vector<PairValues>& fields) {
+  if (fields.empty()) return pairFill(msg, src, dest);
+  ByteBuffer c = command(Op::pairFillValues);
+  Writer w(c);
+  w.put<std::uint32_t>(msg);
+  ArrayView<Index>(src).write(w);
+  ArrayView<Index>(dest).write(w);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(fields.size()));
+  for (const PairValues& f : fields) {
+    if (!f.type || !f.pack) throw ValueError("pairFill: field '" + f.field + "' has no values");
+    w.put<std::string>(f.field);
+    put_type(w, *f.type);
+    const std::size_t at = c.size();  // the count and the bytes, written once packed
+    w.put<std::uint64_t>(0).put<std::uint64_t>(0);
+    const std::size_t begin = c.size();
+    const std::uint64_t n = f.pack(c);
+    const std::uint64_t bytes = c.size() - begin;
+    std::memcpy(c.data() + at, &n, sizeof n);
+    std::memcpy(c.data() + at + sizeof n, &bytes, sizeof bytes);
+  }
+  dispatch(c);
+}
+
 void Shell::setAllPacked(ObjId obj, std::string_view field, const std::type_info& type,
                          const ByteBuffer& value) {
   ByteBuffer c = command(Op::setAll);

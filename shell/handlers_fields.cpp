@@ -243,6 +243,84 @@ void do_set_vec(Simulation& sim, Reader& r, Writer&) {
   tell_state(sim, e);
 }
 
+/// pairFill with field values (Shell::pairFill's PairValues): every check first, on every node
+/// alike (metadata and the values themselves), then the fill, then the values, each written by
+/// the node that holds its entry's parent. Only fields whose setter cannot fail once the checks
+/// passed are taken (a plain member, or a setter whose verdict depends on the value alone), so
+/// that nothing can fail after the fill.
+void do_pair_fill_values(Simulation& sim, Reader& r, Writer&) {
+  const auto id = r.get<std::uint32_t>();
+  const auto src = r.get<ArrayView<Index>>();
+  const auto dest = r.get<ArrayView<Index>>();
+  const auto nf = r.get<std::uint32_t>();
+  auto* m = static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "pairFill"));
+  Element* e = m->dest();
+  if (!e->isField())
+    throw ValueError(
+        "pairFill: field values go to the entries the pairs make in a field element "
+        "(a synapse); the destination " +
+        e->path() + " is not one");
+  // Each field's packed values, reached by pair: value k at at + k * size, or (values of
+  // different sizes: strings) at at + offsets[k].
+  struct Values {
+    const ValueFinfoBase* vf;
+    const char* at;
+    std::size_t bytes, size;
+    std::vector<std::uint64_t> offsets;
+  };
+  std::vector<Values> fields;
+  for (std::uint32_t i = 0; i < nf; ++i) {
+    const auto field = r.get<std::string>();
+    const TypeTag t = get_type(r);
+    const auto n = r.get<std::uint64_t>();
+    const auto bytes = r.get<std::uint64_t>();
+    const char* at = r.take(bytes);
+    const std::string what = e->cinfo()->name() + "." + field;
+    auto* vf = require_value(e, field, "pairFill", true);
+    check_type(vf->valueType(), t.mangled, t.name, "pairFill", what);
+    if (n != src.size())
+      throw ValueError("pairFill: " + std::to_string(n) + " values of " + what + " for " +
+                       std::to_string(src.size()) + " pairs (one per pair, in pair order)");
+    for (const Values& f : fields)
+      if (f.vf == vf) throw ValueError("pairFill: values of " + what + " given twice");
+    if (!vf->assignsOnly() && !vf->checksValueOnly())
+      throw ValueError("pairFill: " + what +
+                       "'s setter depends on the object's state, so its values cannot all be "
+                       "checked before the fill: set it with setVec once the message is filled");
+    // Exactly n values (no short read later), and where each starts.
+    Values f{vf, at, bytes, 0, {}};
+    Reader v(at, bytes);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const std::size_t before = v.left();
+      vf->skip(v);
+      const std::size_t size = before - v.left();
+      if (k == 0) f.size = size;
+      if (size != f.size && f.offsets.empty()) {
+        f.offsets.resize(n);
+        for (std::uint64_t j = 0; j < k; ++j) f.offsets[j] = j * f.size;
+      }
+      if (!f.offsets.empty()) f.offsets[k] = bytes - before;
+    }
+    if (v.left())
+      throw CommError("corrupted buffer: " + std::to_string(v.left()) + " bytes after the " +
+                      std::to_string(n) + " values of " + what);
+    validate_values(vf, Reader(at, bytes), n);
+    fields.push_back(std::move(f));
+  }
+  m->pairFill(src, dest);  // (checks the indices before it changes anything)
+  // Parent by parent (their objects in order), each entry's fields together, each value read
+  // where it lies.
+  if (fields.empty()) return;
+  m->forEachPairField(src, dest, [&](std::size_t k, Index field) {
+    for (const Values& f : fields) {
+      const std::size_t at = f.offsets.empty() ? k * f.size : f.offsets[k];
+      Reader v(f.at + at, f.bytes - at);
+      f.vf->set(e, dest[k], field, v);
+    }
+  });
+  tell_state(sim, e);
+}
+
 void do_set_all(Simulation& sim, Reader& r, Writer&) {
   const auto o = r.get<ObjId>();
   const auto field = r.get<std::string>();

@@ -107,7 +107,6 @@ std::uint32_t do_add_msg(Simulation& sim, const std::string& kind, ObjId src, co
   return m->id();
 }
 
-namespace {
 Msg* require_msg(Simulation& sim, std::uint32_t id, MsgKind kind, const char* op) {
   Msg* m = sim.msgs().get(id);
   if (!m) throw MsgError(std::string(op) + ": no message with id " + std::to_string(id));
@@ -120,7 +119,6 @@ Msg* require_msg(Simulation& sim, std::uint32_t id, MsgKind kind, const char* op
                           : std::string("takes no configuration")) +
                  ")");
 }
-}  // namespace
 
 void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed) {
   static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "setRandomConnectivity"))

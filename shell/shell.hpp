@@ -60,6 +60,7 @@ enum class Op : std::uint32_t {
   blockReduce,
   allToAll,
   phaseTimers,
+  pairFillValues,
   extension,  ///< a command registered by another layer (see Shell::registerCommand)
 };
 
@@ -99,6 +100,21 @@ class Shell {
   /// the command's bytes.
   void pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest);
   void pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest);
+  /// Field values for the entries a pairFill makes: one per pair, in the order of the pairs,
+  /// packed by the field's type (as setVecPacked's) by `pack`, which appends them to the buffer
+  /// it is given and returns how many it wrote.
+  struct PairValues {
+    std::string field;
+    const std::type_info* type = nullptr;
+    std::function<std::uint64_t(ByteBuffer&)> pack;
+  };
+  /// pairFill, then each of `fields` set on the entry of the destination field element that each
+  /// pair made (a synapse's weight and delay): the values in the order of the pairs, as Brian2's
+  /// and NEST's connect take them, with no sort by the caller (see SparseMsg::forEachPairField
+  /// for which entry a pair makes). Every check (message, field, type, count, each value by the
+  /// field's setter) comes before the fill: if one fails, nothing changes.
+  void pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest,
+                const std::vector<PairValues>& fields);
   /// Sets the stride of a Diagonal message.
   void setStride(std::uint32_t msg, long stride);
   /// The message with this id (nullptr if none); metadata, valid on every node.

@@ -863,11 +863,22 @@ class Msg(object):
     def setRandomConnectivity(self, probability, seed):
         _a.set_random_connectivity(self.id, probability, seed)
 
-    def pairFill(self, srcIndices, destIndices):
+    def pairFill(self, srcIndices, destIndices, **fields):
         """Connects srcIndices[k] to destIndices[k] for every k (any integer sequences). A 1-D
         numpy array of uint32 is read where it lies: 1e7 pairs are not copied before they reach
-        the message."""
-        _a.pair_fill(self.id, srcIndices, destIndices)
+        the message.
+
+        Keyword arguments set fields of the entries the pairs make in the destination field
+        element, one value per pair in the order of the pairs, as Brian2's and NEST's connect
+        take them: ``m.pairFill(src, dst, weight=w, delay=d)`` needs no sort by the caller (pair
+        k's synapse gets w[k] and d[k]; a number is every pair's value). Every check comes
+        before the fill: if a field, a count or a value is refused, nothing changes."""
+        if fields:
+            import numpy as np
+            n = len(srcIndices)
+            fields = {k: (np.full(n, v) if np.ndim(v) == 0 and not isinstance(v, str) else v)
+                      for k, v in fields.items()}
+        _a.pair_fill(self.id, srcIndices, destIndices, fields)
 
     def setStride(self, stride):
         _a.set_stride(self.id, stride)

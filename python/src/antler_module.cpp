@@ -721,9 +721,32 @@ void def_messages(py::module_& m) {
     shell().setRandomConnectivity(u32(id, "setRandomConnectivity: msg"), prob,
                                   cv::to<std::uint64_t>(seed, {"setRandomConnectivity: seed"}));
   });
-  m.def("pair_fill", [](H id, H s, H d) {
+  m.def("pair_fill", [](H id, H s, H d, py::dict fields) {
     const IndexArg src(s, {"pairFill: srcIndices"}), dest(d, {"pairFill: destIndices"});
-    shell().pairFill(u32(id, "pairFill: msg"), src.view, dest.view);
+    const std::uint32_t msg = u32(id, "pairFill: msg");
+    const Msg* info = shell().msg(msg);
+    if (fields.empty() || !info) {  // (no such message: the Shell says so)
+      shell().pairFill(msg, src.view, dest.view);
+      return;
+    }
+    if (!info->dest()->isField())  // (the Shell's check, before a field is looked up there)
+      throw ValueError(
+          "pairFill: field values go to the entries the pairs make in a field element (a "
+          "synapse); the destination " +
+          info->dest()->path() + " is not one");
+    // Each field's values packed by its type, straight into the command's bytes.
+    const ObjId target(info->dest()->id());
+    std::vector<Shell::PairValues> values;
+    for (auto [key, value] : fields) {
+      const std::string field = py::str(key);
+      const std::type_info& type = shell().valueType(target, field, "pairFill", true);
+      const std::string where = class_of(target) + "." + field;
+      const Conv& c = conv_for(type, where);
+      values.push_back({field, &type, [&c, value, where](ByteBuffer& out) -> std::uint64_t {
+                          return c.toMany(value, out, {"pairFill " + where});
+                        }});
+    }
+    shell().pairFill(msg, src.view, dest.view, values);
   });
   m.def("set_stride", [](H id, H s) {
     shell().setStride(u32(id, "setStride: msg"), cv::to<long>(s, {"setStride: stride"}));

@@ -20,6 +20,7 @@
 #include "core/element.hpp"
 #include "core/error.hpp"
 #include "core/value_finfo.hpp"
+#include "msg/msg.hpp"
 #include "shell/shell.hpp"
 #include "shell/simulation.hpp"
 
@@ -149,6 +150,8 @@ void do_destroy(Simulation& sim, ObjId o);
 std::uint32_t do_add_msg(Simulation& sim, const std::string& kind, ObjId src, const std::string& sf,
                          ObjId dest, const std::string& df);
 void do_random(Simulation& sim, std::uint32_t id, double p, std::uint64_t seed);
+/// The message with this id, of this kind (MsgError naming what it is otherwise).
+Msg* require_msg(Simulation& sim, std::uint32_t id, MsgKind kind, const char* op);
 void do_pair_fill(Simulation& sim, std::uint32_t id, const ArrayView<Index>& s,
                   const ArrayView<Index>& d);
 void do_set_stride(Simulation& sim, std::uint32_t id, long s);
@@ -169,6 +172,7 @@ void do_get(Simulation& sim, Reader& r, Writer& w);
 void do_set_vec(Simulation& sim, Reader& r, Writer& w);
 void do_get_vec(Simulation& sim, Reader& r, Writer& w);
 void do_set_all(Simulation& sim, Reader& r, Writer& w);
+void do_pair_fill_values(Simulation& sim, Reader& r, Writer& w);
 void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set);
 void do_call(Simulation& sim, Reader& r, Writer& w);
 void do_extension(Simulation& sim, Reader& r, Writer& w);
