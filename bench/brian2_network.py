@@ -146,31 +146,21 @@ def antler_child(args):
     if handler:
         moose.connect(moose.SimpleSynHandler("/net/syn", n), "activationOut", neurons, "activation",
                       "OneToOne")
-    m_in = moose.connect(inputs, "spikeOut", synapses, "addSpike", "Sparse")
-    m_in.pairFill(net["in_src"], net["in_dst"])
-    m_rec = moose.connect(neurons, "spikeOut", synapses, "addSpike", "Sparse")
-    m_rec.pairFill(net["rec_src"], net["rec_dst"])
+    # Each pair's weight and delay go with it, in pair order (pairFill's field values, as Brian2's
+    # connect takes them): no sort of the synapses here. Whole steps: 10 steps -> 10 dt, a tenth
+    # of a step less, so that rounding up lands on it.
+    nsyn = 0
+    for prefix, src in (("in", inputs), ("rec", neurons)):
+        w = net[prefix + "_w"] * DT if handler else net[prefix + "_w"]
+        d = net[prefix + "_d"].astype(np.float64)
+        d -= 0.1
+        d *= DT
+        m = moose.connect(src, "spikeOut", synapses, "addSpike", "Sparse")
+        m.pairFill(net[prefix + "_src"], net[prefix + "_dst"], weight=w, delay=d)
+        nsyn += int(net[prefix + "_src"].size)
+        del w, d
     moose.syncDataHandler(synapses)
-    # The synapse vec runs neuron by neuron, each neuron's input synapses (in source order) before
-    # its recurrent ones: every synapse sorted by (target, message, source). Each message's pairs
-    # are sorted by source already, so a stable sort of the targets, input message first, does it.
-    # (The script's own arrays are made one at a time and dropped when used, as a careful user's
-    # script would: they are not the model's bytes.)
-    order = np.argsort(np.concatenate([net["in_dst"], net["rec_dst"]]), kind="stable")
-    nsyn = int(order.size)
-    syn = moose.vec(synapses)
-    assert len(syn) == nsyn, (len(syn), nsyn)
-    w = np.concatenate([net["in_w"], net["rec_w"]])[order]
-    if handler:
-        w *= DT
-    syn.weight = w
-    del w
-    # Whole steps: 10 steps -> 10 dt. A tenth of a step less, so that rounding up lands on it.
-    w = np.concatenate([net["in_d"], net["rec_d"]])[order].astype(np.float64)
-    w -= 0.1
-    w *= DT
-    syn.delay = w
-    del w, order
+    assert len(moose.vec(synapses)) == nsyn, (len(moose.vec(synapses)), nsyn)
     stats = moose.Stats("/net/stats")
     moose.connect(stats, "reduce", nv, "getVm", "Reduce")
     ticks = [(0, "/net/input"), (0, "/net/neurons"), (1, "/net/stats")]

@@ -127,7 +127,7 @@ void run_command(Simulation& sim, const ByteBuffer& cmd, Writer& w) {
 
 }  // namespace
 
-ByteBuffer Shell::execute(const ByteBuffer& cmd) {
+ByteBuffer Shell::guarded(const char* op, const std::function<void(Writer&)>& body) {
   ByteBuffer payload;
   Writer pw(payload);
   std::uint8_t status = 0;
@@ -135,7 +135,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
   std::string message;
   ErrorDetails details;
   try {
-    run_command(sim_, cmd, pw);
+    body(pw);
   } catch (const FailedElsewhere& e) {
     status = 3;
     kind = e.kind();
@@ -150,7 +150,7 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
     // handlers allocate before they change anything, so nothing was changed.
     status = 1;
     kind = ErrorKind::value;
-    message = std::string(op_name(cmd)) + ": out of memory on node " + std::to_string(myNode()) +
+    message = std::string(op) + ": out of memory on node " + std::to_string(myNode()) +
               " (the request is too large)";
   } catch (const std::exception& e) {
     status = 2;
@@ -161,11 +161,24 @@ ByteBuffer Shell::execute(const ByteBuffer& cmd) {
   return payload;
 }
 
+ByteBuffer Shell::execute(const ByteBuffer& cmd) {
+  return guarded(op_name(cmd), [&](Writer& w) { run_command(sim_, cmd, w); });
+}
+
+bool Shell::runHere(const char* op, const std::function<void(Simulation&)>& body) {
+  if (numNodes() != 1) return false;
+  checkIdle("command");
+  std::vector<ByteBuffer> rep;
+  rep.push_back(guarded(op, [&](Writer&) { body(sim_); }));
+  settle(std::move(rep));
+  return true;
+}
+
 std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
-  std::vector<Reply> replies;
+  std::vector<ByteBuffer> all;
   if (numNodes() == 1) {
     checkIdle("command");
-    replies.push_back(take_reply(execute(cmd)));
+    all.push_back(execute(cmd));
   } else {
     if (!isDriver()) throw StateError("Shell commands are issued by the driver (node 0) only");
     checkIdle("command");
@@ -174,17 +187,23 @@ std::vector<ByteBuffer> Shell::dispatch(const ByteBuffer& cmd) {
     // back by gather: one implementation for the driver and the workers (serve below).
     comm::algo::broadcast_any(comm_, const_cast<ByteBuffer&>(cmd), 0);  // the root only reads
     const ByteBuffer rep = execute(cmd);
-    ByteBuffer all;
+    ByteBuffer gathered;
     std::vector<std::size_t> counts;
-    comm::algo::gather(comm_, {rep.data(), rep.size()}, 0, all, counts);
+    comm::algo::gather(comm_, {rep.data(), rep.size()}, 0, gathered, counts);
     std::size_t at = 0;
     for (std::size_t r = 0; r < counts.size(); ++r) {
       ByteBuffer one;
-      one.append(all.data() + at, counts[r]);
+      one.append(gathered.data() + at, counts[r]);
       at += counts[r];
-      replies.push_back(take_reply(std::move(one)));
+      all.push_back(std::move(one));
     }
   }
+  return settle(std::move(all));
+}
+
+std::vector<ByteBuffer> Shell::settle(std::vector<ByteBuffer> all) {
+  std::vector<Reply> replies;
+  for (ByteBuffer& b : all) replies.push_back(take_reply(std::move(b)));
   // Report the first node's own error; a node that only saw another node fail (status 3) speaks
   // only if no node says why.
   for (int pass = 0; pass < 2; ++pass)

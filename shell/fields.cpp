@@ -73,6 +73,28 @@ void Shell::setVecPacked(ObjId obj, std::string_view field, const std::type_info
 void Shell::pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest,
                      const std::vector<PairValues>& fields) {
   if (fields.empty()) return pairFill(msg, src, dest);
+  for (const PairValues& f : fields)
+    if (!f.type || (!f.pack && f.count && f.packed.empty()))
+      throw ValueError("pairFill: field '" + f.field + "' has no values");
+  if (numNodes() == 1) {  // the pairs where they lie; each field's values packed once
+    std::vector<ByteBuffer> packed(fields.size());
+    std::vector<PairFieldValues> given(fields.size());
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      given[i].field = fields[i].field;
+      given[i].type = {fields[i].type->name(), type_name(*fields[i].type)};
+      if (fields[i].pack) {
+        given[i].n = fields[i].pack(packed[i]);
+        given[i].at = packed[i].data();
+        given[i].bytes = packed[i].size();
+      } else {
+        given[i].n = fields[i].count;
+        given[i].at = fields[i].packed.data();
+        given[i].bytes = fields[i].packed.size();
+      }
+    }
+    runHere("pairFill", [&](Simulation& sim) { pair_fill_values(sim, msg, src, dest, given); });
+    return;
+  }
   ByteBuffer c = command(Op::pairFillValues);
   Writer w(c);
   w.put<std::uint32_t>(msg);
@@ -80,13 +102,16 @@ void Shell::pairFill(std::uint32_t msg, std::span<const Index> src, std::span<co
   ArrayView<Index>(dest).write(w);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(fields.size()));
   for (const PairValues& f : fields) {
-    if (!f.type || !f.pack) throw ValueError("pairFill: field '" + f.field + "' has no values");
     w.put<std::string>(f.field);
     put_type(w, *f.type);
     const std::size_t at = c.size();  // the count and the bytes, written once packed
     w.put<std::uint64_t>(0).put<std::uint64_t>(0);
     const std::size_t begin = c.size();
-    const std::uint64_t n = f.pack(c);
+    std::uint64_t n = f.count;
+    if (f.pack)
+      n = f.pack(c);
+    else
+      c.append(f.packed.data(), f.packed.size());
     const std::uint64_t bytes = c.size() - begin;
     std::memcpy(c.data() + at, &n, sizeof n);
     std::memcpy(c.data() + at + sizeof n, &bytes, sizeof bytes);

@@ -253,6 +253,21 @@ void do_pair_fill_values(Simulation& sim, Reader& r, Writer&) {
   const auto src = r.get<ArrayView<Index>>();
   const auto dest = r.get<ArrayView<Index>>();
   const auto nf = r.get<std::uint32_t>();
+  std::vector<PairFieldValues> given;
+  for (std::uint32_t i = 0; i < nf; ++i) {
+    PairFieldValues g;
+    g.field = r.get<std::string>();
+    g.type = get_type(r);
+    g.n = r.get<std::uint64_t>();
+    g.bytes = r.get<std::uint64_t>();
+    g.at = r.take(g.bytes);
+    given.push_back(std::move(g));
+  }
+  pair_fill_values(sim, id, src, dest, given);
+}
+
+void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> src,
+                      std::span<const Index> dest, const std::vector<PairFieldValues>& given) {
   auto* m = static_cast<SparseMsg*>(require_msg(sim, id, MsgKind::sparse, "pairFill"));
   Element* e = m->dest();
   if (!e->isField())
@@ -269,12 +284,12 @@ void do_pair_fill_values(Simulation& sim, Reader& r, Writer&) {
     std::vector<std::uint64_t> offsets;
   };
   std::vector<Values> fields;
-  for (std::uint32_t i = 0; i < nf; ++i) {
-    const auto field = r.get<std::string>();
-    const TypeTag t = get_type(r);
-    const auto n = r.get<std::uint64_t>();
-    const auto bytes = r.get<std::uint64_t>();
-    const char* at = r.take(bytes);
+  for (const PairFieldValues& g : given) {
+    const std::string& field = g.field;
+    const TypeTag& t = g.type;
+    const std::uint64_t n = g.n;
+    const std::size_t bytes = g.bytes;
+    const char* at = g.at;
     const std::string what = e->cinfo()->name() + "." + field;
     auto* vf = require_value(e, field, "pairFill", true);
     check_type(vf->valueType(), t.mangled, t.name, "pairFill", what);

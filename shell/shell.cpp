@@ -77,7 +77,9 @@ void Shell::setRandomConnectivity(std::uint32_t msg, double probability, std::ui
 }
 
 void Shell::pairFill(std::uint32_t msg, std::span<const Index> src, std::span<const Index> dest) {
-  run<PairFill>(*this, msg, ArrayView<Index>(src), ArrayView<Index>(dest));
+  const ArrayView<Index> s(src), d(dest);
+  if (runHere("pairFill", [&](Simulation& sim) { do_pair_fill(sim, msg, s, d); })) return;
+  run<PairFill>(*this, msg, s, d);
 }
 
 void Shell::pairFill(std::uint32_t msg, const std::vector<Index>& src,

@@ -102,11 +102,14 @@ class Shell {
   void pairFill(std::uint32_t msg, const std::vector<Index>& src, const std::vector<Index>& dest);
   /// Field values for the entries a pairFill makes: one per pair, in the order of the pairs,
   /// packed by the field's type (as setVecPacked's) by `pack`, which appends them to the buffer
-  /// it is given and returns how many it wrote.
+  /// it is given and returns how many it wrote; or, with no `pack`, `count` values already
+  /// packed in `packed` (an array of the field's own type: on one node read where they lie).
   struct PairValues {
     std::string field;
     const std::type_info* type = nullptr;
     std::function<std::uint64_t(ByteBuffer&)> pack;
+    std::span<const char> packed;
+    std::uint64_t count = 0;
   };
   /// pairFill, then each of `fields` set on the entry of the destination field element that each
   /// pair made (a synapse's weight and delay): the values in the order of the pairs, as Brian2's
@@ -359,6 +362,15 @@ class Shell {
   friend class Simulation;
   explicit Shell(Simulation& sim);
   void checkIdle(const char* op) const;
+  /// A command's reply from running `body` here, its errors caught as execute catches a
+  /// handler's (`op` names it in an out-of-memory error).
+  ByteBuffer guarded(const char* op, const std::function<void(Writer&)>& body);
+  /// The replies' errors thrown (the first node's), their payloads returned.
+  std::vector<ByteBuffer> settle(std::vector<ByteBuffer> replies);
+  /// On one node: runs `body` as a command's handler, on the caller's arrays where they lie (no
+  /// command bytes: a fill of 1e8 pairs is not copied first); false (nothing run) on more nodes,
+  /// where the command travels.
+  bool runHere(const char* op, const std::function<void(Simulation&)>& body);
   Simulation& sim_;
   comm::Comm comm_;
   ObjId cwe_ = ObjId(Id::root());

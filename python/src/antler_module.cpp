@@ -734,13 +734,24 @@ void def_messages(py::module_& m) {
           "pairFill: field values go to the entries the pairs make in a field element (a "
           "synapse); the destination " +
           info->dest()->path() + " is not one");
-    // Each field's values packed by its type, straight into the command's bytes.
+    // Each field's values packed by its type, straight into the command's bytes; a 1-D array of
+    // the field's own floating type is that already, and is read where it lies.
     const ObjId target(info->dest()->id());
     std::vector<Shell::PairValues> values;
     for (auto [key, value] : fields) {
       const std::string field = py::str(key);
       const std::type_info& type = shell().valueType(target, field, "pairFill", true);
       const std::string where = class_of(target) + "." + field;
+      auto own = [&]<class T>(T*) {
+        if (type != typeid(T) || !py::array_t<T, py::array::c_style>::check_(value)) return false;
+        auto a = py::reinterpret_borrow<py::array_t<T, py::array::c_style>>(value);
+        if (a.ndim() != 1) return false;
+        Shell::PairValues v{field, &type, {}, {}, static_cast<std::uint64_t>(a.size())};
+        v.packed = {reinterpret_cast<const char*>(a.data()), v.count * sizeof(T)};
+        values.push_back(std::move(v));
+        return true;
+      };
+      if (own(static_cast<double*>(nullptr)) || own(static_cast<float*>(nullptr))) continue;
       const Conv& c = conv_for(type, where);
       values.push_back({field, &type, [&c, value, where](ByteBuffer& out) -> std::uint64_t {
                           return c.toMany(value, out, {"pairFill " + where});

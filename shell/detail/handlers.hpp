@@ -173,6 +173,18 @@ void do_set_vec(Simulation& sim, Reader& r, Writer& w);
 void do_get_vec(Simulation& sim, Reader& r, Writer& w);
 void do_set_all(Simulation& sim, Reader& r, Writer& w);
 void do_pair_fill_values(Simulation& sim, Reader& r, Writer& w);
+/// One field's values for pair_fill_values: n values packed by the field's type, at `at`.
+struct PairFieldValues {
+  std::string field;
+  TypeTag type;
+  std::uint64_t n = 0;
+  const char* at = nullptr;
+  std::size_t bytes = 0;
+};
+/// What do_pair_fill_values runs once it has read its command (Shell::pairFill runs it directly
+/// on one node, on the caller's arrays).
+void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> src,
+                      std::span<const Index> dest, const std::vector<PairFieldValues>& given);
 void do_lookup(Simulation& sim, Reader& r, Writer& w, bool set);
 void do_call(Simulation& sim, Reader& r, Writer& w);
 void do_extension(Simulation& sim, Reader& r, Writer& w);
