@@ -285,14 +285,10 @@ void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> 
   };
   std::vector<Values> fields;
   for (const PairFieldValues& g : given) {
-    const std::string& field = g.field;
-    const TypeTag& t = g.type;
     const std::uint64_t n = g.n;
-    const std::size_t bytes = g.bytes;
-    const char* at = g.at;
-    const std::string what = e->cinfo()->name() + "." + field;
-    auto* vf = require_value(e, field, "pairFill", true);
-    check_type(vf->valueType(), t.mangled, t.name, "pairFill", what);
+    const std::string what = e->cinfo()->name() + "." + g.field;
+    auto* vf = require_value(e, g.field, "pairFill", true);
+    check_type(vf->valueType(), g.type.mangled, g.type.name, "pairFill", what);
     if (n != src.size())
       throw ValueError("pairFill: " + std::to_string(n) + " values of " + what + " for " +
                        std::to_string(src.size()) + " pairs (one per pair, in pair order)");
@@ -303,8 +299,8 @@ void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> 
                        "'s setter depends on the object's state, so its values cannot all be "
                        "checked before the fill: set it with setVec once the message is filled");
     // Exactly n values (no short read later), and where each starts.
-    Values f{vf, at, bytes, 0, {}};
-    Reader v(at, bytes);
+    Values f{vf, g.at, g.bytes, 0, {}};
+    Reader v(g.at, g.bytes);
     for (std::uint64_t k = 0; k < n; ++k) {
       const std::size_t before = v.left();
       vf->skip(v);
@@ -314,12 +310,12 @@ void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> 
         f.offsets.resize(n);
         for (std::uint64_t j = 0; j < k; ++j) f.offsets[j] = j * f.size;
       }
-      if (!f.offsets.empty()) f.offsets[k] = bytes - before;
+      if (!f.offsets.empty()) f.offsets[k] = g.bytes - before;
     }
     if (v.left())
       throw CommError("corrupted buffer: " + std::to_string(v.left()) + " bytes after the " +
                       std::to_string(n) + " values of " + what);
-    validate_values(vf, Reader(at, bytes), n);
+    validate_values(vf, Reader(g.at, g.bytes), n);
     fields.push_back(std::move(f));
   }
   m->pairFill(src, dest);  // (checks the indices before it changes anything)
