@@ -233,6 +233,28 @@ void SparseMsg::forEachPairField(std::span<const Index> srcIdx, std::span<const 
     visit(std::uint64_t{});
 }
 
+bool SparseMsg::forEachPairSlot(std::span<const Index> srcIdx, std::span<const Index> destIdx,
+                                const std::function<void(std::size_t, std::uint64_t)>& fn) const {
+  if (!store_ || !std::is_sorted(srcIdx.begin(), srcIdx.end())) return false;
+  std::vector<std::size_t> block;
+  std::size_t p = 0;
+  const std::size_t n = srcIdx.size();
+  for (std::size_t r = 0; r < numRows() && p < n; ++r) {
+    std::size_t q = p;
+    while (q < n && srcIdx[q] == r) ++q;
+    if (q == p) continue;
+    block.resize(q - p);
+    std::iota(block.begin(), block.end(), p);
+    std::stable_sort(block.begin(), block.end(),
+                     [&](std::size_t a, std::size_t b) { return destIdx[a] < destIdx[b]; });
+    const std::size_t first = localFirst_[r] - rowStart_[r];
+    const std::uint64_t count = slotStart_[r + 1] - slotStart_[r];
+    for (std::uint64_t i = 0; i < count; ++i) fn(block[first + i], slotStart_[r] + i);
+    p = q;
+  }
+  return true;
+}
+
 void SparseMsg::setEntries(Offsets rowStart, Columns cols) {
   unlendAll();
   rowStart_ = std::move(rowStart);

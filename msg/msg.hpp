@@ -157,6 +157,13 @@ class SparseMsg final : public Msg, public FieldIndices {
   /// element. Costs 4 bytes a pair while it runs (8 when the pairs are not in source order).
   void forEachPairField(std::span<const Index> srcIdx, std::span<const Index> destIdx,
                         const std::function<void(std::size_t, Index)>& fn) const;
+  /// Calls fn(k, slot) for every pair k of the last pairFill (its pairs given again) whose entry
+  /// is this node's, in slot order: the slot in store() of the entry pair k made (each row's
+  /// pairs matched to its entries by destination, a pair given twice in the order given, as
+  /// forEachPairField). The objects then go by in order, and the values of one row's pairs lie
+  /// together. False, calling nothing, without a store or with the pairs not in source order.
+  bool forEachPairSlot(std::span<const Index> srcIdx, std::span<const Index> destIdx,
+                       const std::function<void(std::size_t, std::uint64_t)>& fn) const;
   /// Number of entries.
   std::size_t numEntries() const { return cols_.size(); }
   /// The destination data indices of row d's entries.

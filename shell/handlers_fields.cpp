@@ -322,6 +322,27 @@ void pair_fill_values(Simulation& sim, std::uint32_t id, std::span<const Index> 
   // Parent by parent (their objects in order), each entry's fields together, each value read
   // where it lies.
   if (fields.empty()) return;
+  // Fields that are plain members of a floating type, on a message that holds its entries'
+  // objects (an EdgeArray's store): copied straight into the objects, in slot order (at 1e6
+  // neurons, 1e8 synapses, 23 s against 49 parent by parent, and no 4 B a pair).
+  if (const EdgeStoreBase* store = m->store(); store && store->size() > 0) {
+    std::vector<std::ptrdiff_t> off(fields.size());
+    bool plain = true;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const auto& t = fields[i].vf->valueType();
+      plain = plain && fields[i].vf->assignsOnly() && fields[i].offsets.empty() &&
+              (t == typeid(double) || t == typeid(float)) &&
+              fields[i].vf->memberOffset(store->object(0), &off[i]);
+    }
+    if (plain && m->forEachPairSlot(src, dest, [&](std::size_t k, std::uint64_t slot) {
+          char* obj = store->object(slot);
+          for (std::size_t i = 0; i < fields.size(); ++i)
+            std::memcpy(obj + off[i], fields[i].at + k * fields[i].size, fields[i].size);
+        })) {
+      tell_state(sim, e);
+      return;
+    }
+  }
   m->forEachPairField(src, dest, [&](std::size_t k, Index field) {
     for (const Values& f : fields) {
       const std::size_t at = f.offsets.empty() ? k * f.size : f.offsets[k];
