@@ -126,6 +126,7 @@ class LocalBackend final : public detail::Backend {
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
+  int maxTag() const override { return w_->options.maxTag; }
   std::string name() const override { return "Local"; }
 
   std::shared_ptr<Backend> dup() override { return split(0, rank_); }
@@ -369,6 +370,37 @@ class LocalBackend final : public detail::Backend {
     }
     if (done) p.reset();
     return done;
+  }
+  /// The posted receive from any source (irecvAny's portable form): the first message in this
+  /// rank's mailbox with its tag, or of any tag (kAnyTag).
+  bool testAny(std::shared_ptr<void>& op, int& from, std::size_t& n, int& tag) override {
+    auto& p = *static_cast<detail::PostedAny*>(op.get());
+    Message m;
+    {
+      std::lock_guard<std::mutex> lk(w_->mu);
+      auto& box = w_->mail[static_cast<std::size_t>(me())];
+      auto it = box.begin();
+      while (it != box.end() &&
+             !(it->context == context_ && (p.tag == kAnyTag || it->tag == p.tag)))
+        ++it;
+      if (it == box.end()) return false;
+      m = std::move(*it);
+      box.erase(it);
+      matched(m);
+    }
+    round_ = std::max(round_, m.round);
+    time_ = std::max(time_, m.time);
+    ++stats.messagesReceived;
+    stats.bytesReceived += m.bytes.size();
+    publish();
+    if (m.bytes.size() > p.cap)
+      throw CommError("a message of " + std::to_string(m.bytes.size()) + " bytes from rank " +
+                      std::to_string(m.src) + " for a posted receive of " + std::to_string(p.cap));
+    if (m.bytes.size()) std::memcpy(p.into, m.bytes.data(), m.bytes.size());
+    from = m.src;
+    n = m.bytes.size();
+    tag = m.tag;
+    return true;
   }
   bool iprobe(int src, int tag, int& from, std::size_t& n) override {
     std::lock_guard<std::mutex> lk(w_->mu);

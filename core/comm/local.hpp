@@ -25,6 +25,8 @@ namespace antler::comm {
 struct LocalOptions {
   double alpha = 1e-6;  ///< seconds per message (latency)
   double beta = 1e-10;  ///< seconds per byte (inverse bandwidth: 10 GB/s)
+  /// The largest tag (MPI_TAG_UB): Open MPI's 2^31 - 1 by default; MPI promises only 32767.
+  int maxTag = 2147483647;
 };
 
 /// Runs fn on P simulated ranks (each gets its own Comm) and returns every rank's counters. If a

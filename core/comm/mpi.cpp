@@ -145,6 +145,10 @@ class MpiBackend final : public detail::Backend {
     ANTLER_MPI(MPI_Comm_rank(comm_, &rank_));
     ANTLER_MPI(MPI_Comm_size(comm_, &size_));
     if (g_rank < 0) g_rank = rank_;
+    void* ub = nullptr;
+    int flag = 0;
+    ANTLER_MPI(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &ub, &flag));
+    if (flag) maxTag_ = *static_cast<int*>(ub);
   }
   ~MpiBackend() override {
     // After a collective mismatch the communicator holds stray messages, and Open MPI can
@@ -155,6 +159,7 @@ class MpiBackend final : public detail::Backend {
   MPI_Comm handle() const { return comm_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int maxTag() const override { return maxTag_; }
   std::string name() const override { return "MPI"; }
 
   std::shared_ptr<Backend> dup() override {
@@ -293,8 +298,8 @@ class MpiBackend final : public detail::Backend {
     if (r->active) throw CommError("irecvAny: the posted receive has not completed");
     if (r->req == MPI_REQUEST_NULL || r->into != into || r->cap != cap || r->tag != tag) {
       r->release();
-      ANTLER_MPI(MPI_Recv_init(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_,
-                               &r->req));
+      ANTLER_MPI(MPI_Recv_init(into, as_int(cap, "irecvAny"), MPI_BYTE, MPI_ANY_SOURCE,
+                               tag == kAnyTag ? MPI_ANY_TAG : tag, comm_, &r->req));
       r->into = into;
       r->cap = cap;
       r->tag = tag;
@@ -302,7 +307,7 @@ class MpiBackend final : public detail::Backend {
     ANTLER_MPI(MPI_Start(&r->req));
     r->active = true;
   }
-  bool testAny(std::shared_ptr<void>& p, int& from, std::size_t& n) override {
+  bool testAny(std::shared_ptr<void>& p, int& from, std::size_t& n, int& tag) override {
     auto* r = static_cast<PostedRecv*>(p.get());
     if (!r->active) return false;
     int done = 0;
@@ -326,6 +331,7 @@ class MpiBackend final : public detail::Backend {
     int cnt = 0;
     ANTLER_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
     from = st.MPI_SOURCE;
+    tag = st.MPI_TAG;
     n = static_cast<std::size_t>(cnt);
     count_recv(n);
     return true;
@@ -502,6 +508,7 @@ class MpiBackend final : public detail::Backend {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
+  int maxTag_ = 32767;     // MPI_TAG_UB (the least MPI promises, if the attribute is missing)
   bool yielding_ = false;  // waits poll and yield (Comm::setYielding)
 };
 

@@ -83,6 +83,28 @@ constexpr int kTag = 1, kPayloadTag = 2;
 /// (no copy).
 constexpr std::size_t kInline = 8192;
 
+/// Compact messages. A lone message of a call-order reduction over every rank (the commonest:
+/// `reduce` without an id) carries no header: its kind, its flags and its id's distance from
+/// the id of the last compact message between the same two ranks go in its tag, the upper half
+/// of the tags (MPI_TAG_UB), and it travels as its payload alone. An 8-byte contribution is then
+/// an 8-byte message, as MPI_Reduce's is: shared-memory transports move a message that fits in
+/// one slot of their queue (Open MPI 4.1: 32 bytes with its own headers, so up to 10 bytes of
+/// payload) in one cache line from core to core, and this one in two. A tag's code, low bits
+/// first: down (else up), struct, toAll, exchange, then the id's distance, biased.
+struct CompactTags {
+  int base = 0;      // the first compact tag; 0: none (too few tags)
+  int distBits = 0;  // bits of the distance
+  std::int64_t half = 0;
+  explicit CompactTags(int maxTag) {
+    int bits = 0;  // tags 0 .. 2^bits - 1 all exist
+    while (bits < 31 && (std::int64_t{1} << (bits + 1)) - 1 <= maxTag) ++bits;
+    if (bits < 10) return;
+    base = 1 << (bits - 1);
+    distBits = bits - 1 - 4;
+    half = std::int64_t{1} << (distBits - 1);
+  }
+};
+
 /// A message on kTag is one or more of these, each followed by its payload (`size` bytes; none
 /// when kSplit): the messages a batch (Reductions::batch, or one pass of progress) sends to one
 /// rank go together, in the order they were made, up to kPacket bytes.
@@ -234,10 +256,14 @@ struct ReductionEngine {
     }
     return std::make_shared<ReductionState>();
   }
-  // The posted receive for the next message and its buffer (a header and an inline payload:
-  // every message on kTag fits).
+  // The posted receive for the next message (of any tag: compact messages carry their header
+  // in it) and its buffer (a header and an inline payload: every message but a split payload
+  // fits).
   ByteBuffer posted;
   std::shared_ptr<void> post;
+  CompactTags compact{0};
+  // The id of the last compact message sent to and received from each rank.
+  std::vector<std::uint64_t> compactSent, compactRecv;
   // Roots of exchanges whose merge waits for their own value's send to finish reading it.
   std::vector<std::shared_ptr<ReductionState>> held;
   // The next small message is built here; it moves into a shared buffer only if its send does
@@ -339,10 +365,73 @@ struct ReductionEngine {
   bool batching() const { return holds > 0 || passes > 0 || !batched.empty(); }
   bool anyBatched() const { return !batched.empty(); }
 
+  /// The compact tag that carries h for a message to d alone (see CompactTags), or 0: it goes
+  /// with its header.
+  int compactTag(int d, const Header& h) const {
+    if (!compact.base || (h.kind != Kind::up && h.kind != Kind::down) ||
+        (h.flags & (kError | kSplit)) || h.scope != all->hash || h.members != all->hash)
+      return 0;
+    const auto dist = static_cast<std::int64_t>(h.id - compactSent[static_cast<std::size_t>(d)]);
+    if (dist < -compact.half || dist >= compact.half) return 0;
+    const auto code =
+        static_cast<int>(((dist + compact.half) << 4) | (h.kind == Kind::down ? 1 : 0) |
+                         ((h.flags & kStruct) ? 2 : 0) | ((h.flags & kToAll) ? 4 : 0) |
+                         ((h.flags & kExchange) ? 8 : 0));
+    return compact.base + code;
+  }
+  /// Sends n bytes of messages (each a header and its payload) to d as one message; a message
+  /// alone that compactTag allows goes as its payload alone, with its header in the tag.
+  std::shared_ptr<void> isendMessages(int d, const char* p, std::size_t n) {
+    if (n >= sizeof(Header)) {
+      Header h;
+      std::memcpy(&h, p, sizeof h);
+      if (n == sizeof h + h.size)
+        if (const int tag = compactTag(d, h)) {
+          auto op = b->isend(d, tag, {p + sizeof h, h.size});
+          compactSent[static_cast<std::size_t>(d)] = h.id;  // sent: the receiver counts from it
+          return op;
+        }
+    }
+    auto op = b->isend(d, kTag, {p, n});
+    noteSent(d, p, n);
+    return op;
+  }
+  /// The distances in compact tags count from the last message of a call-order reduction over
+  /// every rank between the two ranks, compact or not: each side notes the id of every such
+  /// message, in the order they travel (one sender's messages arrive in the order sent).
+  void noteSent(int d, const char* p, std::size_t n) {
+    for (std::size_t at = 0; at + sizeof(Header) <= n;) {
+      Header h;
+      std::memcpy(&h, p + at, sizeof h);
+      if (h.scope == all->hash) compactSent[static_cast<std::size_t>(d)] = h.id;
+      at += sizeof h + ((h.flags & kSplit) ? 0 : h.size);
+    }
+  }
+  void noteReceived(const Message& m) {
+    if (m.h.scope == all->hash) compactRecv[static_cast<std::size_t>(m.src)] = m.h.id;
+  }
+  /// The message of a compact tag from `from` (its payload in place: n bytes), into m's header
+  /// and source; false if the tag is not a compact one.
+  bool decodeCompact(int tag, int from, std::size_t n, Message& m) {
+    if (!compact.base || tag < compact.base || n > kInline) return false;
+    const int code = tag - compact.base;
+    m.h = Header{};
+    m.h.kind = (code & 1) ? Kind::down : Kind::up;
+    m.h.flags = static_cast<std::uint8_t>(((code & 2) ? kStruct : 0) | ((code & 4) ? kToAll : 0) |
+                                          ((code & 8) ? kExchange : 0));
+    m.h.size = static_cast<std::uint16_t>(n);
+    m.h.scope = m.h.members = all->hash;
+    std::uint64_t& last = compactRecv[static_cast<std::size_t>(from)];
+    last += static_cast<std::uint64_t>(static_cast<std::int64_t>(code >> 4) - compact.half);
+    m.h.id = last;
+    m.src = from;
+    return true;
+  }
+
   /// Sends the bytes as one message to d; if the send does not complete at once, they move
   /// into a buffer the send keeps (then `bytes` is empty).
   void sendNow(int d, ByteBuffer& bytes) {
-    auto op = b->isend(d, kTag, {bytes.data(), bytes.size()});
+    auto op = isendMessages(d, bytes.data(), bytes.size());
     if (op) outs.push_back({std::move(op), std::make_shared<const ByteBuffer>(std::move(bytes))});
   }
   /// Sends what waits for rank d.
@@ -390,7 +479,7 @@ struct ReductionEngine {
     std::shared_ptr<const ByteBuffer> kept;
     for (int d : dests) {
       const ByteBuffer& from = kept ? *kept : scratch;
-      auto op = b->isend(d, kTag, {from.data(), from.size()});
+      auto op = isendMessages(d, from.data(), from.size());
       if (!op) continue;
       if (!kept) kept = std::make_shared<const ByteBuffer>(std::move(scratch));  // same bytes
       outs.push_back({std::move(op), kept});
@@ -420,6 +509,7 @@ struct ReductionEngine {
     auto head = std::make_shared<ByteBuffer>();
     head->append(&h, sizeof h);
     auto op = b->isend(dest, kTag, {head->data(), head->size()});
+    noteSent(dest, head->data(), head->size());
     if (op) outs.push_back({std::move(op), std::move(head)});
     op = b->isend(dest, kPayloadTag, payload);
     if (op) outs.push_back({std::move(op), std::move(keep)});
@@ -467,7 +557,7 @@ struct ReductionEngine {
 
   /// Posts the receive for the next message (MPI matches it on arrival; polling tests it,
   /// which is far cheaper than a matched probe).
-  void repost() { b->irecvAny(post, kTag, posted.data(), posted.size()); }
+  void repost() { b->irecvAny(post, Backend::kAnyTag, posted.data(), posted.size()); }
 
   // A message that holds several (a batch) is copied out and taken one message at a time, so
   // that a receive made meanwhile (a handler that waits) takes the rest first, in order.
@@ -480,17 +570,93 @@ struct ReductionEngine {
     throw CommError("Reductions: corrupted message of " + std::to_string(n) + " bytes from rank " +
                     std::to_string(from));
   }
+  /// The first split payload's receive for m (a header with kSplit), posted before the receive
+  /// of any tag is again, so that the payload goes to it.
+  void receivePayload(Message& m) {
+    Pending p;
+    p.m = std::move(m);
+    p.m.bytes = buffer(p.m.h.split);
+    p.op = b->irecv(p.m.src, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
+    pending.push_back(std::move(p));
+  }
   /// The inbox's next message into m.
   void takeInbox(Message& m) {
     const std::size_t left = inbox.size() - inboxAt;
     if (left < sizeof(Header)) corrupted(inbox.size(), inboxFrom);
     std::memcpy(&m.h, inbox.data() + inboxAt, sizeof(Header));
-    const std::size_t k = (m.h.flags & kSplit) ? 0 : m.h.size;
-    if (m.h.magic != kMagic || sizeof(Header) + k > left) corrupted(inbox.size(), inboxFrom);
+    // (A split payload's header comes alone: one in a batch is not a message.)
+    const std::size_t k = m.h.size;
+    if (m.h.magic != kMagic || (m.h.flags & kSplit) || sizeof(Header) + k > left)
+      corrupted(inbox.size(), inboxFrom);
     m.src = inboxFrom;
     m.setPayload(inbox.data() + inboxAt + sizeof(Header), k,
                  k > Message::kSmallPayload ? smallBuffer() : ByteBuffer());
     inboxAt += sizeof(Header) + k;
+    noteReceived(m);
+  }
+
+  /// What next() found: nothing, a message (in m), or a split payload's header (its payload's
+  /// receive now posted: m has been taken).
+  enum class Next { none, message, payload };
+  /// The next message: the inbox's, else the posted receive's (posted again at once, before
+  /// anything runs that may poll again; a split payload's receive goes first).
+  Next next(Message& m) {
+    if (inboxAt < inbox.size()) {
+      takeInbox(m);
+      return Next::message;
+    }
+    int from = 0, tag = 0;
+    std::size_t n = 0;
+    try {
+      if (!b->testAny(post, from, n, tag)) return Next::none;
+    } catch (...) {  // a message the posted receive cannot hold: it is dropped
+      repost();
+      throw;
+    }
+    if (tag != kTag) {  // a compact message: its payload alone (or bytes that are not ours)
+      if (!decodeCompact(tag, from, n, m)) {
+        repost();
+        throw CommError("Reductions: a message of " + std::to_string(n) + " bytes from rank " +
+                        std::to_string(from) + " with tag " + std::to_string(tag) +
+                        ", which is not a reductions' message");
+      }
+      m.setPayload(posted.data(), n, n > Message::kSmallPayload ? smallBuffer() : ByteBuffer(),
+                   /*padded=*/true);  // posted holds a header and kInline bytes
+      repost();
+      return Next::message;
+    }
+    if (n >= sizeof(Header)) std::memcpy(&m.h, posted.data(), sizeof(Header));
+    const bool header = n >= sizeof(Header) && m.h.magic == kMagic;
+    if (header && n == sizeof(Header) && (m.h.flags & kSplit)) {
+      // The receive of any tag is posted again only once the payload's is: it goes there.
+      m.src = from;
+      m.setPayload(posted.data() + sizeof(Header), 0, ByteBuffer(), /*padded=*/true);
+      noteReceived(m);
+      try {
+        receivePayload(m);
+      } catch (...) {
+        repost();
+        throw;
+      }
+      repost();
+      return Next::payload;
+    }
+    if (header && !(m.h.flags & kSplit) && n == sizeof(Header) + m.h.size) {  // read in place
+      m.src = from;
+      const std::size_t k = n - sizeof(Header);
+      m.setPayload(posted.data() + sizeof(Header), k,
+                   k > Message::kSmallPayload ? smallBuffer() : ByteBuffer(), /*padded=*/true);
+      noteReceived(m);
+      repost();
+      return Next::message;
+    }
+    inbox.clear();  // a batch (or bytes that are not a message)
+    inbox.append(posted.data(), n);
+    inboxAt = 0;
+    inboxFrom = from;
+    repost();
+    takeInbox(m);
+    return Next::message;
   }
 
   /// Receives and dispatches what has come, until a reduction finishes and the packet it came in
@@ -501,47 +667,12 @@ struct ReductionEngine {
     const std::uint64_t finishedBefore = finishes;
     Message m;  // every field is written for each message
     for (;;) {
-      if (inboxAt < inbox.size()) {
-        takeInbox(m);
-      } else {
-        int from = 0;
-        std::size_t n = 0;
-        bool got = false;
-        try {
-          got = b->testAny(post, from, n);
-        } catch (...) {  // a message the posted receive cannot hold: it is dropped
-          repost();
-          throw;
-        }
-        if (!got) break;
-        if (n >= sizeof(Header)) std::memcpy(&m.h, posted.data(), sizeof(Header));
-        const bool one = n >= sizeof(Header) && m.h.magic == kMagic &&
-                         n == sizeof(Header) + ((m.h.flags & kSplit) ? 0 : m.h.size);
-        if (one) {  // the usual case: read in place
-          m.src = from;
-          const std::size_t k = n - sizeof(Header);
-          m.setPayload(posted.data() + sizeof(Header), k,
-                       k > Message::kSmallPayload ? smallBuffer() : ByteBuffer(),
-                       /*padded=*/true);  // posted holds a header and kInline bytes
-          repost();                       // before anything runs that may poll again
-        } else {                          // a batch (or bytes that are not a message)
-          inbox.clear();
-          inbox.append(posted.data(), n);
-          inboxAt = 0;
-          inboxFrom = from;
-          repost();
-          takeInbox(m);
-        }
-      }
-      if (m.h.flags & kSplit) {
-        Pending p;
-        p.m = std::move(m);
-        p.m.bytes = buffer(p.m.h.split);
-        p.op = b->irecv(p.m.src, kPayloadTag, p.m.bytes.data(), p.m.bytes.size());
-        pending.push_back(std::move(p));
-      } else if (!pending.empty() &&
-                 std::any_of(pending.begin(), pending.end(),
-                             [&](const Pending& q) { return q.m.src == m.src; })) {
+      const Next got = next(m);
+      if (got == Next::none) break;
+      any = true;
+      if (got == Next::payload) continue;
+      if (!pending.empty() && std::any_of(pending.begin(), pending.end(),
+                                          [&](const Pending& q) { return q.m.src == m.src; })) {
         // Behind its source's split payload still on the way: one source's messages are taken
         // in the order sent (an id reused after a large contribution must not overtake it).
         Pending p;
@@ -550,7 +681,6 @@ struct ReductionEngine {
       } else {
         dispatch(m);
       }
-      any = true;
       // A packet's rest is read on (no MPI call needed).
       if (finishes != finishedBefore && inboxAt >= inbox.size()) break;
     }
@@ -1164,6 +1294,9 @@ Reductions::Reductions(const Comm& c) : e_(std::make_shared<ReductionEngine>()) 
   for (int r = 0; r < e_->P; ++r) all[static_cast<std::size_t>(r)] = r;
   e_->all = detail::make_tree(std::move(all), e_->me);
   e_->posted.resize(sizeof(detail::Header) + detail::kInline);
+  e_->compact = detail::CompactTags(e_->b->maxTag());
+  e_->compactSent.assign(static_cast<std::size_t>(e_->P), 0);
+  e_->compactRecv.assign(static_cast<std::size_t>(e_->P), 0);
   e_->repost();
 }
 
@@ -1248,6 +1381,12 @@ std::shared_ptr<const detail::MemberTree> Reductions::listTree(std::span<const i
       throw ValueError(std::string(what) + ": rank " + std::to_string(r) +
                        " is listed twice (ranks " + detail::rank_list(ranks) + ")");
   }
+  // The list 0..P-1 is the global one: the same tree, the same call order (and its messages
+  // may be compact).
+  bool everyRank = ranks.size() == static_cast<std::size_t>(e_->P);
+  for (std::size_t i = 0; everyRank && i < ranks.size(); ++i)
+    everyRank = ranks[i] == static_cast<int>(i);
+  if (everyRank) return e_->all;
   return detail::make_tree(std::vector<int>(ranks.begin(), ranks.end()), e_->me);
 }
 

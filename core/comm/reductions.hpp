@@ -39,6 +39,14 @@
 /// dynamicReductionId() (rank 0 only; distribute it yourself), requestReductionId() (any rank
 /// asks rank 0; the id reaches a registered handler on one rank or on all), or ReductionId::user.
 ///
+/// Messages. Each carries a 40-byte header (kind, flags, the reduction's key, the member list's
+/// hash) and its payload; a lone message of a call-order reduction over every rank (reduce()
+/// without an id, the commonest) carries them in its MPI tag instead (kind, flags and the id's
+/// distance from the last such message between the two ranks), so that an 8-byte contribution
+/// is an 8-byte message, as MPI_Reduce's is: a shared-memory transport moves it from core to
+/// core in one cache line, not two. (Where MPI_TAG_UB leaves too few tags, or the distance
+/// does not fit, the header goes along as usual.)
+///
 /// Progress. Nothing runs in the background: messages are received, merged and forwarded inside
 /// this object's calls (any start, test, wait or progress). A member that never calls in holds
 /// up its parent; a rank that is not a member never receives anything of the reduction. A
@@ -231,12 +239,14 @@ class Reductions {
 
   int rank() const;
   int size() const;
-  /// The communicator its messages travel on (its counters are the reductions' own). Bytes sent
-  /// on it with tag 1 or 2 are read as reductions' messages: bytes that are not one are a
-  /// CommError at the receiver, naming the sender. Keep such sends under 8,232 bytes on tag 1:
-  /// Open MPI 4.1's shared-memory transport, when it copies a large message with one system call
-  /// (CMA), writes a message longer than the posted receive past its end (measured with a plain
-  /// MPI program; `--mca btl_vader_single_copy_mechanism none` stops at the buffer's end).
+  /// The communicator its messages travel on (its counters are the reductions' own). Anything
+  /// sent on it is read as reductions' messages (their receive takes any tag: a message of a
+  /// call-order reduction over every rank carries its header in its tag, the upper half of
+  /// MPI_TAG_UB, and travels as its payload alone): bytes that are not one are a CommError at the
+  /// receiver, naming the sender and the tag. Keep such sends under 8,232 bytes: Open MPI 4.1's
+  /// shared-memory transport, when it copies a large message with one system call (CMA), writes
+  /// a message longer than the posted receive past its end (measured with a plain MPI program;
+  /// `--mca btl_vader_single_copy_mechanism none` stops at the buffer's end).
   Comm& comm();
 
   // ---- the plain form: contributions are bytes ----

@@ -773,6 +773,7 @@ void stray_bytes(Comm& c, Failures& f) {
   if (P < 2) return;
   Reductions red(c);
   if (me == P - 1) red.comm().send(0, 1, Bytes("0123456789", 10));  // tag 1: the reductions'
+  if (me == P - 1) red.comm().send(0, 7, Bytes("0123", 4));         // a tag no reduction uses
   if (me == 0) {
     bool threw = false;
     try {
@@ -783,6 +784,15 @@ void stray_bytes(Comm& c, Failures& f) {
               std::string::npos;
     }
     f.expect(threw, "stray bytes: a CommError naming their size and sender");
+    threw = false;
+    try {
+      red.progressUntil([] { return false; }, 20s);
+    } catch (const CommError& e) {
+      const std::string w = e.what();
+      threw =
+          w.find("4 bytes from rank " + std::to_string(P - 1) + " with tag 7") != std::string::npos;
+    }
+    f.expect(threw, "stray bytes with another tag: a CommError naming their size, sender, tag");
   }
   barrier(c);
   auto r = red.reduce(double_bytes(value_of(me, 3)), sum_doubles, {},
@@ -889,12 +899,62 @@ TEST_CASE("Reductions on Local: messages and rounds are the tree's, non-members 
     if (pow2) CHECK(up == static_cast<std::uint64_t>(logP));
     if (pow2) CHECK(both == static_cast<std::uint64_t>(P == 2 ? 1 : 2 * logP));
     CHECK(total(toAll, &Stats::messagesSent).first == 2 * P1);
-    CHECK(total(rooted, &Stats::bytesSent).first == P1 * (40 + 8));
+    // Each message of a call-order reduction over every rank is compact: its header goes in
+    // its tag, its 8-byte payload alone on the wire (40 + 8 bytes with the header).
+    CHECK(total(rooted, &Stats::bytesSent).first == P1 * 8);
+    CHECK(total(toAll, &Stats::bytesSent).first == 2 * P1 * 8);
+    CHECK(total(listed, &Stats::bytesSent).first == (list.size() - 1) * (40 + 8));
     CHECK(total(listed, &Stats::messagesSent).first == list.size() - 1);
     for (int q = 1; q < P; q += 2) {
       CHECK(listed[static_cast<std::size_t>(q)].messagesSent == 0);
       CHECK(listed[static_cast<std::size_t>(q)].messagesReceived == 0);
     }
+  }
+}
+
+TEST_CASE("Reductions on Local: compact messages, and headers where the tags run short") {
+  if (!single_process()) return;
+  // P = 3: the root's children are ranks 1 and 2. A toAll, 1000 root-only reductions, two toAll:
+  // each leaf sends 1003 compact contributions (8 bytes each: one call after the other, the id
+  // one on from the last), and the root sends each toAll's result down to both. With MPI's
+  // least tag space (32767: ids 512 apart at most in a tag) the second toAll's result, 1001 ids
+  // after the last result the root sent, goes with its 40-byte header; with 2^31 - 1 compact.
+  for (int maxTag : {32767, 2147483647}) {
+    CAPTURE(maxTag);
+    std::vector<Failures> f(3);
+    LocalOptions o;
+    o.maxTag = maxTag;
+    std::vector<Stats> stats(3);
+    run_local(
+        3,
+        [&](Comm& c) {
+          const int me = c.rank();
+          Reductions red(c);
+          int salt = 0;
+          auto one = [&](bool toAll) {
+            auto r = red.reduce(double_bytes(value_of(me, salt)), sum_doubles, {},
+                                {.id = std::nullopt, .toAll = toAll});
+            r.wait();
+            if (r.hasResult()) {
+              std::vector<double> v;
+              for (int q = 0; q < 3; ++q) v.push_back(value_of(q, salt));
+              const double want = canonical_sum(v, 0, v.size()), got = double_of(r.result());
+              f[static_cast<std::size_t>(me)].expect(std::memcmp(&got, &want, sizeof got) == 0,
+                                                     "result " + std::to_string(salt));
+            }
+            ++salt;
+          };
+          one(true);
+          for (int i = 0; i < 1000; ++i) one(false);
+          one(true);
+          one(true);
+          stats[static_cast<std::size_t>(me)] = red.comm().stats();
+        },
+        o);
+    report(f);
+    CHECK(stats[1].bytesSent == 1003 * 8);
+    CHECK(stats[2].bytesSent == 1003 * 8);
+    CHECK(stats[0].bytesSent == (maxTag == 32767 ? 3 * 2 * 8 + 2 * 40 : 3 * 2 * 8));
   }
 }
 

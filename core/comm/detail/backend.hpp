@@ -48,7 +48,11 @@ struct PostedAny {
 
 class Backend {
  public:
+  /// irecvAny's tag that takes a message of any tag.
+  static constexpr int kAnyTag = -1;
   virtual ~Backend() = default;
+  /// The largest tag a message may carry (MPI_TAG_UB: MPI promises at least 32767).
+  virtual int maxTag() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string name() const = 0;
@@ -81,10 +85,10 @@ class Backend {
     out = recv(from, tag);
     return true;
   }
-  /// Posts a receive for the next message with tag from any source, into `into` (at most cap
-  /// bytes): a rank that polls for messages tests it instead of probing, and the library
-  /// matches the message on arrival. op is the posted receive (reused for the next one once
-  /// testAny has found it complete); withdraw it with cancelAny.
+  /// Posts a receive for the next message with tag (kAnyTag: any tag) from any source, into
+  /// `into` (at most cap bytes): a rank that polls for messages tests it instead of probing, and
+  /// the library matches the message on arrival. op is the posted receive (reused for the next
+  /// one once testAny has found it complete); withdraw it with cancelAny.
   virtual void irecvAny(std::shared_ptr<void>& op, int tag, char* into, std::size_t cap) {
     if (!op) op = std::make_shared<PostedAny>();
     auto& p = *static_cast<PostedAny*>(op.get());
@@ -92,11 +96,15 @@ class Backend {
     p.into = into;
     p.cap = cap;
   }
-  /// Whether the receive posted with irecvAny has completed: then its source and size. A
-  /// message larger than cap is a CommError.
-  virtual bool testAny(std::shared_ptr<void>& op, int& from, std::size_t& n) {
+  /// Whether the receive posted with irecvAny has completed: then its source, size and tag. A
+  /// message larger than cap is a CommError. (This portable form takes one tag only: a backend
+  /// that takes kAnyTag overrides it.)
+  virtual bool testAny(std::shared_ptr<void>& op, int& from, std::size_t& n, int& tag) {
     auto& p = *static_cast<PostedAny*>(op.get());
+    if (p.tag == kAnyTag)
+      throw InternalError("testAny: this backend (" + name() + ") posts no receive of any tag");
     if (!tryRecv(-1, p.tag, from, p.tmp)) return false;
+    tag = p.tag;
     if (p.tmp.size() > p.cap)
       throw CommError("a message of " + std::to_string(p.tmp.size()) + " bytes from rank " +
                       std::to_string(from) + " for a posted receive of " + std::to_string(p.cap));
