@@ -85,9 +85,10 @@ constexpr std::size_t kInline = 8192;
 
 /// Compact messages. A lone message of a call-order reduction over every rank (the commonest:
 /// `reduce` without an id) carries no header: its kind, its flags and its id's distance from
-/// the id of the last compact message between the same two ranks go in its tag, the upper half
-/// of the tags (MPI_TAG_UB), and it travels as its payload alone. An 8-byte contribution is then
-/// an 8-byte message, as MPI_Reduce's is: shared-memory transports move a message that fits in
+/// the id of the last message of such a reduction between the same two ranks (compact or not:
+/// see noteSent) go in its tag, the upper half of the tags (MPI_TAG_UB), and it travels as its
+/// payload alone; where the distance does not fit, the header goes along. An 8-byte contribution is
+/// then an 8-byte message, as MPI_Reduce's is: shared-memory transports move a message that fits in
 /// one slot of their queue (Open MPI 4.1: 32 bytes with its own headers, so up to 10 bytes of
 /// payload) in one cache line from core to core, and this one in two. A tag's code, low bits
 /// first: down (else up), struct, toAll, exchange, then the id's distance, biased.
@@ -262,7 +263,8 @@ struct ReductionEngine {
   ByteBuffer posted;
   std::shared_ptr<void> post;
   CompactTags compact{0};
-  // The id of the last compact message sent to and received from each rank.
+  // By rank: the id of the last message of a call-order reduction over every rank sent to it
+  // and received from it (the distances in compact tags count from them).
   std::vector<std::uint64_t> compactSent, compactRecv;
   // Roots of exchanges whose merge waits for their own value's send to finish reading it.
   std::vector<std::shared_ptr<ReductionState>> held;
