@@ -112,6 +112,20 @@ def proc_status_kib(field):
     return 0
 
 
+def anon_huge_kib():
+    """Anonymous memory of this process on transparent huge pages, KiB (Linux smaps_rollup): a
+    large model's step time depends on it (its arrays ask for huge pages; a fragmented machine may
+    not have them to give)."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("AnonHugePages:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def antler_child(args):
     """Builds the network in antler, runs it --reps times from reinit, prints one JSON line."""
     import antler as moose  # on ranks > 0 this serves rank 0 and never returns
@@ -188,11 +202,12 @@ def antler_child(args):
         moose.start(steps * DT)
         times.append(time.perf_counter() - t0)
     rss_run = proc_status_kib("VmRSS")  # the model built, reinit (its event queues) and run
+    huge_run = anon_huge_kib()
     out = dict(times=times, build=build, nodes=moose.numNodes(), mean_vm=float(nv.Vm.mean()),
                stats_mean=stats.mean, synapses=nsyn,
                memory=dict(inputs=inputs_bytes, before=rss0 * 1024, neurons=rss_neurons * 1024,
                            built=rss_built * 1024, run=rss_run * 1024,
-                               peak=proc_status_kib("VmHWM") * 1024))
+                           peak=proc_status_kib("VmHWM") * 1024, huge=huge_run * 1024))
     if rate is not None:
         out["rate"] = float(np.mean(moose.element("/net/rate_table").vector[1:]))
     # Where a step goes: one more run (not timed above) with the clock's phase timers on.
@@ -408,10 +423,11 @@ def bench(name, args, workdir):
               "once built and run, less its neurons and inputs: event queues included; goal <= 16 "
               "B: %s); the build peaked %.0f MB above the process before it, for %.0f MB of numpy "
               "inputs and a %.0f MB model as built (%.0f MB once run: the arrays' addresses go; "
-              "goal: no more than inputs + model: %s)"
+              "goal: no more than inputs + model: %s); %.0f MB of the process on huge pages once run"
               % (args.nodes[0], label, per_syn, "met" if per_syn <= 16 else "NOT met",
                  peak_over / 1e6, mem["inputs"] / 1e6, model / 1e6, model_run / 1e6,
-                 "met" if peak_over <= mem["inputs"] + model else "NOT met"))
+                 "met" if peak_over <= mem["inputs"] + model else "NOT met",
+                 mem.get("huge", 0) / 1e6))
     bpeak = b.peak_rss()
     if bpeak:
         print("memory: Brian2's standalone binary peaked at %.0f MB resident: %.1f B per synapse "
