@@ -602,7 +602,7 @@ struct ReductionEngine {
   enum class Next { none, message, payload };
   /// The next message: the inbox's, else the posted receive's (posted again at once, before
   /// anything runs that may poll again; a split payload's receive goes first).
-  Next next(Message& m) {
+  [[gnu::always_inline]] Next next(Message& m) {
     if (inboxAt < inbox.size()) {
       takeInbox(m);
       return Next::message;
@@ -931,16 +931,7 @@ struct ReductionEngine {
       }
     if (s.error.empty() && !s.kids.empty()) {
       for (std::size_t i = 0; i < s.kids.size(); ++i) s.parts[i] = s.kids[i].payload();
-      try {
-        s.ops->merge(std::span<const Bytes>(s.parts.data(), s.kids.size()));
-      } catch (const std::exception& e) {
-        s.thrown = std::current_exception();
-        s.error =
-            s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
-      } catch (...) {
-        s.thrown = std::current_exception();
-        s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
-      }
+      mergeParts(s, std::span<const Bytes>(s.parts.data(), s.kids.size()));
     }
     recycle(s.kids);
     if (s.tree->parent >= 0) {
@@ -971,6 +962,103 @@ struct ReductionEngine {
       }
     }
     finish(s);
+  }
+
+  /// Merges the children's payloads (child order) into s's value; a merge that throws fails s.
+  void mergeParts(ReductionState& s, std::span<const Bytes> parts) {
+    try {
+      s.ops->merge(parts);
+    } catch (const std::exception& e) {
+      s.thrown = std::current_exception();
+      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
+    } catch (...) {
+      s.thrown = std::current_exception();
+      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+    }
+  }
+
+  /// Whether the start of s may take its children's messages straight from the posted receive
+  /// (takeLoneRoot): s is the root of a root-only reduction, no batch is open, and nothing waits
+  /// here that a pass of progress would see first.
+  bool loneRoot(const ReductionState& s) const {
+    return !s.toAll && s.tree->parent < 0 && !s.tree->children.empty() && holds == 0 &&
+           early.empty() && pending.empty() && held.empty() && batched.empty() &&
+           inboxAt >= inbox.size();
+  }
+  /// The start of a root-only reduction's root (loneRoot), the commonest case: one reduction
+  /// after another, whose children have sent by the time the root starts. Takes their messages
+  /// as they come from the posted receive while each is a contribution of s's, merges and
+  /// delivers: no dispatch, no table, no pass of progress (what the usual path would do, with
+  /// the same checks and the same merge). True: s has finished. False: the usual path goes on
+  /// from where this stopped (the children taken are in s; a message not for s, or not a plain
+  /// match, has been dispatched as a pass would; `polled`: the receive held nothing, so the
+  /// start need not poll again).
+  bool takeLoneRoot(ReductionState& s, bool& polled) {
+    const auto& ch = s.tree->children;
+    const auto mine = static_cast<std::uint8_t>(s.isStruct ? kStruct : 0);
+    Message m;  // (its own: a merge or handler may start a reduction meanwhile)
+    while (s.missing) {
+      const Next got = next(m);
+      if (got != Next::message) {
+        polled = got == Next::none;
+        return false;
+      }
+      const auto i = static_cast<std::size_t>(std::find(ch.begin(), ch.end(), m.src) - ch.begin());
+      if (m.h.kind != Kind::up || m.h.scope != s.key.scope || m.h.id != s.key.id ||
+          i == ch.size() || (s.have >> i & 1) || m.h.members != s.tree->hash ||
+          (m.h.flags & (kStruct | kToAll | kError)) != mine) {
+        dispatch(m);  // (a contribution of another kind fails s there, as it would in a pass)
+        return false;
+      }
+      if (ch.size() == 1) {  // the only child: merged from where it lies
+        const Bytes part = m.payload();
+        mergeParts(s, std::span<const Bytes>(&part, 1));
+        keep(std::move(m.bytes));
+        s.missing = 0;
+        break;
+      }
+      s.kids[i] = std::move(m);
+      s.have |= std::uint64_t{1} << i;
+      if (--s.missing == 0) {
+        for (std::size_t k = 0; k < ch.size(); ++k) s.parts[k] = s.kids[k].payload();
+        mergeParts(s, std::span<const Bytes>(s.parts.data(), ch.size()));
+        recycle(s.kids);
+      }
+    }
+    if (s.error.empty()) {
+      s.hasResult = true;
+      try {
+        s.ops->deliver();
+      } catch (...) {
+        s.thrown = std::current_exception();
+      }
+    }
+    finish(s);
+    return true;
+  }
+
+  /// Whether the start of s may send its value straight from its buffer (sendLoneLeaf): s is a
+  /// leaf of a root-only reduction of the plain form, and no message waits to go before it.
+  bool loneLeaf(const ReductionState& s) const {
+    return !s.toAll && !s.isStruct && s.tree->children.empty() && s.tree->parent >= 0 &&
+           !batching();
+  }
+  /// The start of a root-only reduction's leaf (loneLeaf) whose value fits a compact message:
+  /// sends it to the parent straight from the value's buffer (the buffer goes with the send if
+  /// it does not complete at once) and finishes s: what advance would do, without building the
+  /// message in `scratch`. False: nothing sent (the usual path does it).
+  bool sendLoneLeaf(ReductionState& s, ByteBuffer& value) {
+    if (value.size() > kInline) return false;
+    Header h = headerOf(s, Kind::up);
+    h.size = static_cast<std::uint16_t>(value.size());
+    const int d = s.tree->parent;
+    const int tag = compactTag(d, h);
+    if (!tag) return false;
+    auto op = b->isend(d, tag, {value.data(), value.size()});
+    compactSent[static_cast<std::size_t>(d)] = h.id;
+    if (op) outs.push_back({std::move(op), std::make_shared<const ByteBuffer>(std::move(value))});
+    finish(s);
+    return true;
   }
 
   /// Takes the messages for s that came before it started.
@@ -1258,8 +1346,9 @@ Bytes Reduction::result() const {
 }
 
 ByteBuffer Reduction::takeResult() {
-  (void)result();  // its checks: a plain-form result on this rank
-  ReductionState& s = *s_;
+  ReductionState& s = state_of(s_, "takeResult");
+  if (!s.hasResult || s.isStruct) [[unlikely]]
+    (void)result();  // throws: no plain-form result on this rank
   auto& b = static_cast<BytesOps&>(*s.ops);
   s.hasResult = false;
   if (!b.sent) return std::move(b.value);
@@ -1546,15 +1635,22 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
       e.retire(s);
     }
   };
+  bool polled = false;
   try {
     if (s->exchange && s->tree->pos == 0) e.sendValue(*s, detail::Kind::down, s->tree->down);
-    e.takeQueued(s);
-    e.advance(s);
+    if (e.loneRoot(*s) && e.takeLoneRoot(*s, polled)) {
+      settle();
+      return Reduction(std::move(s));
+    }
+    if (!e.loneLeaf(*s) || !e.sendLoneLeaf(*s, static_cast<BytesOps&>(*s->ops).value)) {
+      e.takeQueued(s);
+      e.advance(s);
+    }
     // In a batch, a start neither polls nor sends. A start that finished its reduction with
     // nothing else in flight here skips the poll up to kQuietStarts times in a row (a leaf's
     // loop: its poll would find nothing for it), so that messages for others (an id request)
-    // still wait at most that many starts.
-    if (e.holds == 0 && !e.quietStart(*s)) e.progress();
+    // still wait at most that many starts; and one whose receive was found empty just now.
+    if (e.holds == 0 && !polled && !e.quietStart(*s)) e.progress();
   } catch (...) {
     settle();  // in flight as it stands, as if started (the error is the caller's)
     throw;

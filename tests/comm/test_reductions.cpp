@@ -14,6 +14,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -805,6 +806,110 @@ void stray_bytes(Comm& c, Failures& f) {
   f.expect(std::memcmp(&got, &want, sizeof got) == 0, "a reduction after the stray bytes");
 }
 
+/// The root of root-only reductions whose children's messages wait when it starts (the start
+/// takes them from the posted receive, without a pass of progress): children a thousand
+/// reductions ahead, each sum the tree's fold here; a merge and a handler that throw on the root,
+/// rethrown by its wait; a child of the other form, an error at the root; shows the tree's order
+/// too.
+void root_takes_waiting_messages(Comm& c, Failures& f) {
+  const int P = c.size(), me = c.rank();
+  if (P < 2) return;
+  Reductions red(c);
+  auto fold = [&](int salt) {
+    std::vector<double> v;
+    for (int q = 0; q < P; ++q) v.push_back(value_of(q, salt));
+    return canonical_sum(v, 0, v.size());
+  };
+  // The others start a thousand reductions before the root starts its first (on MPI, more than
+  // the shared-memory queue holds: some of the leaves' sends do not complete at once).
+  constexpr int kAhead = 1000;
+  std::vector<Reduction> ahead;
+  if (me != 0)
+    for (int i = 0; i < kAhead; ++i)
+      ahead.push_back(red.reduce(double_bytes(value_of(me, i)), sum_doubles));
+  barrier(c);
+  if (me == 0)
+    for (int i = 0; i < kAhead; ++i) {
+      double handled = 0;
+      auto h = red.reduce(double_bytes(value_of(0, i)), sum_doubles,
+                          [&](Bytes b) { handled = double_of(b); });
+      h.wait();
+      const double want = fold(i), got = double_of(h.result());
+      f.expect(std::memcmp(&got, &want, sizeof got) == 0 && handled == got,
+               "reduction " + std::to_string(i) + " with its children ahead");
+    }
+  for (Reduction& h : ahead) h.wait();
+
+  // The tree's order, the children's messages waiting.
+  if (me != 0) red.reduce(text_bytes(leaf_name(me)), show_tree).wait();
+  barrier(c);
+  if (me == 0) {
+    auto h = red.reduce(text_bytes(leaf_name(0)), show_tree);
+    h.wait();
+    std::vector<int> all(static_cast<std::size_t>(P));
+    std::iota(all.begin(), all.end(), 0);
+    f.expect(text_of(h.result()) == tree_text(all, 0, leaf_name),
+             "the tree's order: " + text_of(h.result()));
+  }
+
+  // A merge that throws on the root, then a handler that throws there.
+  for (int which = 0; which < 2; ++which) {
+    if (me != 0) red.reduce(double_bytes(1), sum_doubles).wait();
+    barrier(c);
+    if (me != 0) continue;
+    auto h = which == 0 ? red.reduce(double_bytes(1),
+                                     [](ByteBuffer, std::span<const Bytes>) -> ByteBuffer {
+                                       throw std::runtime_error("the merge says no");
+                                     })
+                        : red.reduce(double_bytes(1), sum_doubles, [](Bytes) {
+                            throw std::runtime_error("the handler says no");
+                          });
+    std::string text;
+    try {
+      h.wait();
+    } catch (const std::runtime_error& e) {
+      text = e.what();
+    }
+    f.expect(text == (which == 0 ? "the merge says no" : "the handler says no"),
+             "the root's wait rethrows: '" + text + "'");
+    f.expect(h.hasResult() == (which == 1), "a result only where the merge did not throw");
+    if (which == 1) f.expect(double_of(h.result()) == P, "the sum before the handler threw");
+  }
+
+  // Rank P - 1 contributes the struct form: the root-only reduction fails at the root.
+  barrier(c);
+  Reduction mixed;
+  if (me == P - 1)
+    mixed = red.reduceStruct<double>(1.0, [](double a, std::vector<double>& b) {
+      for (double x : b) a += x;
+      return a;
+    });
+  else if (me != 0)
+    mixed = red.reduce(double_bytes(1), sum_doubles);
+  if (me != 0) {
+    try {
+      mixed.wait();
+    } catch (const CommError&) {  // (a member whose subtree holds rank P - 1 fails too)
+    }
+  }
+  barrier(c);
+  if (me == 0) {
+    std::string text;
+    try {
+      red.reduce(double_bytes(1), sum_doubles).wait();
+    } catch (const CommError& e) {
+      text = e.what();
+    }
+    f.expect(text.find("form") != std::string::npos, "a child of the other form: '" + text + "'");
+  }
+  f.expect(red.inFlight() == 0, "in flight after the waiting-children rounds");
+  auto r = red.reduce(double_bytes(value_of(me, 9)), sum_doubles, {},
+                      {.id = std::nullopt, .toAll = true});
+  r.wait();
+  const double want = fold(9), got = double_of(r.result());
+  f.expect(std::memcmp(&got, &want, sizeof got) == 0, "a reduction after them");
+}
+
 void report(const std::vector<Failures>& fs) {
   for (auto& f : fs)
     for (auto& s : f.list) FAIL_CHECK(s);
@@ -826,6 +931,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   starts_inside_handlers(c, f);
   quiet_starts_still_poll(c, f);
   stray_bytes(c, f);
+  root_takes_waiting_messages(c, f);
   report({f});
 }
 
@@ -854,6 +960,7 @@ TEST_CASE("Reductions on Local: P up to 256") {
         misuse(c, mine);
         reused_states(c, mine);
         stray_bytes(c, mine);
+        root_takes_waiting_messages(c, mine);
       }
     });
     report(f);
