@@ -977,13 +977,18 @@ struct ReductionEngine {
     }
   }
 
-  /// Whether the start of s may take its children's messages straight from the posted receive
-  /// (takeLoneRoot): s is the root of a root-only reduction, no batch is open, and nothing waits
-  /// here that a pass of progress would see first.
-  bool loneRoot(const ReductionState& s) const {
-    return !s.toAll && s.tree->parent < 0 && !s.tree->children.empty() && holds == 0 &&
-           early.empty() && pending.empty() && held.empty() && batched.empty() &&
+  /// Whether nothing waits here that a pass of progress would see before a new message: no
+  /// batch open or waiting, no early or half-received message, no packet half read.
+  bool nothingWaits() const {
+    return holds == 0 && early.empty() && pending.empty() && held.empty() && batched.empty() &&
            inboxAt >= inbox.size();
+  }
+  /// Whether the start of s may take its children's messages straight from the posted receive
+  /// (takeLoneRoot): s is the root of a root-only reduction or of an exchange whose own value's
+  /// send no longer reads it, and nothing waits.
+  bool loneRoot(const ReductionState& s) const {
+    return (!s.toAll || (s.exchange && !s.ops->sharedBusy())) && s.tree->parent < 0 &&
+           !s.tree->children.empty() && nothingWaits();
   }
   /// The start of a root-only reduction's root (loneRoot), the commonest case: one reduction
   /// after another, whose children have sent by the time the root starts. Takes their messages
@@ -995,7 +1000,8 @@ struct ReductionEngine {
   /// start need not poll again).
   bool takeLoneRoot(ReductionState& s, bool& polled) {
     const auto& ch = s.tree->children;
-    const auto mine = static_cast<std::uint8_t>(s.isStruct ? kStruct : 0);
+    const auto mine =
+        static_cast<std::uint8_t>((s.isStruct ? kStruct : 0) | (s.toAll ? kToAll : 0));
     Message m;  // (its own: a merge or handler may start a reduction meanwhile)
     while (s.missing) {
       const Next got = next(m);
@@ -1038,15 +1044,18 @@ struct ReductionEngine {
   }
 
   /// Whether the start of s may send its value straight from its buffer (sendLoneLeaf): s is a
-  /// leaf of a root-only reduction of the plain form, and no message waits to go before it.
+  /// leaf of a root-only reduction of the plain form and no message waits to go before it, or
+  /// the second member of an exchange of the plain form and nothing waits (it then takes the
+  /// root's value from the posted receive: takeLoneDown).
   bool loneLeaf(const ReductionState& s) const {
-    return !s.toAll && !s.isStruct && s.tree->children.empty() && s.tree->parent >= 0 &&
-           !batching();
+    return !s.isStruct && s.tree->children.empty() && s.tree->parent >= 0 &&
+           (s.toAll ? s.exchange && nothingWaits() : !batching());
   }
-  /// The start of a root-only reduction's leaf (loneLeaf) whose value fits a compact message:
-  /// sends it to the parent straight from the value's buffer (the buffer goes with the send if
-  /// it does not complete at once) and finishes s: what advance would do, without building the
-  /// message in `scratch`. False: nothing sent (the usual path does it).
+  /// The start of a loneLeaf whose value fits a compact message: sends it to the parent straight
+  /// from the value's buffer (if the send does not complete at once, the buffer goes with it,
+  /// and an exchange keeps a copy to merge with), then finishes s (root only) or waits for the
+  /// root's value (an exchange): what advance would do, without building the message in
+  /// `scratch`. False: nothing sent (the usual path does it).
   bool sendLoneLeaf(ReductionState& s, ByteBuffer& value) {
     if (value.size() > kInline) return false;
     Header h = headerOf(s, Kind::up);
@@ -1056,7 +1065,34 @@ struct ReductionEngine {
     if (!tag) return false;
     auto op = b->isend(d, tag, {value.data(), value.size()});
     compactSent[static_cast<std::size_t>(d)] = h.id;
-    if (op) outs.push_back({std::move(op), std::make_shared<const ByteBuffer>(std::move(value))});
+    if (op) {
+      auto kept = std::make_shared<const ByteBuffer>(std::move(value));
+      if (s.toAll) value.append(kept->data(), kept->size());
+      outs.push_back({std::move(op), std::move(kept)});
+    }
+    if (s.toAll)
+      s.phase = ReductionState::Phase::down;
+    else
+      finish(s);
+    return true;
+  }
+  /// The second member of an exchange, its value sent (sendLoneLeaf): takes the root's value if
+  /// it is the posted receive's message, merges (the root's merge call) and delivers, as accept
+  /// would. True: s has finished. False: the usual path goes on (a message not for s has been
+  /// dispatched; `polled`: the receive held nothing).
+  bool takeLoneDown(ReductionState& s, bool& polled) {
+    Message m;
+    const Next got = next(m);
+    if (got != Next::message) {
+      polled = got == Next::none;
+      return false;
+    }
+    if (m.h.kind != Kind::down || m.h.scope != s.key.scope || m.h.id != s.key.id ||
+        m.src != s.tree->parent) {
+      dispatch(m);
+      return false;
+    }
+    takeRootValue(s, m);
     finish(s);
     return true;
   }
@@ -1642,7 +1678,12 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
       settle();
       return Reduction(std::move(s));
     }
-    if (!e.loneLeaf(*s) || !e.sendLoneLeaf(*s, static_cast<BytesOps&>(*s->ops).value)) {
+    if (e.loneLeaf(*s) && e.sendLoneLeaf(*s, static_cast<BytesOps&>(*s->ops).value)) {
+      if (s->phase == ReductionState::Phase::down && e.takeLoneDown(*s, polled)) {
+        settle();
+        return Reduction(std::move(s));
+      }
+    } else {
       e.takeQueued(s);
       e.advance(s);
     }

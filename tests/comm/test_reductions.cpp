@@ -876,6 +876,38 @@ void root_takes_waiting_messages(Comm& c, Failures& f) {
     if (which == 1) f.expect(double_of(h.result()) == P, "the sum before the handler threw");
   }
 
+  // toAll one after another (over two ranks an exchange: each side sends its value straight
+  // from its buffer and takes the other's from the posted receive): every member has the fold.
+  for (int i = 0; i < 200; ++i) {
+    double handled = 0;
+    auto h =
+        red.reduce(double_bytes(value_of(me, i)), sum_doubles,
+                   [&](Bytes b) { handled = double_of(b); }, {.id = std::nullopt, .toAll = true});
+    h.wait();
+    const double want = fold(i), got = double_of(h.result());
+    if (std::memcmp(&got, &want, sizeof got) != 0 || handled != got) {
+      f.expect(false, "toAll reduction " + std::to_string(i) + " on rank " + std::to_string(me));
+      break;
+    }
+  }
+  // Over two ranks both members merge (the second makes the root's merge call): a merge that
+  // throws is rethrown by both waits.
+  if (P == 2) {
+    auto h = red.reduce(double_bytes(1),
+                        [](ByteBuffer, std::span<const Bytes>) -> ByteBuffer {
+                          throw std::runtime_error("the merge says no");
+                        },
+                        {}, {.id = std::nullopt, .toAll = true});
+    std::string text;
+    try {
+      h.wait();
+    } catch (const std::runtime_error& e) {
+      text = e.what();
+    }
+    f.expect(text == "the merge says no",
+             "an exchange's throwing merge on rank " + std::to_string(me) + ": '" + text + "'");
+  }
+
   // Rank P - 1 contributes the struct form: the root-only reduction fails at the root.
   barrier(c);
   Reduction mixed;
