@@ -53,6 +53,11 @@
 /// start that has finished its own reduction while nothing else is in flight on this rank (a
 /// leaf's loop of root-only reductions) skips its poll, up to 8 such starts in a row: messages
 /// for this rank's other work (an id request it serves) then wait at most that many starts.
+/// The commonest starts take a shorter way through the same steps: the root of a root-only
+/// reduction, or of an exchange, whose children's contributions are waiting takes them from
+/// the posted receive, merges and delivers without a pass of progress; a leaf of a root-only
+/// reduction, and the second member of an exchange, sends its value from its buffer as it is
+/// (no copy), when nothing else waits on this rank (no batch open, no message held for later).
 ///
 /// Batches. The messages of many reductions started together (ids in flight, one per group)
 /// can travel together: while a Batch from batch() is open, this rank's small messages (up to
