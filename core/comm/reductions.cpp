@@ -953,6 +953,11 @@ struct ReductionEngine {
     }
     // The root.
     if (s.toAll && !s.exchange) sendValue(s, Kind::down, s.tree->down);
+    deliverRoot(s);
+  }
+
+  /// The root's end: the result goes to the handler (unless s has failed), and s is done.
+  void deliverRoot(ReductionState& s) {
     if (s.error.empty()) {
       s.hasResult = true;
       try {
@@ -1031,15 +1036,7 @@ struct ReductionEngine {
         recycle(s.kids);
       }
     }
-    if (s.error.empty()) {
-      s.hasResult = true;
-      try {
-        s.ops->deliver();
-      } catch (...) {
-        s.thrown = std::current_exception();
-      }
-    }
-    finish(s);
+    deliverRoot(s);
     return true;
   }
 
