@@ -929,10 +929,7 @@ struct ReductionEngine {
         Bytes pl = k.payload();
         s.error.assign(pl.data(), pl.size());
       }
-    if (s.error.empty() && !s.kids.empty()) {
-      for (std::size_t i = 0; i < s.kids.size(); ++i) s.parts[i] = s.kids[i].payload();
-      mergeParts(s, std::span<const Bytes>(s.parts.data(), s.kids.size()));
-    }
+    if (s.error.empty() && !s.kids.empty()) mergeKids(s);
     recycle(s.kids);
     if (s.tree->parent >= 0) {
       sendValue(s, Kind::up, std::span<const int>(&s.tree->parent, 1));
@@ -980,6 +977,12 @@ struct ReductionEngine {
       s.thrown = std::current_exception();
       s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
     }
+  }
+
+  /// Merges the children's messages (all in, child order) into s's value.
+  void mergeKids(ReductionState& s) {
+    for (std::size_t i = 0; i < s.kids.size(); ++i) s.parts[i] = s.kids[i].payload();
+    mergeParts(s, std::span<const Bytes>(s.parts.data(), s.kids.size()));
   }
 
   /// Whether nothing waits here that a pass of progress would see before a new message: no
@@ -1031,8 +1034,7 @@ struct ReductionEngine {
       s.kids[i] = std::move(m);
       s.have |= std::uint64_t{1} << i;
       if (--s.missing == 0) {
-        for (std::size_t k = 0; k < ch.size(); ++k) s.parts[k] = s.kids[k].payload();
-        mergeParts(s, std::span<const Bytes>(s.parts.data(), ch.size()));
+        mergeKids(s);
         recycle(s.kids);
       }
     }
