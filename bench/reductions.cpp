@@ -12,7 +12,9 @@
 //                                        rank) for the global, list and group forms at each P
 //
 // Each timing is the median of 7 batches of `reps` operations, the two sides alternating batch by
-// batch on a duplicate of one communicator; the merge is a plain loop over doubles, as MPI_SUM is.
+// batch on a duplicate of one communicator. The merge is the elementwise sum of doubles
+// (comm::elementwise<double>(comm::ops::sum{})), MPI_SUM's counterpart; the 8 B rows are timed
+// again with the same sum written as a MergeFn (a std::function the engine calls): "merge fn".
 #include "core/comm/reductions.hpp"
 
 #include <mpi.h>
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "bench/machine.hpp"
+#include "core/comm/collectives.hpp"
 #include "core/comm/local.hpp"
 #include "core/comm/mpi.hpp"
 
@@ -37,6 +40,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr ElementwiseOp kSum = elementwise<double>(ops::sum{});
+
+/// The same sum as a MergeFn.
 ByteBuffer sum_merge(ByteBuffer mine, std::span<const Bytes> kids) {
   const std::size_t n = mine.size() / sizeof(double);
   auto* a = reinterpret_cast<double*>(mine.data());
@@ -88,53 +94,57 @@ void timings(int reps) {
       auto write = [&](double* to, int call) {
         std::fill(to, to + n, 1.0 + me + static_cast<double>(call));
       };
-      for (bool toAll : {false, true}) {
-        std::vector<double> mpi, ours;
-        double mpiLast = 0, oursLast = 0;  // a written call's result, checked below
-        for (int batch = 0; batch < 7; ++batch) {
-          mpi.push_back(per_call(w, r, [&](int call) {
-            if (written) write(in.data(), call);
-            if (toAll)
-              MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, w);
-            else
-              MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
-            mpiLast = out[n - 1];
-          }));
-          ours.push_back(per_call(w, r, [&](int call) {
-            // The buffer a result came back in, or one a finished reduction left (a non-root's
-            // own sent value): no fresh pages for a large contribution.
-            ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
-            if (written) {
-              b.resize(bytes);
-              write(reinterpret_cast<double*>(b.data()), call);
-            } else {
-              b.clear();
-              b.append(in.data(), bytes);
-            }
-            auto h = red.reduce(std::move(b), sum_merge, {}, {.id = std::nullopt, .toAll = toAll});
-            h.wait();
-            if (h.hasResult()) {
-              carry = h.takeResult();
-              oursLast = reinterpret_cast<const double*>(carry.data())[n - 1];
-            }
-          }));
+      for (bool toAll : {false, true})
+        for (bool fn : {false, true}) {
+          if (fn && bytes > 8) continue;
+          std::vector<double> mpi, ours;
+          double mpiLast = 0, oursLast = 0;  // a written call's result, checked below
+          for (int batch = 0; batch < 7; ++batch) {
+            mpi.push_back(per_call(w, r, [&](int call) {
+              if (written) write(in.data(), call);
+              if (toAll)
+                MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, w);
+              else
+                MPI_Reduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, 0, w);
+              mpiLast = out[n - 1];
+            }));
+            ours.push_back(per_call(w, r, [&](int call) {
+              // The buffer a result came back in, or one a finished reduction left (a non-root's
+              // own sent value): no fresh pages for a large contribution.
+              ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
+              if (written) {
+                b.resize(bytes);
+                write(reinterpret_cast<double*>(b.data()), call);
+              } else {
+                b.clear();
+                b.append(in.data(), bytes);
+              }
+              const ReduceOptions o{.id = std::nullopt, .toAll = toAll};
+              auto h = fn ? red.reduce(std::move(b), sum_merge, {}, o)
+                          : red.reduce(std::move(b), kSum, {}, o);
+              h.wait();
+              if (h.hasResult()) {
+                carry = h.takeResult();
+                oursLast = reinterpret_cast<const double*>(carry.data())[n - 1];
+              }
+            }));
+          }
+          // The last call of a batch wrote the same values on both sides: the same sum.
+          if (written && me == 0 && mpiLast != oursLast) {
+            std::fprintf(stderr, "reductions: the written 1 MiB sums differ (%g against %g)\n",
+                         oursLast, mpiLast);
+            std::exit(1);
+          }
+          if (me == 0) {
+            const std::string name =
+                std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
+                (bytes == 8 ? (fn ? ", 8 B, merge fn" : ", 8 B")
+                 : written  ? ", 1 MiB written"
+                            : ", 1 MiB");
+            std::printf("%-38s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
+                        median(ours) / median(mpi));
+          }
         }
-        // The last call of a batch wrote the same values on both sides: the same sum.
-        if (written && me == 0 && mpiLast != oursLast) {
-          std::fprintf(stderr, "reductions: the written 1 MiB sums differ (%g against %g)\n",
-                       oursLast, mpiLast);
-          std::exit(1);
-        }
-        if (me == 0) {
-          const std::string name =
-              std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
-              (bytes == 8 ? ", 8 B"
-               : written  ? ", 1 MiB written"
-                          : ", 1 MiB");
-          std::printf("%-38s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
-                      median(ours) / median(mpi));
-        }
-      }
     }
   }
   // The floor under any reduction built on point-to-point messages, as Reductions is: the same
@@ -215,7 +225,7 @@ void timings(int reps) {
         const double x = 1;
         b.append(&x, sizeof x);
         hs[static_cast<std::size_t>(i)] = red.reduce(
-            std::move(b), sum_merge, {}, {.id = ids[static_cast<std::size_t>(i)], .toAll = true});
+            std::move(b), kSum, {}, {.id = ids[static_cast<std::size_t>(i)], .toAll = true});
       }
     }
     for (auto& h : hs) h.wait();

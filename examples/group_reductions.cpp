@@ -1,5 +1,5 @@
 // Reductions by id and over rank groups without the rest of antler (core/comm only; Converse's
-// CmiReduce family): a sum of doubles matched by id, started in a different order on each rank;
+// CmiReduce family): sums of doubles matched by id, started in a different order on each rank;
 // a struct reduction (a tally of who took part, Boost-serialized) over a group of the even ranks
 // while the odd ranks do something else; and a deadline that names the rank that has not
 // contributed yet. Each result is checked against a serial fold; the program prints OK or what
@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   };
 
   // Two sums matched by id, started in the opposite order on odd ranks; rank 0 gets the first in
-  // its handler, every rank gets the second (toAll).
+  // its handler, every rank gets the second (toAll). The second's merge is the same sum applied
+  // by Reductions itself, as MPI applies MPI_SUM (an ElementwiseOp: no function to call).
   const comm::ReductionId first = red.globalReductionId(), second = red.globalReductionId();
   double atRoot = 0;
   auto startFirst = [&] {
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
                       {.id = first});
   };
   auto startSecond = [&] {
-    return red.reduce(bytes_of(0.5 * me), sum, {}, {.id = second, .toAll = true});
+    return red.reduce(bytes_of(0.5 * me), comm::elementwise<double>(comm::ops::sum{}), {},
+                      {.id = second, .toAll = true});
   };
   comm::Reduction r1, r2;
   if (me % 2) {

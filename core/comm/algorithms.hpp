@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -42,6 +43,38 @@ namespace antler::comm {
 enum class Prim : std::uint8_t { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, none };
 /// Reduction operators the vendor reductions understand.
 enum class OpKind : std::uint8_t { sum, prod, min, max, land, lor, band, bor, none };
+
+namespace detail {
+/// The Prim of T (none: not one of them).
+template <class T>
+constexpr Prim prim_of() {
+  if constexpr (std::is_same_v<T, double>)
+    return Prim::f64;
+  else if constexpr (std::is_same_v<T, float>)
+    return Prim::f32;
+  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_signed_v<T>) {
+    if constexpr (sizeof(T) == 1)
+      return Prim::i8;
+    else if constexpr (sizeof(T) == 2)
+      return Prim::i16;
+    else if constexpr (sizeof(T) == 4)
+      return Prim::i32;
+    else
+      return Prim::i64;
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (sizeof(T) == 1)
+      return Prim::u8;
+    else if constexpr (sizeof(T) == 2)
+      return Prim::u16;
+    else if constexpr (sizeof(T) == 4)
+      return Prim::u32;
+    else
+      return Prim::u64;
+  } else {
+    return Prim::none;
+  }
+}
+}  // namespace detail
 
 /// The algorithms a caller can force.
 enum class Algorithm : std::uint8_t {

@@ -136,35 +136,6 @@ struct element<std::vector<E>> {
 };
 
 template <class T>
-constexpr Prim prim_of() {
-  if constexpr (std::is_same_v<T, double>)
-    return Prim::f64;
-  else if constexpr (std::is_same_v<T, float>)
-    return Prim::f32;
-  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_signed_v<T>) {
-    if constexpr (sizeof(T) == 1)
-      return Prim::i8;
-    else if constexpr (sizeof(T) == 2)
-      return Prim::i16;
-    else if constexpr (sizeof(T) == 4)
-      return Prim::i32;
-    else
-      return Prim::i64;
-  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if constexpr (sizeof(T) == 1)
-      return Prim::u8;
-    else if constexpr (sizeof(T) == 2)
-      return Prim::u16;
-    else if constexpr (sizeof(T) == 4)
-      return Prim::u32;
-    else
-      return Prim::u64;
-  } else {
-    return Prim::none;
-  }
-}
-
-template <class T>
 ByteBuffer encode(const T& v) {
   ByteBuffer b;
   Writer(b).put<T>(v);

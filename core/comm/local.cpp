@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/comm/detail/backend.hpp"
+#include "core/comm/detail/elementwise.hpp"
 #include "core/error.hpp"
 
 namespace antler::comm {
@@ -511,7 +512,7 @@ class LocalBackend final : public detail::Backend {
       if (r == 0)
         acc = std::move(b);
       else
-        apply(acc.data(), b.data(), count, t, op);
+        detail::apply_elementwise(acc.data(), b.data(), count, t, op);
     }
     if (n) std::memcpy(out, acc.data(), n);
   }
@@ -564,73 +565,6 @@ class LocalBackend final : public detail::Backend {
   }
 
  private:
-  template <class T>
-  static void apply_t(T* a, const T* b, std::size_t n, OpKind op) {
-    for (std::size_t i = 0; i < n; ++i) {
-      switch (op) {
-        case OpKind::sum:
-          a[i] = static_cast<T>(a[i] + b[i]);
-          break;
-        case OpKind::prod:
-          a[i] = static_cast<T>(a[i] * b[i]);
-          break;
-        case OpKind::min:
-          a[i] = std::min(a[i], b[i]);
-          break;
-        case OpKind::max:
-          a[i] = std::max(a[i], b[i]);
-          break;
-        case OpKind::land:
-          a[i] = static_cast<T>(a[i] && b[i]);
-          break;
-        case OpKind::lor:
-          a[i] = static_cast<T>(a[i] || b[i]);
-          break;
-        case OpKind::band:
-          if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] & b[i]);
-          break;
-        case OpKind::bor:
-          if constexpr (std::is_integral_v<T>) a[i] = static_cast<T>(a[i] | b[i]);
-          break;
-        case OpKind::none:
-          break;
-      }
-    }
-  }
-  static void apply(char* a, const char* b, std::size_t n, Prim t, OpKind op) {
-    switch (t) {
-      case Prim::i8:
-        return apply_t(reinterpret_cast<std::int8_t*>(a), reinterpret_cast<const std::int8_t*>(b),
-                       n, op);
-      case Prim::u8:
-        return apply_t(reinterpret_cast<std::uint8_t*>(a), reinterpret_cast<const std::uint8_t*>(b),
-                       n, op);
-      case Prim::i16:
-        return apply_t(reinterpret_cast<std::int16_t*>(a), reinterpret_cast<const std::int16_t*>(b),
-                       n, op);
-      case Prim::u16:
-        return apply_t(reinterpret_cast<std::uint16_t*>(a),
-                       reinterpret_cast<const std::uint16_t*>(b), n, op);
-      case Prim::i32:
-        return apply_t(reinterpret_cast<std::int32_t*>(a), reinterpret_cast<const std::int32_t*>(b),
-                       n, op);
-      case Prim::u32:
-        return apply_t(reinterpret_cast<std::uint32_t*>(a),
-                       reinterpret_cast<const std::uint32_t*>(b), n, op);
-      case Prim::i64:
-        return apply_t(reinterpret_cast<std::int64_t*>(a), reinterpret_cast<const std::int64_t*>(b),
-                       n, op);
-      case Prim::u64:
-        return apply_t(reinterpret_cast<std::uint64_t*>(a),
-                       reinterpret_cast<const std::uint64_t*>(b), n, op);
-      case Prim::f32:
-        return apply_t(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b), n, op);
-      case Prim::f64:
-        return apply_t(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b), n, op);
-      case Prim::none:
-        return;
-    }
-  }
   void publish() {
     stats.rounds = round_;
     stats.modelSeconds = time_;

@@ -1,11 +1,13 @@
 #include "core/comm/reductions.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
 
 #include "core/comm/detail/backend.hpp"
+#include "core/comm/detail/elementwise.hpp"
 #include "core/comm/detail/key_table.hpp"
 
 namespace antler::comm {
@@ -970,12 +972,20 @@ struct ReductionEngine {
   void mergeParts(ReductionState& s, std::span<const Bytes> parts) {
     try {
       s.ops->merge(parts);
-    } catch (const std::exception& e) {
-      s.thrown = std::current_exception();
-      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
     } catch (...) {
-      s.thrown = std::current_exception();
-      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+      mergeThrew(s);
+    }
+  }
+  /// Inside mergeParts' handler: s fails with what the merge threw (kept out of mergeParts, so
+  /// that a merge that returns costs a call and no more).
+  [[gnu::cold, gnu::noinline]] void mergeThrew(ReductionState& s) {
+    s.thrown = std::current_exception();
+    s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      s.error = s.error + ": " + e.what();
+    } catch (...) {
     }
   }
 
@@ -1307,8 +1317,17 @@ namespace {
 /// The plain form's value: bytes, shared with the sends that read them once they go as a payload
 /// of their own (they must stay unchanged from then on).
 struct BytesOps final : detail::ReductionOps {
-  BytesOps(ByteBuffer v, MergeFn m, Handler h)
-      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
+  BytesOps(ByteBuffer v, MergeFn m, ElementwiseOp e, Handler h)
+      : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {
+    setElementwise(e);
+  }
+  void setElementwise(ElementwiseOp e) {
+    if (e.type == op.type && e.op == op.op) return;  // (a reused state: usually the same)
+    op = e;
+    elementwise = detail::elementwise_fn(e.type, e.op);
+    elementShift =
+        elementwise ? static_cast<unsigned>(std::countr_zero(detail::prim_size(e.type))) : 0;
+  }
   const ByteBuffer& bytes() const { return sent ? *sent : value; }
   /// The value, to be changed: taken back from the sends once they are done with it.
   ByteBuffer& own() {
@@ -1322,9 +1341,20 @@ struct BytesOps final : detail::ReductionOps {
     return value;
   }
   void merge(std::span<const Bytes> children) override {
+    if (elementwise) {
+      ByteBuffer& v = own();
+      for (Bytes k : children) apply(v.data(), v.size(), k);
+      return;
+    }
     value = mergeFn(std::move(own()), children);
   }
   void mergeUnder(ByteBuffer& first) override {
+    if (elementwise) {
+      ByteBuffer& mine = own();
+      apply(first.data(), first.size(), Bytes(mine.data(), mine.size()));
+      std::swap(value, first);  // the root's merged value; mine's buffer for the caller
+      return;
+    }
     ByteBuffer mine = std::move(own());
     const Bytes kid(mine.data(), mine.size());
     value = mergeFn(std::move(first), std::span<const Bytes>(&kid, 1));
@@ -1337,6 +1367,17 @@ struct BytesOps final : detail::ReductionOps {
   void dropFunctions() override {
     mergeFn = nullptr;
     handler = nullptr;
+  }
+  /// The elementwise merge of one child's value into acc (n bytes).
+  void apply(char* acc, std::size_t n, Bytes kid) const {
+    if (kid.size() != n) [[unlikely]]
+      sizes_differ(kid.size(), n);
+    elementwise(acc, kid.data(), n >> elementShift);
+  }
+  [[noreturn, gnu::cold]] static void sizes_differ(std::size_t kid, std::size_t mine) {
+    throw ValueError("an elementwise merge: a contribution of " + std::to_string(kid) +
+                     " bytes where this member's has " + std::to_string(mine) +
+                     " (every member contributes as many elements)");
   }
   ByteBuffer releaseValue() override {
     if (!sent) return std::move(value);
@@ -1360,11 +1401,14 @@ struct BytesOps final : detail::ReductionOps {
     if (handler) handler(Bytes(bytes().data(), bytes().size()));
   }
   bool isStruct() const override { return false; }
-  bool hasMerge() const override { return static_cast<bool>(mergeFn); }
+  bool hasMerge() const override { return static_cast<bool>(mergeFn) || elementwise != nullptr; }
   ByteBuffer value;
   std::shared_ptr<ByteBuffer> sent;  // the value, once shared (then `value` is empty)
   MergeFn mergeFn;
   Handler handler;
+  ElementwiseOp op;
+  detail::ElementwiseFn elementwise = nullptr;  // op's function; nullptr: mergeFn merges
+  unsigned elementShift = 0;                    // log2 of the element's bytes
 };
 }  // namespace
 
@@ -1571,17 +1615,31 @@ void Reductions::requestReductionId(int handler, int to, Bytes data) {
 }
 
 Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
-  return startBytes(e_->all, std::move(mine), std::move(merge), std::move(handler), o, "reduce");
+  return startBytes(e_->all, std::move(mine), std::move(merge), {}, std::move(handler), o,
+                    "reduce");
 }
 Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
                                  Handler handler, ReduceOptions o) {
-  return startBytes(listTree(ranks, "listReduce"), std::move(mine), std::move(merge),
+  return startBytes(listTree(ranks, "listReduce"), std::move(mine), std::move(merge), {},
                     std::move(handler), o, "listReduce");
 }
 Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge, Handler handler,
                                   ReduceOptions o) {
-  return startBytes(groupTree(g, "groupReduce"), std::move(mine), std::move(merge),
+  return startBytes(groupTree(g, "groupReduce"), std::move(mine), std::move(merge), {},
                     std::move(handler), o, "groupReduce");
+}
+Reduction Reductions::reduce(ByteBuffer mine, ElementwiseOp op, Handler handler, ReduceOptions o) {
+  return startBytes(e_->all, std::move(mine), {}, op, std::move(handler), o, "reduce");
+}
+Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, ElementwiseOp op,
+                                 Handler handler, ReduceOptions o) {
+  return startBytes(listTree(ranks, "listReduce"), std::move(mine), {}, op, std::move(handler), o,
+                    "listReduce");
+}
+Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, ElementwiseOp op,
+                                  Handler handler, ReduceOptions o) {
+  return startBytes(groupTree(g, "groupReduce"), std::move(mine), {}, op, std::move(handler), o,
+                    "groupReduce");
 }
 
 Reduction Reductions::start(const std::shared_ptr<const detail::MemberTree>& tree,
@@ -1593,18 +1651,38 @@ Reduction Reductions::start(const std::shared_ptr<const detail::MemberTree>& tre
   return launch(std::move(s));
 }
 
+namespace {
+/// An elementwise merge's checks at the start: an operator that applies to the type, and a
+/// contribution that is a whole number of elements.
+void check_elementwise(ElementwiseOp op, std::size_t bytes, const char* what) {
+  if (!detail::elementwise_valid(op.type, op.op))
+    throw ValueError(std::string(what) +
+                     ": an elementwise merge needs an arithmetic type and an operator of "
+                     "comm::ops (band and bor: integers only); make it with "
+                     "comm::elementwise<T>(comm::ops::sum{})");
+  const std::size_t each = detail::prim_size(op.type);
+  if ((bytes & (each - 1)) != 0)  // (sizes are powers of two)
+    throw ValueError(std::string(what) + ": a contribution of " + std::to_string(bytes) +
+                     " bytes is not a whole number of elements of " + std::to_string(each) +
+                     " bytes (the elementwise merge's type)");
+}
+}  // namespace
+
 Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>& tree,
-                                 ByteBuffer&& mine, MergeFn&& merge, Handler&& handler,
-                                 const ReduceOptions& o, const char* what) {
-  auto s = prepare(tree, static_cast<bool>(merge), o, what);
+                                 ByteBuffer&& mine, MergeFn&& merge, ElementwiseOp op,
+                                 Handler&& handler, const ReduceOptions& o, const char* what) {
+  if (op.op != OpKind::none || op.type != Prim::none) [[unlikely]]
+    check_elementwise(op, mine.size(), what);
+  auto s = prepare(tree, static_cast<bool>(merge) || op.op != OpKind::none, o, what);
   if (s->ops && !s->isStruct) {  // a reused state's BytesOps
     auto& b = static_cast<BytesOps&>(*s->ops);
     b.value = std::move(mine);
     b.sent.reset();
-    b.mergeFn.swap(merge);  // (the state's were emptied when it finished: cheaper than a move)
-    b.handler.swap(handler);
+    if (merge) b.mergeFn.swap(merge);      // (the state's were emptied when it finished: cheaper
+    if (handler) b.handler.swap(handler);  // than a move)
+    b.setElementwise(op);
   } else {
-    s->ops = std::make_unique<BytesOps>(std::move(mine), std::move(merge), std::move(handler));
+    s->ops = std::make_unique<BytesOps>(std::move(mine), std::move(merge), op, std::move(handler));
     s->isStruct = false;
   }
   return launch(std::move(s));

@@ -942,6 +942,236 @@ void root_takes_waiting_messages(Comm& c, Failures& f) {
   f.expect(std::memcmp(&got, &want, sizeof got) == 0, "a reduction after them");
 }
 
+// ---- elementwise merges ----
+
+/// Element i of rank r's contribution (salt: which reduction): mixed signs and magnitudes for
+/// the floating types (their sums depend on the order), some zeros and wide values for integers.
+template <class T>
+T elem_value(int r, std::size_t i, int salt) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(value_of(r, salt + static_cast<int>(i % 40)));
+  } else {
+    std::uint64_t h = (static_cast<std::uint64_t>(r) + 1) * 0x9e3779b97f4a7c15ull ^
+                      (i + 1) * 0xbf58476d1ce4e5b9ull ^
+                      static_cast<std::uint64_t>(salt) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h % 4 == 0 ? T{0} : static_cast<T>(h >> 7);
+  }
+}
+
+/// The documented tree's result for element i at member position p, the children folded into
+/// the member's own value left to right with op (written here, from the rule in the header).
+template <class T, class Op>
+T elem_tree_fold(const std::vector<int>& members, int p, std::size_t i, int salt, Op op) {
+  T acc = elem_value<T>(members[static_cast<std::size_t>(p)], i, salt);
+  const int n = static_cast<int>(members.size());
+  for (int d = 1; p + d < n && (p == 0 || d < (p & -p)); d *= 2)
+    acc = op(acc, elem_tree_fold<T>(members, p + d, i, salt, op));
+  return acc;
+}
+
+template <class T>
+ByteBuffer elem_bytes(int r, std::size_t count, int salt) {
+  ByteBuffer b;
+  for (std::size_t i = 0; i < count; ++i) {
+    const T x = elem_value<T>(r, i, salt);
+    b.append(&x, sizeof x);
+  }
+  return b;
+}
+
+/// One elementwise case: type T, comm::ops operator CommOp, oracle op Op, `count` elements, over
+/// `members` (every rank, a list or a group), in flight with `others` until waited for.
+struct ElemCase {
+  std::string name;
+  std::function<Reduction(Reductions&)> start;
+  std::function<bool(Bytes)> check;  // the result against the fold, bit for bit
+  bool member = true;
+  bool toAll = false;
+  int root = 0;
+};
+
+template <class T, class CommOp, class Op>
+ElemCase elem_case(const std::string& name, const std::vector<int>& members, const Group* g,
+                   bool toAll, std::size_t count, int salt, int me, Op op) {
+  ElemCase k;
+  k.name = name + (toAll ? " toAll" : " root-only") + ", " + std::to_string(count) +
+           " elements over " + std::to_string(members.size()) + " members" + (g ? " (group)" : "");
+  k.member = std::find(members.begin(), members.end(), me) != members.end();
+  k.toAll = toAll;
+  k.root = members.front();
+  const ReduceOptions o{.id = std::nullopt, .toAll = toAll};
+  const ElementwiseOp e = elementwise<T>(CommOp{});
+  k.start = [=](Reductions& red) {
+    ByteBuffer b = elem_bytes<T>(me, count, salt);
+    if (g) return red.groupReduce(*g, std::move(b), e, {}, o);
+    if (static_cast<int>(members.size()) == red.size()) return red.reduce(std::move(b), e, {}, o);
+    return red.listReduce(members, std::move(b), e, {}, o);
+  };
+  k.check = [=](Bytes got) {
+    if (got.size() != count * sizeof(T)) return false;
+    for (std::size_t i = 0; i < count; ++i) {
+      const T want = elem_tree_fold<T>(members, 0, i, salt, op);
+      if (std::memcmp(got.data() + i * sizeof(T), &want, sizeof want) != 0) return false;
+    }
+    return true;
+  };
+  return k;
+}
+
+/// Integer sums and products wrap (through unsigned 64-bit arithmetic: no signed overflow here).
+template <class T>
+T wrap_sum(T a, T b) {
+  return static_cast<T>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+template <class T>
+T wrap_prod(T a, T b) {
+  return static_cast<T>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
+/// comm::elementwise merges: each type and operator over every rank, a list and a group,
+/// root-only and toAll, one at a time and all in flight at once, against the tree's fold
+/// written here (bit for bit); the same sums through a MergeFn, the same bits; bad operators and
+/// sizes at the start (ValueError, nothing started), and a contribution whose size differs from
+/// its parent's (every member's wait names it).
+void elementwise_merges(Comm& c, Failures& f) {
+  Reductions red(c);
+  const int me = c.rank(), P = c.size();
+  std::vector<int> all(static_cast<std::size_t>(P));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> list;  // the odd ranks from the last down, then rank 0 (P > 2)
+  for (int r = P - 1; r >= 1; --r)
+    if (r % 2) list.push_back(r);
+  if (P > 2) list.push_back(0);
+  const Group g = list.empty() ? Group() : red.establishGroup(list);
+
+  std::vector<ElemCase> cases;
+  int salt = 0;
+  for (bool toAll : {false, true})
+    for (int form = 0; form < 3; ++form) {
+      if (form > 0 && list.empty()) continue;
+      const std::vector<int>& m = form == 0 ? all : list;
+      const Group* gp = form == 2 ? &g : nullptr;
+      for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{1500}}) {
+        ++salt;
+        cases.push_back(elem_case<double, ops::sum>("double sum", m, gp, toAll, count, salt, me,
+                                                    [](double a, double b) { return a + b; }));
+        cases.push_back(elem_case<float, ops::min>("float min", m, gp, toAll, count, salt, me,
+                                                   [](float a, float b) { return b < a ? b : a; }));
+        cases.push_back(elem_case<float, ops::prod>("float prod", m, gp, toAll, count, salt, me,
+                                                    [](float a, float b) { return a * b; }));
+        cases.push_back(elem_case<std::int32_t, ops::sum>("int32 sum", m, gp, toAll, count, salt,
+                                                          me, wrap_sum<std::int32_t>));
+        cases.push_back(elem_case<std::uint64_t, ops::prod>("uint64 prod", m, gp, toAll, count,
+                                                            salt, me, wrap_prod<std::uint64_t>));
+        cases.push_back(elem_case<std::int16_t, ops::prod>("int16 prod", m, gp, toAll, count, salt,
+                                                           me, wrap_prod<std::int16_t>));
+        cases.push_back(elem_case<std::int16_t, ops::max>(
+            "int16 max", m, gp, toAll, count, salt, me,
+            [](std::int16_t a, std::int16_t b) { return a < b ? b : a; }));
+        cases.push_back(elem_case<std::uint8_t, ops::sum>("uint8 sum", m, gp, toAll, count, salt,
+                                                          me, wrap_sum<std::uint8_t>));
+        cases.push_back(elem_case<std::int8_t, ops::band>(
+            "int8 band", m, gp, toAll, count, salt, me,
+            [](std::int8_t a, std::int8_t b) { return static_cast<std::int8_t>(a & b); }));
+        cases.push_back(elem_case<std::uint32_t, ops::bor>(
+            "uint32 bor", m, gp, toAll, count, salt, me,
+            [](std::uint32_t a, std::uint32_t b) { return a | b; }));
+        cases.push_back(elem_case<std::int64_t, ops::land>(
+            "int64 land", m, gp, toAll, count, salt, me,
+            [](std::int64_t a, std::int64_t b) { return static_cast<std::int64_t>(a && b); }));
+        cases.push_back(elem_case<std::uint16_t, ops::lor>(
+            "uint16 lor", m, gp, toAll, count, salt, me,
+            [](std::uint16_t a, std::uint16_t b) { return static_cast<std::uint16_t>(a || b); }));
+      }
+    }
+  auto check = [&](const ElemCase& k, Reduction& h, const char* how) {
+    try {
+      h.wait();
+    } catch (const std::exception& e) {
+      f.expect(false,
+               k.name + " (" + how + ") threw on rank " + std::to_string(me) + ": " + e.what());
+      return;
+    }
+    const std::string where = k.name + " (" + how + ") on rank " + std::to_string(me);
+    f.expect(h.hasResult() == (k.toAll || me == k.root), where + ": a result where expected");
+    if (h.hasResult()) f.expect(k.check(h.result()), where + ": the tree's fold");
+  };
+  // One at a time (the root usually finds its children's messages waiting), then all in flight.
+  for (const ElemCase& k : cases) {
+    if (!k.member) continue;
+    Reduction h = k.start(red);
+    check(k, h, "one at a time");
+  }
+  std::vector<Reduction> hs(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].member) hs[i] = cases[i].start(red);
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].member) check(cases[i], hs[i], "all in flight");
+
+  // The same sums through a MergeFn that loops the same way: the same bits.
+  for (bool toAll : {false, true}) {
+    const ReduceOptions o{.id = std::nullopt, .toAll = toAll};
+    auto a = red.reduce(elem_bytes<double>(me, 7, 99), elementwise<double>(ops::sum{}), {}, o);
+    auto b = red.reduce(elem_bytes<double>(me, 7, 99), sum_vectors, {}, o);
+    a.wait();
+    b.wait();
+    if (a.hasResult())
+      f.expect(a.result().size() == b.result().size() &&
+                   std::memcmp(a.result().data(), b.result().data(), a.result().size()) == 0,
+               "elementwise sum against the MergeFn on rank " + std::to_string(me));
+  }
+
+  // Misuse at the start: an error naming it on the rank that made it, nothing started.
+  auto start_error = [&](ByteBuffer b, ElementwiseOp op, const std::string& words) {
+    std::string text;
+    try {
+      red.reduce(std::move(b), op).wait();
+    } catch (const ValueError& e) {
+      text = e.what();
+    } catch (const std::exception& e) {
+      text = std::string("(not a ValueError) ") + e.what();
+    }
+    f.expect(text.find(words) != std::string::npos, "elementwise misuse on rank " +
+                                                        std::to_string(me) + ": '" + text +
+                                                        "', wanted '" + words + "'");
+  };
+  ByteBuffer twelve;
+  twelve.resize(12);
+  start_error(std::move(twelve), elementwise<double>(ops::sum{}), "12 bytes is not a whole number");
+  start_error(double_bytes(1), ElementwiseOp{Prim::f64, OpKind::band}, "integers only");
+  start_error(double_bytes(1), ElementwiseOp{Prim::none, OpKind::sum}, "an arithmetic type");
+  start_error(double_bytes(1), ElementwiseOp{}, "an empty merge");
+  f.expect(red.inFlight() == 0, "elementwise misuse left something in flight");
+
+  // Rank P - 1 contributes two doubles where the others give one: its parent's merge fails, and
+  // with toAll every member's wait says so.
+  if (P > 1) {
+    ByteBuffer b = double_bytes(1);
+    if (me == P - 1) b.append(b.data(), 8);
+    std::string text;
+    try {
+      red.reduce(std::move(b), elementwise<double>(ops::sum{}), {},
+                 {.id = std::nullopt, .toAll = true})
+          .wait();
+    } catch (const std::exception& e) {
+      text = e.what();
+    }
+    f.expect(text.find("a contribution of 16 bytes where this member's has 8") != std::string::npos,
+             "sizes that differ, rank " + std::to_string(me) + ": '" + text + "'");
+  }
+  // And the next reduction is whole.
+  auto r = red.reduce(elem_bytes<double>(me, 5, 7), elementwise<double>(ops::sum{}), {},
+                      {.id = std::nullopt, .toAll = true});
+  r.wait();
+  bool same = true;
+  for (std::size_t i = 0; i < 5; ++i) {
+    const double want = elem_tree_fold<double>(all, 0, i, 7, std::plus<double>());
+    same = same && std::memcmp(r.result().data() + i * 8, &want, 8) == 0;
+  }
+  f.expect(same, "an elementwise reduction after the errors, rank " + std::to_string(me));
+}
+
 void report(const std::vector<Failures>& fs) {
   for (auto& f : fs)
     for (auto& s : f.list) FAIL_CHECK(s);
@@ -964,6 +1194,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   quiet_starts_still_poll(c, f);
   stray_bytes(c, f);
   root_takes_waiting_messages(c, f);
+  elementwise_merges(c, f);
   report({f});
 }
 
@@ -994,6 +1225,7 @@ TEST_CASE("Reductions on Local: P up to 256") {
         stray_bytes(c, mine);
         root_takes_waiting_messages(c, mine);
       }
+      if (P <= 64) elementwise_merges(c, mine);
     });
     report(f);
   }
