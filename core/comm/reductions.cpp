@@ -1351,6 +1351,11 @@ struct BytesOps final : detail::ReductionOps {
   void mergeUnder(ByteBuffer& first) override {
     if (elementwise) {
       ByteBuffer& mine = own();
+      if (first.size() != mine.size()) [[unlikely]]
+        throw ValueError("an elementwise merge: the root's contribution of " +
+                         std::to_string(first.size()) + " bytes where this member's has " +
+                         std::to_string(mine.size()) +
+                         " (every member contributes as many elements)");
       apply(first.data(), first.size(), Bytes(mine.data(), mine.size()));
       std::swap(value, first);  // the root's merged value; mine's buffer for the caller
       return;
@@ -1655,11 +1660,15 @@ namespace {
 /// An elementwise merge's checks at the start: an operator that applies to the type, and a
 /// contribution that is a whole number of elements.
 void check_elementwise(ElementwiseOp op, std::size_t bytes, const char* what) {
-  if (!detail::elementwise_valid(op.type, op.op))
+  if (op.type == Prim::none || op.op == OpKind::none)
     throw ValueError(std::string(what) +
                      ": an elementwise merge needs an arithmetic type and an operator of "
-                     "comm::ops (band and bor: integers only); make it with "
+                     "comm::ops (sum, prod, min, max, land, lor, band, bor); make it with "
                      "comm::elementwise<T>(comm::ops::sum{})");
+  if (!detail::elementwise_valid(op.type, op.op))
+    throw ValueError(std::string(what) +
+                     ": an elementwise band or bor applies to integers only, not to float or "
+                     "double");
   const std::size_t each = detail::prim_size(op.type);
   if ((bytes & (each - 1)) != 0)  // (sizes are powers of two)
     throw ValueError(std::string(what) + ": a contribution of " + std::to_string(bytes) +

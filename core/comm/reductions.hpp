@@ -8,6 +8,7 @@
 ///   auto merge = [](ByteBuffer mine, std::span<const comm::Bytes> kids) { ...; return mine; };
 ///   auto r = red.reduce(bytes, merge, [](comm::Bytes all) { ... });   // handler on rank 0
 ///   auto q = red.reduce(doubles, comm::elementwise<double>(comm::ops::sum{}));  // as MPI_SUM
+///                                                      // (comm::ops: core/comm/collectives.hpp)
 ///   ... other work ...
 ///   r.wait();                                              // or r.test(), r.wait(deadline)
 ///
@@ -132,8 +133,9 @@ using StructHandler = std::function<void(const T& result)>;
 /// child1[i]) ..., the bits of a MergeFn that loops the same way, without a call through a
 /// std::function or a move of the value. Integer sums and products wrap. A contribution whose
 /// size is not a multiple of the type's is a ValueError at its start; one whose size differs
-/// from a parent's fails the reduction there, as a throwing merge does. Make one with
-/// elementwise:
+/// from a parent's fails the reduction there, as a throwing merge does. Members must agree on the
+/// type and the operator: as with MPI, that is not checked (another type of the same size merges
+/// as garbage). Make one with elementwise (comm::ops is in core/comm/collectives.hpp):
 ///
 ///   auto r = red.reduce(bytes, comm::elementwise<double>(comm::ops::sum{}), handler);
 struct ElementwiseOp {
@@ -142,8 +144,8 @@ struct ElementwiseOp {
 };
 /// The elementwise merge of operator Op (comm::ops::sum, ...) over arrays of T.
 template <class T, class Op>
-constexpr ElementwiseOp elementwise(Op = {}) {
-  static_assert(detail::prim_of<T>() != Prim::none,
+constexpr ElementwiseOp elementwise(Op) {
+  static_assert(detail::prim_of<std::remove_cv_t<T>>() != Prim::none,
                 "comm::elementwise: T must be an arithmetic type (an integer of 1 to 8 bytes, "
                 "float or double)");
   static_assert(Op::kind != OpKind::none,
@@ -151,7 +153,7 @@ constexpr ElementwiseOp elementwise(Op = {}) {
                 "comm::ops");
   static_assert(std::is_integral_v<T> || (Op::kind != OpKind::band && Op::kind != OpKind::bor),
                 "comm::elementwise: band and bor need an integer type");
-  return {detail::prim_of<T>(), Op::kind};
+  return {detail::prim_of<std::remove_cv_t<T>>(), Op::kind};
 }
 
 /// The id of a reduction (see "Matching" above). Ids of the three sources never collide.
