@@ -858,13 +858,8 @@ struct ReductionEngine {
     ByteBuffer root = m.takeBuffer(smallBuffer());
     try {
       s.ops->mergeUnder(root);
-    } catch (const std::exception& e) {
-      s.thrown = std::current_exception();
-      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me) + ": " + e.what();
-      return;
     } catch (...) {
-      s.thrown = std::current_exception();
-      s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);
+      mergeThrew(s);
       return;
     }
     keep(std::move(root));  // what mergeUnder left there
@@ -976,8 +971,8 @@ struct ReductionEngine {
       mergeThrew(s);
     }
   }
-  /// Inside mergeParts' handler: s fails with what the merge threw (kept out of mergeParts, so
-  /// that a merge that returns costs a call and no more).
+  /// Inside the handler around a merge call (mergeParts, takeRootValue): s fails with what the
+  /// merge threw (kept out of the callers, so that a merge that returns costs a call and no more).
   [[gnu::cold, gnu::noinline]] void mergeThrew(ReductionState& s) {
     s.thrown = std::current_exception();
     s.error = s.describe() + ": the merge threw on rank " + std::to_string(me);

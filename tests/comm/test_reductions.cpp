@@ -1349,7 +1349,7 @@ TEST_CASE("Reductions on Local: P up to 256") {
         stray_bytes(c, mine);
         root_takes_waiting_messages(c, mine);
       }
-      if (P <= 64) elementwise_merges(c, mine);
+      if (P <= 17) elementwise_merges(c, mine);
     });
     report(f);
   }
