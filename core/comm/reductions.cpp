@@ -1347,10 +1347,7 @@ struct BytesOps final : detail::ReductionOps {
     if (elementwise) {
       ByteBuffer& mine = own();
       if (first.size() != mine.size()) [[unlikely]]
-        throw ValueError("an elementwise merge: the root's contribution of " +
-                         std::to_string(first.size()) + " bytes where this member's has " +
-                         std::to_string(mine.size()) +
-                         " (every member contributes as many elements)");
+        sizes_differ("the root's contribution", first.size(), mine.size());
       apply(first.data(), first.size(), Bytes(mine.data(), mine.size()));
       std::swap(value, first);  // the root's merged value; mine's buffer for the caller
       return;
@@ -1371,13 +1368,14 @@ struct BytesOps final : detail::ReductionOps {
   /// The elementwise merge of one child's value into acc (n bytes).
   void apply(char* acc, std::size_t n, Bytes kid) const {
     if (kid.size() != n) [[unlikely]]
-      sizes_differ(kid.size(), n);
+      sizes_differ("a contribution", kid.size(), n);
     elementwise(acc, kid.data(), n >> elementShift);
   }
-  [[noreturn, gnu::cold]] static void sizes_differ(std::size_t kid, std::size_t mine) {
-    throw ValueError("an elementwise merge: a contribution of " + std::to_string(kid) +
-                     " bytes where this member's has " + std::to_string(mine) +
-                     " (every member contributes as many elements)");
+  [[noreturn, gnu::cold]] static void sizes_differ(const char* whose, std::size_t other,
+                                                   std::size_t mine) {
+    throw ValueError(std::string("an elementwise merge: ") + whose + " of " +
+                     std::to_string(other) + " bytes where this member's has " +
+                     std::to_string(mine) + " (every member contributes as many elements)");
   }
   ByteBuffer releaseValue() override {
     if (!sent) return std::move(value);

@@ -12,13 +12,6 @@
 
 namespace antler::comm::detail {
 
-/// Whether op applies to elements of type t (the bitwise ones to integers only).
-inline bool elementwise_valid(Prim t, OpKind op) {
-  if (t == Prim::none || op == OpKind::none) return false;
-  if (op == OpKind::band || op == OpKind::bor) return t != Prim::f32 && t != Prim::f64;
-  return true;
-}
-
 template <class T, class F>
 inline void apply_elementwise_t(char* acc, const char* b, std::size_t count, F f) {
   for (std::size_t i = 0; i < count; ++i) {
@@ -117,6 +110,11 @@ inline ElementwiseFn elementwise_fn(Prim t, OpKind op) {
       return nullptr;
   }
   return nullptr;
+}
+
+/// Whether op applies to elements of type t (the bitwise ones to integers only).
+inline bool elementwise_valid(Prim t, OpKind op) {
+  return elementwise_fn(t, op) != nullptr;
 }
 
 /// acc[i] = op(acc[i], b[i]) for the `count` elements of type t of both arrays (nothing where op
