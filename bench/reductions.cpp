@@ -2,8 +2,9 @@
 // to the MPI library's own MPI_Reduce and MPI_Allreduce of the same data, in the same run?
 //
 //   mpirun -n 2 reductions [reps]        timings: 8 B and 1 MiB sums, root-only and toAll (1 MiB
-//                                        also with the value written where each side reduces it
-//                                        from, each call, on both sides), and
+//                                        from the caller's array copied into a buffer, the same
+//                                        array lent (comm::lend), and the value written where
+//                                        each side reduces it from, each call, on both sides), and
 //                                        1000 reductions in flight with ids vs 1000 sequential
 //                                        MPI_Allreduce calls, started one by one and in one batch
 //                                        (goal: <= 1.2x),
@@ -79,18 +80,22 @@ void timings(int reps) {
     std::printf(
         "ranks %d, reps %d; seconds per operation (median of 7 batches)\n\n%-38s %12s %12s %8s\n",
         world.size(), reps, "operation", "MPI", "Reductions", "ratio");
-  // Two ways to come by the value. "copied": it lies in an array of the caller's, which MPI
-  // reduces from in place and Reductions, which takes a buffer it owns, gets a copy of (the copy
-  // is part of its time). "written": each call's value is computed where each side reduces it
-  // from (MPI's input array, Reductions' buffer), the same writes on both sides; this is what a
-  // program that computes its value into a Reductions::buffer pays.
+  // Three ways to come by the value. "copied": it lies in an array of the caller's, which MPI
+  // reduces from in place and Reductions, given a buffer it owns, gets a copy of (the copy is
+  // part of its time). "lent": the same array, lent (comm::lend): Reductions reads it in place,
+  // as MPI does, and the root's result is left in the reduction (MPI writes it to `out`).
+  // "written": each call's value is computed where each side reduces it from (MPI's input
+  // array, Reductions' buffer), the same writes on both sides; this is what a program that
+  // computes its value into a Reductions::buffer pays.
+  enum class Mode { copied, lent, written };
   for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
     const std::size_t n = bytes / sizeof(double);
     const int r = bytes > 4096 ? std::max(1, reps / 50) : reps;
     std::vector<double> in(n, 1.0 + me), out(n);
     ByteBuffer carry;  // the buffer a result comes back in carries the next contribution
-    for (bool written : {false, true}) {
-      if (written && bytes <= 4096) continue;
+    for (Mode mode : {Mode::copied, Mode::lent, Mode::written}) {
+      if (mode != Mode::copied && bytes <= 4096) continue;
+      const bool written = mode == Mode::written;
       auto write = [&](double* to, int call) {
         std::fill(to, to + n, 1.0 + me + static_cast<double>(call));
       };
@@ -98,7 +103,7 @@ void timings(int reps) {
         for (bool fn : {false, true}) {
           if (fn && bytes > 8) continue;
           std::vector<double> mpi, ours;
-          double mpiLast = 0, oursLast = 0;  // a written call's result, checked below
+          double mpiLast = 0, oursLast = 0;  // a call's result, checked below
           for (int batch = 0; batch < 7; ++batch) {
             mpi.push_back(per_call(w, r, [&](int call) {
               if (written) write(in.data(), call);
@@ -109,6 +114,14 @@ void timings(int reps) {
               mpiLast = out[n - 1];
             }));
             ours.push_back(per_call(w, r, [&](int call) {
+              const ReduceOptions o{.id = std::nullopt, .toAll = toAll};
+              if (mode == Mode::lent) {
+                auto h = red.reduce(lend(in), kSum, {}, o);
+                h.wait();
+                if (h.hasResult())
+                  oursLast = reinterpret_cast<const double*>(h.result().data())[n - 1];
+                return;
+              }
               // The buffer a result came back in, or one a finished reduction left (a non-root's
               // own sent value): no fresh pages for a large contribution.
               ByteBuffer b = carry.capacity() ? std::move(carry) : red.buffer(bytes);
@@ -119,7 +132,6 @@ void timings(int reps) {
                 b.clear();
                 b.append(in.data(), bytes);
               }
-              const ReduceOptions o{.id = std::nullopt, .toAll = toAll};
               auto h = fn ? red.reduce(std::move(b), sum_merge, {}, o)
                           : red.reduce(std::move(b), kSum, {}, o);
               h.wait();
@@ -129,18 +141,19 @@ void timings(int reps) {
               }
             }));
           }
-          // The last call of a batch wrote the same values on both sides: the same sum.
-          if (written && me == 0 && mpiLast != oursLast) {
-            std::fprintf(stderr, "reductions: the written 1 MiB sums differ (%g against %g)\n",
-                         oursLast, mpiLast);
+          // The last call of a batch reduced the same values on both sides: the same sum.
+          if (bytes > 8 && me == 0 && mpiLast != oursLast) {
+            std::fprintf(stderr, "reductions: the 1 MiB sums differ (%g against %g)\n", oursLast,
+                         mpiLast);
             std::exit(1);
           }
           if (me == 0) {
             const std::string name =
                 std::string(toAll ? "toAll vs MPI_Allreduce" : "root vs MPI_Reduce") +
-                (bytes == 8 ? (fn ? ", 8 B, merge fn" : ", 8 B")
-                 : written  ? ", 1 MiB written"
-                            : ", 1 MiB");
+                (bytes == 8           ? (fn ? ", 8 B, merge fn" : ", 8 B")
+                 : written            ? ", 1 MiB written"
+                 : mode == Mode::lent ? ", 1 MiB lent"
+                                      : ", 1 MiB");
             std::printf("%-38s %12.3g %12.3g %8.2f\n", name.c_str(), median(mpi), median(ours),
                         median(ours) / median(mpi));
           }

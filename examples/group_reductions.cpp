@@ -1,11 +1,12 @@
 // Reductions by id and over rank groups without the rest of antler (core/comm only; Converse's
 // CmiReduce family): sums of doubles matched by id, started in a different order on each rank;
-// a struct reduction (a tally of who took part, Boost-serialized) over a group of the even ranks
-// while the odd ranks do something else; and a deadline that names the rank that has not
-// contributed yet. Each result is checked against a serial fold; the program prints OK or what
-// failed.
+// an array's maximum, the array lent rather than copied; a struct reduction (a tally of who took
+// part, Boost-serialized) over a group of the even ranks while the odd ranks do something else; and
+// a deadline that names the rank that has not contributed yet. Each result is checked against a
+// serial fold; the program prints OK or what failed.
 //
 //   mpirun -n 3 ./build/examples/group_reductions
+#include <algorithm>
 #include <boost/serialization/vector.hpp>
 #include <chrono>
 #include <cstdio>
@@ -84,6 +85,24 @@ int main(int argc, char** argv) {
   r2.wait();
   if (me == 0) bad += atRoot != P * (P + 1) / 2.0;
   bad += double_of(r2.result()) != 0.25 * P * (P - 1);
+
+  // An array of this rank's, lent rather than copied into a buffer (Reductions reads it where it
+  // lies, as MPI reads a send buffer; it stays unchanged until the reduction is done here):
+  // each element's maximum over the ranks, on every rank.
+  std::vector<double> levels(4096);
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    levels[i] = static_cast<double>((static_cast<std::size_t>(me) * 7 + i) % 5);
+  auto m = red.reduce(comm::lend(levels), comm::elementwise<double>(comm::ops::max{}), {},
+                      {.id = {}, .toAll = true});
+  m.wait();  // levels is the program's again
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    double want = 0;
+    for (int q = 0; q < P; ++q)
+      want = std::max(want, static_cast<double>((static_cast<std::size_t>(q) * 7 + i) % 5));
+    double got;
+    std::memcpy(&got, m.result().data() + i * sizeof got, sizeof got);
+    bad += got != want;
+  }
 
   // The even ranks tally themselves; the odd ranks run an all-reduce of their own meanwhile.
   std::vector<int> evens;

@@ -170,7 +170,7 @@ struct EarlyList {
 
 }  // namespace
 
-struct ReductionState {
+struct ReductionState : std::enable_shared_from_this<ReductionState> {
   std::weak_ptr<ReductionEngine> engine;
   ReductionEngine* eng = nullptr;  // engine's, while it is alive
   Key key{};
@@ -276,7 +276,7 @@ struct ReductionEngine {
   std::uint64_t globalCalls = 0;  // the call-order counter of the global member list
   struct Out {
     std::shared_ptr<void> op;
-    std::shared_ptr<const ByteBuffer> bytes;
+    std::shared_ptr<const void> bytes;  // what keeps the bytes it reads
   };
   std::vector<Out> outs;  // sends in flight and what they read
   struct Pending {        // a split payload being received
@@ -347,7 +347,7 @@ struct ReductionEngine {
       while (!outs.empty() && std::chrono::steady_clock::now() < until) testSends();
     } catch (...) {
     }
-    for (Out& o : outs) new std::shared_ptr<const ByteBuffer>(std::move(o.bytes));
+    for (Out& o : outs) new std::shared_ptr<const void>(std::move(o.bytes));
     try {
       b->cancelAny(post);
     } catch (...) {
@@ -490,7 +490,7 @@ struct ReductionEngine {
     }
   }
 
-  void send(int dest, Header h, Bytes payload, std::shared_ptr<const ByteBuffer> keep = {}) {
+  void send(int dest, Header h, Bytes payload, std::shared_ptr<const void> keep = {}) {
     if (payload.size() > kInline && !keep) {  // a payload of its own, which must outlive the send
       auto copy = std::make_shared<ByteBuffer>();
       copy->append(payload.data(), payload.size());
@@ -536,8 +536,8 @@ struct ReductionEngine {
     if (dests.empty()) return;
     Header h = headerOf(s, k);
     if (s.error.empty())
-      if (auto whole = s.ops->shared(); whole && whole->size() > kInline) {
-        for (int d : dests) send(d, h, {whole->data(), whole->size()}, whole);  // no copy
+      if (auto whole = s.ops->shared(); whole.keep && whole.bytes.size() > kInline) {
+        for (int d : dests) send(d, h, whole.bytes, whole.keep);  // no copy
         return;
       }
     scratch.clear();
@@ -873,6 +873,11 @@ struct ReductionEngine {
 
   std::uint64_t finishes = 0;  // reductions finished on this rank
   void finish(ReductionState& s) {
+    if (s.ops->lentBusy()) [[unlikely]] {  // done once the caller's bytes are no longer read
+      s.phase = ReductionState::Phase::sending;
+      held.push_back(s.shared_from_this());
+      return;
+    }
     ++finishes;
     s.phase = ReductionState::Phase::done;
     recycle(s.kids);
@@ -964,9 +969,9 @@ struct ReductionEngine {
   }
 
   /// Merges the children's payloads (child order) into s's value; a merge that throws fails s.
-  void mergeParts(ReductionState& s, std::span<const Bytes> parts) {
+  void mergeParts(ReductionState& s, std::span<const Bytes> parts, ByteBuffer* first = nullptr) {
     try {
-      s.ops->merge(parts);
+      s.ops->merge(parts, first);
     } catch (...) {
       mergeThrew(s);
     }
@@ -987,7 +992,8 @@ struct ReductionEngine {
   /// Merges the children's messages (all in, child order) into s's value.
   void mergeKids(ReductionState& s) {
     for (std::size_t i = 0; i < s.kids.size(); ++i) s.parts[i] = s.kids[i].payload();
-    mergeParts(s, std::span<const Bytes>(s.parts.data(), s.kids.size()));
+    ByteBuffer* first = s.kids[0].bytes.capacity() ? &s.kids[0].bytes : nullptr;
+    mergeParts(s, std::span<const Bytes>(s.parts.data(), s.kids.size()), first);
   }
 
   /// Whether nothing waits here that a pass of progress would see before a new message: no
@@ -1031,7 +1037,7 @@ struct ReductionEngine {
       }
       if (ch.size() == 1) {  // the only child: merged from where it lies
         const Bytes part = m.payload();
-        mergeParts(s, std::span<const Bytes>(&part, 1));
+        mergeParts(s, std::span<const Bytes>(&part, 1), m.bytes.capacity() ? &m.bytes : nullptr);
         keep(std::move(m.bytes));
         s.missing = 0;
         break;
@@ -1310,7 +1316,8 @@ bool Reduction::hasResult() const {
 
 namespace {
 /// The plain form's value: bytes, shared with the sends that read them once they go as a payload
-/// of their own (they must stay unchanged from then on).
+/// of their own (they must stay unchanged from then on); or, until it is merged or replaced, the
+/// caller's lent bytes (Lent), which the sends read where they lie.
 struct BytesOps final : detail::ReductionOps {
   BytesOps(ByteBuffer v, MergeFn m, ElementwiseOp e, Handler h)
       : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {
@@ -1319,13 +1326,34 @@ struct BytesOps final : detail::ReductionOps {
   void setElementwise(ElementwiseOp e) {
     if (e.type == op.type && e.op == op.op) return;  // (a reused state: usually the same)
     op = e;
-    elementwise = detail::elementwise_fn(e.type, e.op);
+    const detail::ElementwiseKernel k = detail::elementwise_kernel(e.type, e.op);
+    elementwise = k.inPlace;
+    elementwiseInto = k.into;
+    elementwiseOnto = k.onto;
     elementShift =
         elementwise ? static_cast<unsigned>(std::countr_zero(detail::prim_size(e.type))) : 0;
   }
-  const ByteBuffer& bytes() const { return sent ? *sent : value; }
-  /// The value, to be changed: taken back from the sends once they are done with it.
+  /// Lends the caller's bytes as the value (`value` keeps its buffer, empty, for the merge).
+  void lend(Bytes b) {
+    lent = b;
+    isLent = true;
+    value.clear();
+    sent.reset();
+  }
+  Bytes bytes() const {
+    if (isLent) return lent;
+    const ByteBuffer& b = sent ? *sent : value;
+    return {b.data(), b.size()};
+  }
+  /// The value, to be changed: taken back from the sends once they are done with it (lent
+  /// bytes: copied).
   ByteBuffer& own() {
+    if (isLent) {
+      isLent = false;
+      value.clear();
+      value.append(lent.data(), lent.size());
+      return value;
+    }
     if (sent) {
       if (sent.use_count() == 1)
         value = std::move(*sent);
@@ -1335,8 +1363,24 @@ struct BytesOps final : detail::ReductionOps {
     }
     return value;
   }
-  void merge(std::span<const Bytes> children) override {
+  void merge(std::span<const Bytes> children, ByteBuffer* first) override {
     if (elementwise) {
+      if (isLent && !children.empty()) {  // the first child's merge makes the value a buffer
+        const std::size_t n = lent.size();
+        if (children[0].size() != n) [[unlikely]]
+          sizes_differ("a contribution", children[0].size(), n);
+        if (first && first->data() == children[0].data()) {
+          // Onto the child's buffer, as it lies in cache after its receive (MPI_Reduce's root
+          // receives into its result): two arrays' traffic, not three. The same operands.
+          elementwiseOnto(first->data(), lent.data(), n >> elementShift);
+          std::swap(value, *first);
+        } else {
+          value.resize(n);
+          elementwiseInto(value.data(), lent.data(), children[0].data(), n >> elementShift);
+        }
+        isLent = false;
+        children = children.subspan(1);
+      }
       ByteBuffer& v = own();
       for (Bytes k : children) apply(v.data(), v.size(), k);
       return;
@@ -1345,10 +1389,15 @@ struct BytesOps final : detail::ReductionOps {
   }
   void mergeUnder(ByteBuffer& first) override {
     if (elementwise) {
-      ByteBuffer& mine = own();
+      Bytes mine = lent;
+      if (!isLent) {
+        const ByteBuffer& v = own();
+        mine = Bytes(v.data(), v.size());
+      }
       if (first.size() != mine.size()) [[unlikely]]
         sizes_differ("the root's contribution", first.size(), mine.size());
-      apply(first.data(), first.size(), Bytes(mine.data(), mine.size()));
+      apply(first.data(), first.size(), mine);
+      isLent = false;
       std::swap(value, first);  // the root's merged value; mine's buffer for the caller
       return;
     }
@@ -1357,7 +1406,8 @@ struct BytesOps final : detail::ReductionOps {
     value = mergeFn(std::move(first), std::span<const Bytes>(&kid, 1));
     first = std::move(mine);  // its buffer, for the caller to reuse
   }
-  bool sharedBusy() const override { return sent && sent.use_count() > 1; }
+  bool sharedBusy() const override { return (sent && sent.use_count() > 1) || lentBusy(); }
+  bool lentBusy() const override { return lentSends && lentSends.use_count() > 1; }
   std::size_t heldBytes() const override {
     return value.capacity() + (sent ? sent->capacity() : 0);
   }
@@ -1378,35 +1428,46 @@ struct BytesOps final : detail::ReductionOps {
                      std::to_string(mine) + " (every member contributes as many elements)");
   }
   ByteBuffer releaseValue() override {
-    if (!sent) return std::move(value);
+    if (!sent) return std::move(value);   // (with lent bytes: the buffer kept for a merge)
     if (sent.use_count() > 1) return {};  // a send still reads it
     ByteBuffer b = std::move(*sent);
     sent.reset();
     return b;
   }
   void pack(ByteBuffer& out) const override { out.append(bytes().data(), bytes().size()); }
-  std::shared_ptr<const ByteBuffer> shared() override {
-    if (!sent && value.size() <= detail::kInline) return nullptr;  // it goes inline: a copy
+  Shared shared() override {
+    if (isLent) {  // the sends read the caller's bytes; lentSends counts them
+      if (lent.size() <= detail::kInline) return {};
+      if (!lentSends) lentSends = std::make_shared<char>();
+      return {lent, lentSends};
+    }
+    if (!sent && value.size() <= detail::kInline) return {};  // it goes inline: a copy
     if (!sent) sent = std::make_shared<ByteBuffer>(std::move(value));
-    return sent;
+    return {Bytes(sent->data(), sent->size()), sent};
   }
   void unpack(Bytes b) override {
+    isLent = false;
     sent.reset();  // a send may still read the old one
     value.clear();
     value.append(b.data(), b.size());
   }
   void deliver() override {
-    if (handler) handler(Bytes(bytes().data(), bytes().size()));
+    if (handler) handler(bytes());
   }
   bool isStruct() const override { return false; }
   bool hasMerge() const override { return static_cast<bool>(mergeFn) || elementwise != nullptr; }
   ByteBuffer value;
   std::shared_ptr<ByteBuffer> sent;  // the value, once shared (then `value` is empty)
+  Bytes lent;                        // the caller's bytes, the value while isLent
+  bool isLent = false;
+  std::shared_ptr<char> lentSends;  // held by the sends that read lent bytes (kept for reuse)
   MergeFn mergeFn;
   Handler handler;
   ElementwiseOp op;
-  detail::ElementwiseFn elementwise = nullptr;  // op's function; nullptr: mergeFn merges
-  unsigned elementShift = 0;                    // log2 of the element's bytes
+  detail::ElementwiseFn elementwise = nullptr;          // op's function; nullptr: mergeFn merges
+  detail::ElementwiseIntoFn elementwiseInto = nullptr;  // the same into a third array
+  detail::ElementwiseFn elementwiseOnto = nullptr;      // ... onto the right operand
+  unsigned elementShift = 0;                            // log2 of the element's bytes
 };
 }  // namespace
 
@@ -1418,8 +1479,7 @@ Bytes Reduction::result() const {
                      "not done yet");
   if (s.ops->isStruct())
     throw TypeError("Reduction::result: " + s.describe() + " is a struct reduction (value())");
-  const ByteBuffer& b = static_cast<const BytesOps&>(*s.ops).bytes();
-  return {b.data(), b.size()};
+  return static_cast<const BytesOps&>(*s.ops).bytes();
 }
 
 ByteBuffer Reduction::takeResult() {
@@ -1428,9 +1488,10 @@ ByteBuffer Reduction::takeResult() {
     (void)result();  // throws: no plain-form result on this rank
   auto& b = static_cast<BytesOps&>(*s.ops);
   s.hasResult = false;
-  if (!b.sent) return std::move(b.value);
-  ByteBuffer copy;  // a send may still read it
-  copy.append(b.sent->data(), b.sent->size());
+  if (!b.sent && !b.isLent) return std::move(b.value);
+  ByteBuffer copy;  // a send may still read it (or it is lent: one member's)
+  const Bytes v = b.bytes();
+  copy.append(v.data(), v.size());
   return copy;
 }
 
@@ -1613,30 +1674,56 @@ void Reductions::requestReductionId(int handler, int to, Bytes data) {
 }
 
 Reduction Reductions::reduce(ByteBuffer mine, MergeFn merge, Handler handler, ReduceOptions o) {
-  return startBytes(e_->all, std::move(mine), std::move(merge), {}, std::move(handler), o,
+  return startBytes(e_->all, std::move(mine), nullptr, std::move(merge), {}, std::move(handler), o,
                     "reduce");
 }
 Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, MergeFn merge,
                                  Handler handler, ReduceOptions o) {
-  return startBytes(listTree(ranks, "listReduce"), std::move(mine), std::move(merge), {},
+  return startBytes(listTree(ranks, "listReduce"), std::move(mine), nullptr, std::move(merge), {},
                     std::move(handler), o, "listReduce");
 }
 Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, MergeFn merge, Handler handler,
                                   ReduceOptions o) {
-  return startBytes(groupTree(g, "groupReduce"), std::move(mine), std::move(merge), {},
+  return startBytes(groupTree(g, "groupReduce"), std::move(mine), nullptr, std::move(merge), {},
                     std::move(handler), o, "groupReduce");
 }
 Reduction Reductions::reduce(ByteBuffer mine, ElementwiseOp op, Handler handler, ReduceOptions o) {
-  return startBytes(e_->all, std::move(mine), {}, op, std::move(handler), o, "reduce");
+  return startBytes(e_->all, std::move(mine), nullptr, {}, op, std::move(handler), o, "reduce");
 }
 Reduction Reductions::listReduce(std::span<const int> ranks, ByteBuffer mine, ElementwiseOp op,
                                  Handler handler, ReduceOptions o) {
-  return startBytes(listTree(ranks, "listReduce"), std::move(mine), {}, op, std::move(handler), o,
-                    "listReduce");
+  return startBytes(listTree(ranks, "listReduce"), std::move(mine), nullptr, {}, op,
+                    std::move(handler), o, "listReduce");
 }
 Reduction Reductions::groupReduce(const Group& g, ByteBuffer mine, ElementwiseOp op,
                                   Handler handler, ReduceOptions o) {
-  return startBytes(groupTree(g, "groupReduce"), std::move(mine), {}, op, std::move(handler), o,
+  return startBytes(groupTree(g, "groupReduce"), std::move(mine), nullptr, {}, op,
+                    std::move(handler), o, "groupReduce");
+}
+Reduction Reductions::reduce(Lent mine, MergeFn merge, Handler handler, ReduceOptions o) {
+  return startBytes(e_->all, {}, &mine, std::move(merge), {}, std::move(handler), o, "reduce");
+}
+Reduction Reductions::listReduce(std::span<const int> ranks, Lent mine, MergeFn merge,
+                                 Handler handler, ReduceOptions o) {
+  return startBytes(listTree(ranks, "listReduce"), {}, &mine, std::move(merge), {},
+                    std::move(handler), o, "listReduce");
+}
+Reduction Reductions::groupReduce(const Group& g, Lent mine, MergeFn merge, Handler handler,
+                                  ReduceOptions o) {
+  return startBytes(groupTree(g, "groupReduce"), {}, &mine, std::move(merge), {},
+                    std::move(handler), o, "groupReduce");
+}
+Reduction Reductions::reduce(Lent mine, ElementwiseOp op, Handler handler, ReduceOptions o) {
+  return startBytes(e_->all, {}, &mine, {}, op, std::move(handler), o, "reduce");
+}
+Reduction Reductions::listReduce(std::span<const int> ranks, Lent mine, ElementwiseOp op,
+                                 Handler handler, ReduceOptions o) {
+  return startBytes(listTree(ranks, "listReduce"), {}, &mine, {}, op, std::move(handler), o,
+                    "listReduce");
+}
+Reduction Reductions::groupReduce(const Group& g, Lent mine, ElementwiseOp op, Handler handler,
+                                  ReduceOptions o) {
+  return startBytes(groupTree(g, "groupReduce"), {}, &mine, {}, op, std::move(handler), o,
                     "groupReduce");
 }
 
@@ -1670,23 +1757,52 @@ void check_elementwise(ElementwiseOp op, std::size_t bytes, const char* what) {
 }
 }  // namespace
 
+namespace {
+/// Makes the caller's lent bytes b's value: a copy if they go inline anyway (a message of at
+/// most kInline bytes is built from them at once) or are the result (a member alone), else
+/// lent, with a buffer of their size for the value the member comes to hold (`holds`: it merges
+/// children's values or receives a result) when b has none (a reused state's: the last
+/// result's).
+void lend_to(ReductionEngine& e, BytesOps& b, Bytes bytes, const detail::MemberTree& t,
+             bool toAll) {
+  const std::size_t n = bytes.size();
+  const bool holds = !t.children.empty() || toAll;
+  if (n <= detail::kInline || (t.children.empty() && t.parent < 0)) {
+    if (b.value.capacity() < n) b.value = e.buffer(n);
+    b.value.clear();
+    b.value.append(bytes.data(), n);
+    return;
+  }
+  if (holds && b.value.capacity() < n) b.value = e.buffer(n);
+  b.lend(bytes);
+}
+}  // namespace
+
 Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>& tree,
-                                 ByteBuffer&& mine, MergeFn&& merge, ElementwiseOp op,
-                                 Handler&& handler, const ReduceOptions& o, const char* what) {
+                                 ByteBuffer&& mine, const Lent* lent, MergeFn&& merge,
+                                 ElementwiseOp op, Handler&& handler, const ReduceOptions& o,
+                                 const char* what) {
   if (op.op != OpKind::none || op.type != Prim::none) [[unlikely]]
-    check_elementwise(op, mine.size(), what);
+    check_elementwise(op, lent ? lent->bytes.size() : mine.size(), what);
   auto s = prepare(tree, static_cast<bool>(merge) || op.op != OpKind::none, o, what);
+  BytesOps* b;
   if (s->ops && !s->isStruct) {  // a reused state's BytesOps
-    auto& b = static_cast<BytesOps&>(*s->ops);
-    b.value = std::move(mine);
-    b.sent.reset();
-    if (merge) b.mergeFn.swap(merge);      // (the state's were emptied when it finished: cheaper
-    if (handler) b.handler.swap(handler);  // than a move)
-    b.setElementwise(op);
+    b = static_cast<BytesOps*>(s->ops.get());
+    b->isLent = false;
+    if (!lent) b->value = std::move(mine);  // (lent: the buffer it has stays, for the merge)
+    b->sent.reset();
+    if (merge) b->mergeFn.swap(merge);      // (the state's were emptied when it finished: cheaper
+    if (handler) b->handler.swap(handler);  // than a move)
+    b->setElementwise(op);
   } else {
-    s->ops = std::make_unique<BytesOps>(std::move(mine), std::move(merge), op, std::move(handler));
+    auto ops =
+        std::make_unique<BytesOps>(std::move(mine), std::move(merge), op, std::move(handler));
+    b = ops.get();
+    s->ops = std::move(ops);
     s->isStruct = false;
   }
+  if (lent) [[unlikely]]
+    lend_to(*e_, *b, lent->bytes, *s->tree, s->toAll);
   return launch(std::move(s));
 }
 
@@ -1757,7 +1873,8 @@ Reduction Reductions::startBytes(const std::shared_ptr<const detail::MemberTree>
       settle();
       return Reduction(std::move(s));
     }
-    if (e.loneLeaf(*s) && e.sendLoneLeaf(*s, static_cast<BytesOps&>(*s->ops).value)) {
+    if (e.loneLeaf(*s) && !static_cast<BytesOps&>(*s->ops).isLent &&
+        e.sendLoneLeaf(*s, static_cast<BytesOps&>(*s->ops).value)) {
       if (s->phase == ReductionState::Phase::down && e.takeLoneDown(*s, polled)) {
         settle();
         return Reduction(std::move(s));

@@ -101,6 +101,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -156,6 +157,33 @@ constexpr ElementwiseOp elementwise(Op) {
   return {detail::prim_of<std::remove_cv_t<T>>(), Op::kind};
 }
 
+/// A contribution lent by the caller: Reductions reads it where it lies, as MPI reads a send
+/// buffer, instead of taking a buffer that holds it. A member without children sends it from
+/// there; a member with children merges it with theirs into a buffer of its own (an elementwise
+/// merge reads it in place; a MergeFn, which takes its value by value, gets a copy); a
+/// contribution of at most 8 KiB is copied at the start (it travels in a message of its own
+/// anyway), as is the contribution of a member alone (it is the result). The bytes must stay
+/// alive and unchanged until the reduction is done on this rank (test() true, or wait()
+/// returned): a member whose lent bytes are still being sent is not done before the send is,
+/// even once its result has come (the other member of an exchange). Then they are the caller's
+/// again: the result is never the lent bytes. Make one with lend:
+///
+///   std::vector<double> v = ...;
+///   auto r = red.reduce(comm::lend(v), comm::elementwise<double>(comm::ops::sum{}));
+struct Lent {
+  Bytes bytes;
+};
+/// Lends an array (a contiguous range of trivially copyable values: a std::vector, std::array,
+/// std::span, ...). A temporary container cannot be lent (it would be gone before the reduction
+/// is done).
+template <std::ranges::contiguous_range R>
+requires std::ranges::borrowed_range<R> &&
+    std::is_trivially_copyable_v<std::ranges::range_value_t<R>>
+        Lent lend(R&& values) {
+  return {Bytes(reinterpret_cast<const char*>(std::ranges::data(values)),
+                std::ranges::size(values) * sizeof(std::ranges::range_value_t<R>))};
+}
+
 /// The id of a reduction (see "Matching" above). Ids of the three sources never collide.
 struct ReductionId {
   std::uint64_t value = 0;
@@ -178,8 +206,10 @@ struct MemberTree;
 /// What a reduction does with its values (the plain and struct forms).
 struct ReductionOps {
   virtual ~ReductionOps() = default;
-  /// Merges the children's packed values (child order) into this member's value.
-  virtual void merge(std::span<const Bytes> children) = 0;
+  /// Merges the children's packed values (child order) into this member's value. `first`, if
+  /// given, is the buffer that holds children[0], which the merge may take (leaving another
+  /// buffer, or none, in its place).
+  virtual void merge(std::span<const Bytes> children, ByteBuffer* first = nullptr) = 0;
   /// Replaces this member's value with the merge of the root's packed value and it (as the
   /// only child): the root's merge call, made by the other member of a toAll over two. May
   /// leave another buffer in `root` (for reuse).
@@ -190,14 +220,21 @@ struct ReductionOps {
   virtual void dropFunctions() {}
   /// Whether the value shared() handed out is still read by a send (then it must not change).
   virtual bool sharedBusy() const { return false; }
+  /// Whether a send still reads bytes the caller lent (then this member is not done).
+  virtual bool lentBusy() const { return false; }
   /// The value's buffer, given up by a member that has no result once it is done (for
   /// Reductions::buffer); empty if there is none or a send still reads it.
   virtual ByteBuffer releaseValue() { return {}; }
   /// Appends the value, packed.
   virtual void pack(ByteBuffer& out) const = 0;
-  /// The packed value shared without a copy, where the value is bytes already (the plain form;
-  /// it must stay unchanged from then on); nullptr: pack() it.
-  virtual std::shared_ptr<const ByteBuffer> shared() { return nullptr; }
+  /// The packed value, shared without a copy where the value is bytes already (the plain form;
+  /// it must stay unchanged from then on): its bytes, and what keeps them (and says, by its
+  /// count, whether a send still reads them). No keep: pack() it.
+  struct Shared {
+    Bytes bytes;
+    std::shared_ptr<const void> keep;
+  };
+  virtual Shared shared() { return {}; }
   /// Replaces the value with the result that came down from the parent.
   virtual void unpack(Bytes result) = 0;
   /// Calls the handler with the value (the result).
@@ -299,6 +336,17 @@ class Reductions {
                        Handler handler = {}, ReduceOptions o = {});
   Reduction groupReduce(const Group& g, ByteBuffer mine, ElementwiseOp op, Handler handler = {},
                         ReduceOptions o = {});
+  // ... with a lent contribution (see Lent)
+  Reduction reduce(Lent mine, MergeFn merge, Handler handler = {}, ReduceOptions o = {});
+  Reduction listReduce(std::span<const int> ranks, Lent mine, MergeFn merge, Handler handler = {},
+                       ReduceOptions o = {});
+  Reduction groupReduce(const Group& g, Lent mine, MergeFn merge, Handler handler = {},
+                        ReduceOptions o = {});
+  Reduction reduce(Lent mine, ElementwiseOp op, Handler handler = {}, ReduceOptions o = {});
+  Reduction listReduce(std::span<const int> ranks, Lent mine, ElementwiseOp op,
+                       Handler handler = {}, ReduceOptions o = {});
+  Reduction groupReduce(const Group& g, Lent mine, ElementwiseOp op, Handler handler = {},
+                        ReduceOptions o = {});
 
   // ---- the struct form: contributions are values of T ----
   template <class T>
@@ -363,8 +411,8 @@ class Reductions {
                   std::unique_ptr<detail::ReductionOps> ops, const ReduceOptions& o,
                   const char* what);
   Reduction startBytes(const std::shared_ptr<const detail::MemberTree>& tree, ByteBuffer&& mine,
-                       MergeFn&& merge, ElementwiseOp op, Handler&& handler, const ReduceOptions& o,
-                       const char* what);
+                       const Lent* lent, MergeFn&& merge, ElementwiseOp op, Handler&& handler,
+                       const ReduceOptions& o, const char* what);
   /// A state for a new reduction (its checks passed: nothing thrown after it but allocation).
   std::shared_ptr<detail::ReductionState> prepare(
       const std::shared_ptr<const detail::MemberTree>& tree, bool hasMerge, const ReduceOptions& o,
@@ -386,7 +434,7 @@ template <class T>
 struct StructOps final : ReductionOps {
   StructOps(T v, StructMerge<T> m, StructHandler<T> h)
       : value(std::move(v)), mergeFn(std::move(m)), handler(std::move(h)) {}
-  void merge(std::span<const Bytes> children) override {
+  void merge(std::span<const Bytes> children, ByteBuffer* = nullptr) override {
     std::vector<T> kids;
     kids.reserve(children.size());
     for (Bytes b : children) {

@@ -4,6 +4,8 @@
 // out while those ranks run other collectives, and each misuse on each rank. MPI at the ranks
 // this binary runs on; comm::Local at P up to 256, with its exact message counts.
 #include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/serialization/string.hpp>
@@ -1066,6 +1068,17 @@ void kernel_cases(Failures& f, const char* type) {
     if (!fn) continue;
     std::vector<T> got = a;
     fn(reinterpret_cast<char*>(got.data()), reinterpret_cast<const char*>(b.data()), n);
+    // The same into a third array, and onto the right operand (the merges of a lent
+    // contribution).
+    const comm::detail::ElementwiseKernel k =
+        comm::detail::elementwise_kernel(comm::detail::prim_of<T>(), op);
+    f.expect(k.inPlace == fn && k.into && k.onto, what + ": every form");
+    std::vector<T> third(n), onto = b;
+    if (k.into)
+      k.into(reinterpret_cast<char*>(third.data()), reinterpret_cast<const char*>(a.data()),
+             reinterpret_cast<const char*>(b.data()), n);
+    if (k.onto)
+      k.onto(reinterpret_cast<char*>(onto.data()), reinterpret_cast<const char*>(a.data()), n);
     for (std::size_t i = 0; i < n; ++i) {
       T want{};
       switch (op) {
@@ -1104,6 +1117,10 @@ void kernel_cases(Failures& f, const char* type) {
       }
       f.expect(std::memcmp(&got[i], &want, sizeof want) == 0,
                what + ": element " + std::to_string(i));
+      f.expect(std::memcmp(&third[i], &want, sizeof want) == 0,
+               what + ": element " + std::to_string(i) + " into a third array");
+      f.expect(std::memcmp(&onto[i], &want, sizeof want) == 0,
+               what + ": element " + std::to_string(i) + " onto the right operand");
     }
   }
 }
@@ -1281,6 +1298,225 @@ void elementwise_merges(Comm& c, Failures& f) {
   f.expect(same, "an elementwise reduction after the errors, rank " + std::to_string(me));
 }
 
+// ---- lent contributions ----
+
+/// A contribution in pages of its own, read-only while lent (a write to them by Reductions
+/// would fault), scribbled over once its reduction is done on this rank (a send that had not
+/// finished reading them would carry the scribble to its receiver, whose result would be wrong).
+class LentPages {
+ public:
+  explicit LentPages(const ByteBuffer& b) : n_(b.size()) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    cap_ = std::max<std::size_t>(page, (n_ + page - 1) / page * page);
+    void* p = mmap(nullptr, cap_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("LentPages: mmap failed");
+    p_ = static_cast<char*>(p);
+    if (n_) std::memcpy(p_, b.data(), n_);
+    mprotect(p_, cap_, PROT_READ);
+  }
+  LentPages(const LentPages&) = delete;
+  LentPages& operator=(const LentPages&) = delete;
+  ~LentPages() { munmap(p_, cap_); }
+  Lent lent() const { return Lent{Bytes(p_, n_)}; }
+  bool same(const ByteBuffer& b) const {
+    return b.size() == n_ && (n_ == 0 || std::memcmp(p_, b.data(), n_) == 0);
+  }
+  void scribble() {
+    mprotect(p_, cap_, PROT_READ | PROT_WRITE);
+    std::memset(p_, 0xa5, cap_);
+  }
+
+ private:
+  char* p_ = nullptr;
+  std::size_t n_ = 0, cap_ = 0;
+};
+
+/// Lent contributions (comm::lend): each form (every rank, a list, a group), root-only and
+/// toAll, inline and split sizes, an elementwise merge and a MergeFn, some ranks lending and the
+/// others giving a buffer: each result the tree's fold, bit for bit; the lent pages never
+/// written (read-only: a write faults) and free once this rank is done (scribbled at once, before
+/// anyone checks); one at a time and all in flight; results taken or left on reused states; a
+/// one-member reduction; misuse at the start.
+void lent_contributions(Comm& c, Failures& f) {
+  Reductions red(c);
+  const int me = c.rank(), P = c.size();
+  std::vector<int> all(static_cast<std::size_t>(P));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> list;  // the odd ranks from the last down, then rank 0 (P > 2)
+  for (int r = P - 1; r >= 1; --r)
+    if (r % 2) list.push_back(r);
+  if (P > 2) list.push_back(0);
+  const Group g = list.empty() ? Group() : red.establishGroup(list);
+
+  struct Case {
+    std::string name;
+    std::vector<int> members;
+    const Group* group = nullptr;
+    bool toAll = false, fn = false, lend = true, min = false;
+    std::size_t count = 0;
+    int salt = 0;
+    std::unique_ptr<LentPages> pages;
+    ByteBuffer mine;
+    Reduction h;
+  };
+  std::vector<Case> cases;
+  int salt = 100;
+  for (bool toAll : {false, true})
+    for (int form = 0; form < 3; ++form) {
+      if (form > 0 && list.empty()) continue;
+      // 1 and 1024 doubles go inline (copied at the start), 1025 and 20000 as split payloads.
+      for (std::size_t count :
+           {std::size_t{1}, std::size_t{1024}, std::size_t{1025}, std::size_t{20000}})
+        for (int kind = 0; kind < 4; ++kind) {
+          Case k;
+          k.members = form == 0 ? all : list;
+          k.group = form == 2 ? &g : nullptr;
+          k.toAll = toAll;
+          k.fn = kind == 1;
+          k.lend = kind != 2 || me % 2 == 0;  // kind 2: the odd ranks give a buffer
+          k.min = kind == 3;  // zeros of both signs: the result shows which operand was left
+          k.count = count;
+          k.salt = ++salt;
+          k.name = std::string(k.fn    ? "MergeFn"
+                               : k.min ? "elementwise min"
+                                       : "elementwise") +
+                   (kind == 2 ? " mixed" : "") + (toAll ? " toAll" : " root-only") + ", " +
+                   std::to_string(count) + " doubles over " + std::to_string(k.members.size()) +
+                   " members" +
+                   (k.group     ? " (group)"
+                    : form == 1 ? " (list)"
+                                : "");
+          cases.push_back(std::move(k));
+        }
+    }
+  const ElementwiseOp sum = elementwise<double>(ops::sum{});
+  auto start = [&](Case& k) {
+    k.mine = elem_bytes<double>(me, k.count, k.salt);
+    const ElementwiseOp op = k.min ? elementwise<double>(ops::min{}) : sum;
+    const ReduceOptions o{.id = std::nullopt, .toAll = k.toAll};
+    const bool every = !k.group && static_cast<int>(k.members.size()) == P;
+    if (!k.lend) {
+      ByteBuffer b = k.mine;
+      if (k.group)
+        return k.fn ? red.groupReduce(*k.group, std::move(b), sum_vectors, {}, o)
+                    : red.groupReduce(*k.group, std::move(b), op, {}, o);
+      if (every)
+        return k.fn ? red.reduce(std::move(b), sum_vectors, {}, o)
+                    : red.reduce(std::move(b), op, {}, o);
+      return k.fn ? red.listReduce(k.members, std::move(b), sum_vectors, {}, o)
+                  : red.listReduce(k.members, std::move(b), op, {}, o);
+    }
+    k.pages = std::make_unique<LentPages>(k.mine);
+    const Lent l = k.pages->lent();
+    if (k.group)
+      return k.fn ? red.groupReduce(*k.group, l, sum_vectors, {}, o)
+                  : red.groupReduce(*k.group, l, op, {}, o);
+    if (every) return k.fn ? red.reduce(l, sum_vectors, {}, o) : red.reduce(l, op, {}, o);
+    return k.fn ? red.listReduce(k.members, l, sum_vectors, {}, o)
+                : red.listReduce(k.members, l, op, {}, o);
+  };
+  auto finish = [&](Case& k, const char* how) {
+    const std::string where = k.name + " (" + how + ") on rank " + std::to_string(me);
+    try {
+      k.h.wait();
+    } catch (const std::exception& e) {
+      f.expect(false, where + " threw: " + e.what());
+      return;
+    }
+    if (k.pages) {
+      f.expect(k.pages->same(k.mine), where + ": the lent bytes changed");
+      k.pages->scribble();  // done: they are the caller's again
+    }
+    f.expect(k.h.hasResult() == (k.toAll || me == k.members.front()),
+             where + ": a result where expected");
+    if (!k.h.hasResult()) return;
+    const Bytes got = k.h.result();
+    bool ok = got.size() == k.count * sizeof(double);
+    for (std::size_t i = 0; ok && i < k.count; ++i) {
+      const double want =
+          k.min ? elem_tree_fold<double>(k.members, 0, i, k.salt,
+                                         [](double a, double b) { return b < a ? b : a; })
+                : elem_tree_fold<double>(k.members, 0, i, k.salt, std::plus<double>());
+      ok = std::memcmp(got.data() + i * sizeof want, &want, sizeof want) == 0;
+    }
+    f.expect(ok, where + ": the tree's fold");
+  };
+  auto member = [&](const Case& k) {
+    return std::find(k.members.begin(), k.members.end(), me) != k.members.end();
+  };
+  for (Case& k : cases) {
+    if (!member(k)) continue;
+    k.h = start(k);
+    finish(k, "one at a time");
+  }
+  for (Case& k : cases)
+    if (member(k)) k.h = start(k);
+  for (Case& k : cases)
+    if (member(k)) finish(k, "all in flight");
+
+  // Reused states, results taken or left: the merge's buffer comes from the pool or the last
+  // result; each result the fold's.
+  for (int i = 0; i < 12; ++i) {
+    const std::size_t count = i % 3 == 2 ? 3 : 5000;
+    const ByteBuffer mine = elem_bytes<double>(me, count, 300 + i);
+    LentPages pages(mine);
+    Reduction r = red.reduce(pages.lent(), sum, {}, {.id = std::nullopt, .toAll = i % 4 == 1});
+    r.wait();
+    pages.scribble();
+    if (!r.hasResult()) continue;
+    ByteBuffer taken;
+    Bytes got = r.result();
+    if (i % 2) {
+      taken = r.takeResult();
+      got = Bytes(taken.data(), taken.size());
+    }
+    bool ok = got.size() == count * sizeof(double);
+    for (std::size_t k = 0; ok && k < count; ++k) {
+      const double want = elem_tree_fold<double>(all, 0, k, 300 + i, std::plus<double>());
+      ok = std::memcmp(got.data() + k * sizeof want, &want, sizeof want) == 0;
+    }
+    f.expect(ok, "lent, reused state " + std::to_string(i) + " on rank " + std::to_string(me));
+  }
+
+  // One member: the result is its contribution, a copy (the lent bytes are free once done).
+  {
+    const ByteBuffer mine = elem_bytes<double>(me, 3000, 77);
+    LentPages pages(mine);
+    const std::vector<int> alone{me};
+    Reduction r = red.listReduce(alone, pages.lent(), sum);
+    r.wait();
+    pages.scribble();
+    f.expect(r.hasResult() && r.result().size() == mine.size() &&
+                 std::memcmp(r.result().data(), mine.data(), mine.size()) == 0,
+             "lent, one member, rank " + std::to_string(me));
+    const ByteBuffer taken = r.takeResult();
+    f.expect(
+        taken.size() == mine.size() && std::memcmp(taken.data(), mine.data(), mine.size()) == 0,
+        "lent, one member, takeResult, rank " + std::to_string(me));
+  }
+
+  // Misuse at the start, as with a buffer: an error naming it, nothing started.
+  const std::vector<char> twelve(12);
+  std::string text;
+  try {
+    red.reduce(lend(twelve), sum).wait();
+  } catch (const ValueError& e) {
+    text = e.what();
+  } catch (const std::exception& e) {
+    text = std::string("(not a ValueError) ") + e.what();
+  }
+  f.expect(text.find("12 bytes is not a whole number") != std::string::npos,
+           "lent misuse on rank " + std::to_string(me) + ": '" + text + "'");
+  f.expect(red.inFlight() == 0, "lent misuse left something in flight");
+
+  // lend() of a container and of a span: the same bytes.
+  std::vector<std::uint32_t> v{1, 2, 3};
+  const Lent a = lend(v), b = lend(std::span<const std::uint32_t>(v));
+  f.expect(a.bytes.data() == reinterpret_cast<const char*>(v.data()) && a.bytes.size() == 12 &&
+               b.bytes.data() == a.bytes.data() && b.bytes.size() == 12,
+           "lend: a container's bytes");
+}
+
 void report(const std::vector<Failures>& fs) {
   for (auto& f : fs)
     for (auto& s : f.list) FAIL_CHECK(s);
@@ -1304,6 +1540,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   stray_bytes(c, f);
   root_takes_waiting_messages(c, f);
   elementwise_merges(c, f);
+  lent_contributions(c, f);
   report({f});
 }
 
@@ -1349,7 +1586,10 @@ TEST_CASE("Reductions on Local: P up to 256") {
         stray_bytes(c, mine);
         root_takes_waiting_messages(c, mine);
       }
-      if (P <= 17) elementwise_merges(c, mine);
+      if (P <= 17) {
+        elementwise_merges(c, mine);
+        lent_contributions(c, mine);
+      }
     });
     report(f);
   }
