@@ -181,7 +181,8 @@ struct ReductionState : std::enable_shared_from_this<ReductionState> {
   bool exchange = false;  // toAll over two members: the contributions cross (see exchanges())
   const char* what = "";
   // up: contributions coming in; down: waiting for the result (toAll); sending: a non-root of a
-  // root-only reduction whose value is still being sent (it is done once the send is)
+  // root-only reduction whose value is still being sent, or a member whose lent contribution
+  // is (it is done once the send is)
   enum class Phase { up, down, sending, done } phase = Phase::up;
   std::vector<Message> kids;  // the children's messages, child order (entries not yet come: stale)
   std::vector<Bytes> parts;   // their payloads, for the merge (kept with the state: no zeroing)
@@ -268,7 +269,8 @@ struct ReductionEngine {
   // By rank: the id of the last message of a call-order reduction over every rank sent to it
   // and received from it (the distances in compact tags count from them).
   std::vector<std::uint64_t> compactSent, compactRecv;
-  // Roots of exchanges whose merge waits for their own value's send to finish reading it.
+  // States waiting for sends of their own value to finish reading it: roots of exchanges, whose
+  // merge changes that value, and members in phase `sending`.
   std::vector<std::shared_ptr<ReductionState>> held;
   // The next small message is built here; it moves into a shared buffer only if its send does
   // not complete at once.
@@ -334,19 +336,24 @@ struct ReductionEngine {
       flush();  // a batch's messages that no wait has sent
     } catch (...) {
     }
-    active.forEach([](const Key&, std::shared_ptr<ReductionState>& s) {
-      if (s->phase != ReductionState::Phase::done) {
-        s->error = s->describe() + ": its Reductions was destroyed first";
-        s->phase = ReductionState::Phase::done;
-      }
-    });
     // Sends still in flight read their buffers: give them a moment, then let the buffers go
-    // with the communicator (leaked rather than freed under a running send).
+    // with the communicator (leaked rather than freed under a running send; lent bytes are the
+    // caller's: the reduction's error says they are still read).
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     try {
       while (!outs.empty() && std::chrono::steady_clock::now() < until) testSends();
     } catch (...) {
     }
+    active.forEach([](const Key&, std::shared_ptr<ReductionState>& s) {
+      if (s->phase != ReductionState::Phase::done) {
+        s->error = s->describe() + ": its Reductions was destroyed first";
+        if (s->ops->lentBusy())
+          s->error +=
+              ", while a send of this rank's lent contribution was still in flight: "
+              "the lent bytes may still be read, and must stay alive";
+        s->phase = ReductionState::Phase::done;
+      }
+    });
     for (Out& o : outs) new std::shared_ptr<const void>(std::move(o.bytes));
     try {
       b->cancelAny(post);
@@ -1213,8 +1220,10 @@ struct ReductionEngine {
     std::string t = s.describe() + ": rank " + std::to_string(me) + " waited " +
                     std::to_string(seconds) + " s: ";
     if (s.phase == ReductionState::Phase::sending)
-      return t + "its contribution is still being sent to rank " + std::to_string(s.tree->parent) +
-             " (which has not received it)";
+      return t + (s.toAll ? "its result has come, and a send of its lent contribution to rank " +
+                                std::to_string(s.tree->parent) + " has not completed yet"
+                          : "its contribution is still being sent to rank " +
+                                std::to_string(s.tree->parent) + " (which has not received it)");
     if (s.phase == ReductionState::Phase::down)
       return t + "it has contributed and waits for the result from rank " +
              std::to_string(s.tree->parent) + " (a member outside its subtree has not contributed)";
@@ -1328,7 +1337,6 @@ struct BytesOps final : detail::ReductionOps {
     op = e;
     const detail::ElementwiseKernel k = detail::elementwise_kernel(e.type, e.op);
     elementwise = k.inPlace;
-    elementwiseInto = k.into;
     elementwiseOnto = k.onto;
     elementShift =
         elementwise ? static_cast<unsigned>(std::countr_zero(detail::prim_size(e.type))) : 0;
@@ -1369,17 +1377,16 @@ struct BytesOps final : detail::ReductionOps {
         const std::size_t n = lent.size();
         if (children[0].size() != n) [[unlikely]]
           sizes_differ("a contribution", children[0].size(), n);
+        // Onto the child's buffer, as it lies in cache after its receive (MPI_Reduce's root
+        // receives into its result): two arrays' traffic, not the three of a merge into a
+        // buffer of its own. The same operands. (A payload of more than 32 bytes always comes
+        // in a buffer of its own; else own() below copies the lent bytes.)
         if (first && first->data() == children[0].data()) {
-          // Onto the child's buffer, as it lies in cache after its receive (MPI_Reduce's root
-          // receives into its result): two arrays' traffic, not three. The same operands.
           elementwiseOnto(first->data(), lent.data(), n >> elementShift);
           std::swap(value, *first);
-        } else {
-          value.resize(n);
-          elementwiseInto(value.data(), lent.data(), children[0].data(), n >> elementShift);
+          isLent = false;
+          children = children.subspan(1);
         }
-        isLent = false;
-        children = children.subspan(1);
       }
       ByteBuffer& v = own();
       for (Bytes k : children) apply(v.data(), v.size(), k);
@@ -1464,10 +1471,9 @@ struct BytesOps final : detail::ReductionOps {
   MergeFn mergeFn;
   Handler handler;
   ElementwiseOp op;
-  detail::ElementwiseFn elementwise = nullptr;          // op's function; nullptr: mergeFn merges
-  detail::ElementwiseIntoFn elementwiseInto = nullptr;  // the same into a third array
-  detail::ElementwiseFn elementwiseOnto = nullptr;      // ... onto the right operand
-  unsigned elementShift = 0;                            // log2 of the element's bytes
+  detail::ElementwiseFn elementwise = nullptr;      // op's function; nullptr: mergeFn merges
+  detail::ElementwiseFn elementwiseOnto = nullptr;  // the same onto the right operand
+  unsigned elementShift = 0;                        // log2 of the element's bytes
 };
 }  // namespace
 
@@ -1760,13 +1766,13 @@ void check_elementwise(ElementwiseOp op, std::size_t bytes, const char* what) {
 namespace {
 /// Makes the caller's lent bytes b's value: a copy if they go inline anyway (a message of at
 /// most kInline bytes is built from them at once) or are the result (a member alone), else
-/// lent, with a buffer of their size for the value the member comes to hold (`holds`: it merges
-/// children's values or receives a result) when b has none (a reused state's: the last
-/// result's).
+/// lent, with a buffer of their size for the result a leaf of a toAll receives when b has none
+/// (a reused state's: the last result's). (A member with children merges onto its first
+/// child's received buffer, which becomes its value.)
 void lend_to(ReductionEngine& e, BytesOps& b, Bytes bytes, const detail::MemberTree& t,
              bool toAll) {
   const std::size_t n = bytes.size();
-  const bool holds = !t.children.empty() || toAll;
+  const bool holds = t.children.empty() && toAll;
   if (n <= detail::kInline || (t.children.empty() && t.parent < 0)) {
     if (b.value.capacity() < n) b.value = e.buffer(n);
     b.value.clear();

@@ -83,7 +83,11 @@
 /// root-only reduction is done once its merged contribution has been sent (the send complete,
 /// as for MPI_Reduce: a large value has then reached its parent, and its buffer is free for
 /// Reductions::buffer; a small one inside a batch: once it is in the batch's buffer); the root,
-/// and with toAll every member, is done when the handler has run.
+/// and with toAll every member, is done when the handler has run, and a member that lent its
+/// contribution (Lent) once its sends of the lent bytes are complete as well (its handler may
+/// have run, and its result be readable, before). Destroying a Reductions waits up to a second
+/// for its sends in flight; a lent contribution still being sent after that must stay alive as
+/// long as the process (the reduction's wait then says so), as a send buffer must for MPI.
 ///
 /// Errors, never hangs where they can be detected: the same id started twice while the first is
 /// in flight on this rank (StateError); a rank that is not in the list or group (ValueError,
@@ -175,11 +179,12 @@ struct Lent {
 };
 /// Lends an array (a contiguous range of trivially copyable values: a std::vector, std::array,
 /// std::span, ...). A temporary container cannot be lent (it would be gone before the reduction
-/// is done).
-template <std::ranges::contiguous_range R>
-requires std::ranges::borrowed_range<R> &&
-    std::is_trivially_copyable_v<std::ranges::range_value_t<R>>
-        Lent lend(R&& values) {
+/// is done); a view is lent as the bytes it shows, which the caller keeps alive.
+template <class R>
+concept Lendable = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    std::ranges::borrowed_range<R> && std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
+template <Lendable R>
+Lent lend(R&& values) {
   return {Bytes(reinterpret_cast<const char*>(std::ranges::data(values)),
                 std::ranges::size(values) * sizeof(std::ranges::range_value_t<R>))};
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <chrono>
@@ -1068,15 +1069,11 @@ void kernel_cases(Failures& f, const char* type) {
     if (!fn) continue;
     std::vector<T> got = a;
     fn(reinterpret_cast<char*>(got.data()), reinterpret_cast<const char*>(b.data()), n);
-    // The same into a third array, and onto the right operand (the merges of a lent
-    // contribution).
+    // The same onto the right operand (the merge of a lent contribution).
     const comm::detail::ElementwiseKernel k =
         comm::detail::elementwise_kernel(comm::detail::prim_of<T>(), op);
-    f.expect(k.inPlace == fn && k.into && k.onto, what + ": every form");
-    std::vector<T> third(n), onto = b;
-    if (k.into)
-      k.into(reinterpret_cast<char*>(third.data()), reinterpret_cast<const char*>(a.data()),
-             reinterpret_cast<const char*>(b.data()), n);
+    f.expect(k.inPlace == fn && k.onto, what + ": both forms");
+    std::vector<T> onto = b;
     if (k.onto)
       k.onto(reinterpret_cast<char*>(onto.data()), reinterpret_cast<const char*>(a.data()), n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -1117,8 +1114,6 @@ void kernel_cases(Failures& f, const char* type) {
       }
       f.expect(std::memcmp(&got[i], &want, sizeof want) == 0,
                what + ": element " + std::to_string(i));
-      f.expect(std::memcmp(&third[i], &want, sizeof want) == 0,
-               what + ": element " + std::to_string(i) + " into a third array");
       f.expect(std::memcmp(&onto[i], &want, sizeof want) == 0,
                what + ": element " + std::to_string(i) + " onto the right operand");
     }
@@ -1390,10 +1385,10 @@ void lent_contributions(Comm& c, Failures& f) {
         }
     }
   const ElementwiseOp sum = elementwise<double>(ops::sum{});
-  auto start = [&](Case& k) {
+  auto start = [&](Case& k, std::optional<ReductionId> id = std::nullopt) {
     k.mine = elem_bytes<double>(me, k.count, k.salt);
     const ElementwiseOp op = k.min ? elementwise<double>(ops::min{}) : sum;
-    const ReduceOptions o{.id = std::nullopt, .toAll = k.toAll};
+    const ReduceOptions o{.id = id, .toAll = k.toAll};
     const bool every = !k.group && static_cast<int>(k.members.size()) == P;
     if (!k.lend) {
       ByteBuffer b = k.mine;
@@ -1453,6 +1448,19 @@ void lent_contributions(Comm& c, Failures& f) {
     if (member(k)) k.h = start(k);
   for (Case& k : cases)
     if (member(k)) finish(k, "all in flight");
+  // With ids, started in the opposite order on odd ranks, inside a batch (the inline ones wait
+  // in it; the split payloads go at once).
+  std::vector<ReductionId> ids;
+  for (std::size_t i = 0; i < cases.size(); ++i) ids.push_back(red.globalReductionId());
+  {
+    auto batch = red.batch();
+    for (std::size_t j = 0; j < cases.size(); ++j) {
+      const std::size_t i = me % 2 ? cases.size() - 1 - j : j;
+      if (member(cases[i])) cases[i].h = start(cases[i], ids[i]);
+    }
+  }
+  for (Case& k : cases)
+    if (member(k)) finish(k, "with ids, in a batch");
 
   // Reused states, results taken or left: the merge's buffer comes from the pool or the last
   // result; each result the fold's.
@@ -1495,6 +1503,26 @@ void lent_contributions(Comm& c, Failures& f) {
         "lent, one member, takeResult, rank " + std::to_string(me));
   }
 
+  // Rank P - 1 lends twice as many elements as the others: its parent's merge fails, and with
+  // toAll every member's wait says so (over two ranks rank 1 makes the root's merge call).
+  if (P > 1) {
+    const ByteBuffer mine = elem_bytes<double>(me, me == P - 1 ? 4000 : 2000, 9);
+    LentPages pages(mine);
+    std::string text;
+    try {
+      red.reduce(pages.lent(), sum, {}, {.id = std::nullopt, .toAll = true}).wait();
+    } catch (const std::exception& e) {
+      text = e.what();
+    }
+    pages.scribble();
+    const std::string want = P == 2 && me == 1
+                                 ? "the root's contribution of 16000 bytes where this member's has "
+                                   "32000"
+                                 : "a contribution of 32000 bytes where this member's has 16000";
+    f.expect(text.find(want) != std::string::npos,
+             "lent sizes that differ, rank " + std::to_string(me) + ": '" + text + "'");
+  }
+
   // Misuse at the start, as with a buffer: an error naming it, nothing started.
   const std::vector<char> twelve(12);
   std::string text;
@@ -1509,12 +1537,63 @@ void lent_contributions(Comm& c, Failures& f) {
            "lent misuse on rank " + std::to_string(me) + ": '" + text + "'");
   f.expect(red.inFlight() == 0, "lent misuse left something in flight");
 
+  // What lend() takes (its constraint, for the type lend(x) deduces): arrays that outlive the
+  // call, never a temporary container.
+  static_assert(Lendable<std::vector<double>&> && Lendable<const std::vector<double>&>);
+  static_assert(Lendable<std::array<int, 3>&> && Lendable<std::span<const float>>);
+  static_assert(!Lendable<std::vector<double>>);        // a temporary, or one moved from
+  static_assert(!Lendable<std::vector<std::string>&>);  // not trivially copyable
   // lend() of a container and of a span: the same bytes.
   std::vector<std::uint32_t> v{1, 2, 3};
   const Lent a = lend(v), b = lend(std::span<const std::uint32_t>(v));
   f.expect(a.bytes.data() == reinterpret_cast<const char*>(v.data()) && a.bytes.size() == 12 &&
                b.bytes.data() == a.bytes.data() && b.bytes.size() == 12,
            "lend: a container's bytes");
+}
+
+/// A member that lent its contribution is not done while a send still reads it: rank 1 lends
+/// 1 MiB to a root-only reduction over {0, 1} while rank 0 has not started it (rank 0 waits in a
+/// collective of c first, where nothing receives the payload: a message that large waits for its
+/// receive to be posted, Open MPI's rendezvous), so rank 1's test() stays false and its wait with
+/// a deadline names the send; once rank 0 has started, rank 1's wait returns, the lent bytes are
+/// scribbled over at once, and rank 0's result is still the fold of both.
+void lent_send_gates_done(Comm& c, Failures& f) {
+  if (c.size() < 2) return;
+  const int me = c.rank();
+  Reductions red(c);
+  const std::vector<int> pair{0, 1};
+  const std::size_t n = 131072;
+  const ByteBuffer mine = elem_bytes<double>(me, n, 500);
+  if (me == 1) {
+    LentPages pages(mine);
+    auto h = red.listReduce(pair, pages.lent(), elementwise<double>(ops::sum{}));
+    bool early = false;
+    for (int i = 0; i < 200 && !early; ++i) early = h.test();
+    f.expect(!early, "a lent contribution's member was done before its receiver had started");
+    std::string text;
+    try {
+      h.wait(20ms);
+    } catch (const CommError& e) {
+      text = e.what();
+    }
+    f.expect(text.find("still being sent to rank 0") != std::string::npos,
+             "a lent send's deadline: '" + text + "'");
+    barrier(c);  // rank 0 starts now
+    h.wait();
+    pages.scribble();
+  } else if (me == 0) {
+    barrier(c);
+    auto h = red.listReduce(pair, ByteBuffer(mine), elementwise<double>(ops::sum{}));
+    h.wait();
+    bool ok = h.result().size() == n * sizeof(double);
+    for (std::size_t i = 0; ok && i < n; ++i) {
+      const double want = elem_tree_fold<double>(pair, 0, i, 500, std::plus<double>());
+      ok = std::memcmp(h.result().data() + i * sizeof want, &want, sizeof want) == 0;
+    }
+    f.expect(ok, "the fold of a contribution lent while its root had not started");
+  } else {
+    barrier(c);
+  }
 }
 
 void report(const std::vector<Failures>& fs) {
@@ -1541,6 +1620,7 @@ TEST_CASE("Reductions on MPI: every form against the tree folded here") {
   root_takes_waiting_messages(c, f);
   elementwise_merges(c, f);
   lent_contributions(c, f);
+  lent_send_gates_done(c, f);
   report({f});
 }
 

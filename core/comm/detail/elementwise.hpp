@@ -12,7 +12,7 @@
 
 namespace antler::comm::detail {
 
-/// out[i] = f(a[i], b[i]) for `count` elements of T (out may be a: in place).
+/// out[i] = f(a[i], b[i]) for `count` elements of T (out is a or b: in place).
 template <class T, class F>
 [[gnu::always_inline]] inline void apply_elementwise_t(char* out, const char* a, const char* b,
                                                        std::size_t count, F f) {
@@ -51,15 +51,11 @@ struct ElementOps {
 /// acc[i] = op(acc[i], b[i]) for `count` elements (or, for ElementwiseKernel::onto, op(b[i],
 /// acc[i])).
 using ElementwiseFn = void (*)(char* acc, const char* b, std::size_t count);
-/// out[i] = op(a[i], b[i]) for `count` elements; out overlaps neither a nor b.
-using ElementwiseIntoFn = void (*)(char* out, const char* a, const char* b, std::size_t count);
-
-/// An operator's forms over one type: in place (the accumulator the left operand), onto (in
-/// place, the accumulator the right operand), and into a third array.
+/// An operator's forms over one type: in place with the accumulator the left operand, and onto
+/// it, the accumulator the right operand.
 struct ElementwiseKernel {
   ElementwiseFn inPlace = nullptr;
   ElementwiseFn onto = nullptr;
-  ElementwiseIntoFn into = nullptr;
 };
 
 template <class T, T (*F)(T, T)>
@@ -71,13 +67,8 @@ void elementwise_onto(char* acc, const char* b, std::size_t count) {
   apply_elementwise_t<T>(acc, b, acc, count, F);
 }
 template <class T, T (*F)(T, T)>
-void elementwise_into(char* __restrict out, const char* __restrict a, const char* __restrict b,
-                      std::size_t count) {
-  apply_elementwise_t<T>(out, a, b, count, F);
-}
-template <class T, T (*F)(T, T)>
 constexpr ElementwiseKernel kernel_of() {
-  return {&elementwise_in_place<T, F>, &elementwise_onto<T, F>, &elementwise_into<T, F>};
+  return {&elementwise_in_place<T, F>, &elementwise_onto<T, F>};
 }
 
 template <class T>
