@@ -1120,6 +1120,18 @@ void kernel_cases(Failures& f, const char* type) {
   }
 }
 
+/// The member lists of the elementwise and lent cases: every rank, and the odd ranks from the
+/// last down, then rank 0 (P > 2; else empty).
+std::pair<std::vector<int>, std::vector<int>> every_and_odd(int P) {
+  std::vector<int> all(static_cast<std::size_t>(P));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> list;
+  for (int r = P - 1; r >= 1; --r)
+    if (r % 2) list.push_back(r);
+  if (P > 2) list.push_back(0);
+  return {all, list};
+}
+
 /// comm::elementwise merges: each type and operator over every rank, a list and a group,
 /// root-only and toAll, one at a time and all in flight at once, against the tree's fold
 /// written here (bit for bit); the same sums through a MergeFn, the same bits; bad operators and
@@ -1128,12 +1140,7 @@ void kernel_cases(Failures& f, const char* type) {
 void elementwise_merges(Comm& c, Failures& f) {
   Reductions red(c);
   const int me = c.rank(), P = c.size();
-  std::vector<int> all(static_cast<std::size_t>(P));
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<int> list;  // the odd ranks from the last down, then rank 0 (P > 2)
-  for (int r = P - 1; r >= 1; --r)
-    if (r % 2) list.push_back(r);
-  if (P > 2) list.push_back(0);
+  const auto [all, list] = every_and_odd(P);
   const Group g = list.empty() ? Group() : red.establishGroup(list);
 
   std::vector<ElemCase> cases;
@@ -1335,12 +1342,7 @@ class LentPages {
 void lent_contributions(Comm& c, Failures& f) {
   Reductions red(c);
   const int me = c.rank(), P = c.size();
-  std::vector<int> all(static_cast<std::size_t>(P));
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<int> list;  // the odd ranks from the last down, then rank 0 (P > 2)
-  for (int r = P - 1; r >= 1; --r)
-    if (r % 2) list.push_back(r);
-  if (P > 2) list.push_back(0);
+  const auto [all, list] = every_and_odd(P);
   const Group g = list.empty() ? Group() : red.establishGroup(list);
 
   struct Case {
