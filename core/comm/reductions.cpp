@@ -1341,7 +1341,8 @@ struct BytesOps final : detail::ReductionOps {
     elementShift =
         elementwise ? static_cast<unsigned>(std::countr_zero(detail::prim_size(e.type))) : 0;
   }
-  /// Lends the caller's bytes as the value (`value` keeps its buffer, empty, for the merge).
+  /// Lends the caller's bytes as the value (`value` keeps its buffer, empty: a result that
+  /// comes down goes there).
   void lend(Bytes b) {
     lent = b;
     isLent = true;
@@ -1435,7 +1436,7 @@ struct BytesOps final : detail::ReductionOps {
                      std::to_string(mine) + " (every member contributes as many elements)");
   }
   ByteBuffer releaseValue() override {
-    if (!sent) return std::move(value);   // (with lent bytes: the buffer kept for a merge)
+    if (!sent) return std::move(value);   // (with lent bytes: the buffer it kept)
     if (sent.use_count() > 1) return {};  // a send still reads it
     ByteBuffer b = std::move(*sent);
     sent.reset();
